@@ -1,0 +1,72 @@
+// Linear layer kernels (see linear.h for the three regimes).
+#include "kernels/linear.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+
+#include "kernels/convert.h"
+
+namespace gpstream::kernels {
+namespace {
+
+constexpr int64_t kSmallBatch = 6;   // at most this many tokens: dot products from the stored rows
+constexpr int64_t kTileRows = 64;    // rows converted per tile in the GEMM regime
+
+}  // namespace
+
+int64_t linear_scratch_floats(const MatrixView& w, int64_t n_tok, int n_threads) {
+  if (w.type == WeightType::F32 || n_tok <= kSmallBatch) return 0;
+  return kTileRows * w.cols * std::max(1, n_threads);
+}
+
+void linear_forward(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w, const float* bias,
+                    int64_t n_tok, float* scratch, int n_threads) {
+  const int64_t rows = w.rows, cols = w.cols;
+  if (n_tok <= 0 || rows <= 0) return;
+  if (w.type == WeightType::F32 && n_tok > 1) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n_tok), static_cast<int>(rows),
+                static_cast<int>(cols), 1.0f, x, static_cast<int>(ldx), static_cast<const float*>(w.data),
+                static_cast<int>(cols), 0.0f, out, static_cast<int>(ldo));
+    if (bias) {
+      for (int64_t t = 0; t < n_tok; ++t)
+        for (int64_t r = 0; r < rows; ++r) out[t * ldo + r] += bias[r];
+    }
+    return;
+  }
+  if (n_tok <= kSmallBatch || w.type == WeightType::F32) {
+#pragma omp parallel for num_threads(n_threads) schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      const void* row = w.row(r);
+      const float b = bias ? bias[r] : 0.0f;
+      for (int64_t t = 0; t < n_tok; ++t) out[t * ldo + r] = dot_row(x + t * ldx, row, w.type, cols) + b;
+    }
+    return;
+  }
+  const int64_t n_tiles = (rows + kTileRows - 1) / kTileRows;
+#pragma omp parallel for num_threads(n_threads) schedule(dynamic, 1)
+  for (int64_t tile = 0; tile < n_tiles; ++tile) {
+    float* buf = scratch + static_cast<int64_t>(omp_get_thread_num()) * kTileRows * cols;
+    const int64_t r0 = tile * kTileRows;
+    const int64_t nr = std::min(kTileRows, rows - r0);
+    for (int64_t r = 0; r < nr; ++r) convert_row(buf + r * cols, w.row(r0 + r), w.type, cols);
+    // Inside a parallel region the OpenMP build of OpenBLAS runs single-threaded.
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n_tok), static_cast<int>(nr),
+                static_cast<int>(cols), 1.0f, x, static_cast<int>(ldx), buf, static_cast<int>(cols), 0.0f, out + r0,
+                static_cast<int>(ldo));
+    if (bias) {
+      for (int64_t t = 0; t < n_tok; ++t)
+        for (int64_t r = 0; r < nr; ++r) out[t * ldo + r0 + r] += bias[r0 + r];
+    }
+  }
+}
+
+void linear_forward_ref(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w, const float* bias,
+                        int64_t n_tok) {
+  for (int64_t t = 0; t < n_tok; ++t)
+    for (int64_t r = 0; r < w.rows; ++r)
+      out[t * ldo + r] = dot_row_ref(x + t * ldx, w.row(r), w.type, w.cols) + (bias ? bias[r] : 0.0f);
+}
+
+}  // namespace gpstream::kernels

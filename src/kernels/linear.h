@@ -1,0 +1,26 @@
+// Linear layer forward: out[n_tok, w.rows] = x[n_tok, w.cols] · Wᵀ (+ bias). Three regimes:
+//  - F32 weights: one OpenBLAS sgemm (multi-threaded by OpenBLAS's OpenMP pool).
+//  - 16-bit weights, few tokens (decode, small batches): row-parallel dot products straight from the
+//    stored row — memory-bandwidth bound, one pass over the weights.
+//  - 16-bit weights, many tokens (prefill, training): row tiles converted to fp32 in per-thread scratch,
+//    each tile multiplied by a single-threaded sgemm, so conversion stays in cache.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/kernels.h"
+
+namespace gpstream::kernels {
+
+// Floats of scratch linear_forward needs for this shape with n_threads threads.
+int64_t linear_scratch_floats(const MatrixView& w, int64_t n_tok, int n_threads);
+
+// out: [n_tok, w.rows] (row stride ldo >= w.rows); x: [n_tok, w.cols] (row stride ldx); bias: [w.rows] or null.
+void linear_forward(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w, const float* bias,
+                    int64_t n_tok, float* scratch, int n_threads);
+
+// Plain triple loop in double: the oracle for tests.
+void linear_forward_ref(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w, const float* bias,
+                        int64_t n_tok);
+
+}  // namespace gpstream::kernels

@@ -1,0 +1,96 @@
+// KvCache regions: growth, truncation, erasure and re-rotation.
+#include "model/kv_cache.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/rope.h"
+
+namespace gpstream::model {
+
+KvCache::KvCache(const ModelConfig& c, int max_rows)
+    : n_layer_(c.n_layer),
+      kv_dim_(int64_t{c.n_head_kv} * c.head_dim),
+      head_dim_(c.head_dim),
+      n_head_kv_(c.n_head_kv),
+      max_rows_(max_rows) {
+  for (Region& r : regions_) {
+    r.k.resize(n_layer_);
+    r.v.resize(n_layer_);
+  }
+}
+
+Status KvCache::reserve(Group g, int extra) {
+  Region& r = region(g);
+  const int64_t need = int64_t{r.rows} + extra;
+  if (need > max_rows_)
+    return Error(ErrorCode::OutOfRange, std::string(g == Group::Source ? "source" : "target") +
+                                            " cache region full: " + std::to_string(need) + " rows needed, limit " +
+                                            std::to_string(max_rows_));
+  if (need <= r.capacity) return {};
+  int cap = std::max<int>(static_cast<int>(need), std::min<int>(max_rows_, std::max(64, r.capacity * 2)));
+  for (int l = 0; l < n_layer_; ++l) {
+    r.k[l].resize(static_cast<size_t>(cap) * kv_dim_);
+    r.v[l].resize(static_cast<size_t>(cap) * kv_dim_);
+  }
+  r.capacity = cap;
+  return {};
+}
+
+void KvCache::push_row(Group g, float position) {
+  Region& r = region(g);
+  GPS_ASSERT(r.rows < r.capacity, "push_row without reserve");
+  r.pos.push_back(position);
+  ++r.rows;
+}
+
+void KvCache::truncate(Group g, int n) {
+  Region& r = region(g);
+  GPS_ASSERT(n >= 0 && n <= r.rows, "truncate past the region");
+  r.rows = n;
+  r.pos.resize(n);
+}
+
+void KvCache::erase(Group g, int begin, int end) {
+  Region& r = region(g);
+  GPS_ASSERT(0 <= begin && begin <= end && end <= r.rows, "erase range outside the region");
+  const int64_t tail = int64_t{r.rows - end} * kv_dim_;
+  for (int l = 0; l < n_layer_; ++l) {
+    std::copy_n(r.k[l].begin() + end * kv_dim_, tail, r.k[l].begin() + begin * kv_dim_);
+    std::copy_n(r.v[l].begin() + end * kv_dim_, tail, r.v[l].begin() + begin * kv_dim_);
+  }
+  r.pos.erase(r.pos.begin() + begin, r.pos.begin() + end);
+  r.rows -= end - begin;
+}
+
+void KvCache::rerotate(Group g, int begin, const float* new_positions, int n, const std::vector<float>& inv_freq) {
+  Region& r = region(g);
+  GPS_ASSERT(begin >= 0 && begin + n <= r.rows, "rerotate outside the region");
+  const int64_t half = head_dim_ / 2;
+  std::vector<float> cos_t(half), sin_t(half);
+  for (int i = 0; i < n; ++i) {
+    const int row = begin + i;
+    // Rotate by the position difference: RoPE(p') = R(p' - p) · RoPE(p). The difference is taken in
+    // double inside rope_table by passing it as a position.
+    const float delta = static_cast<float>(static_cast<double>(new_positions[i]) - r.pos[row]);
+    kernels::rope_table(cos_t.data(), sin_t.data(), &delta, inv_freq.data(), 1, half);
+    for (int l = 0; l < n_layer_; ++l)
+      kernels::rope_apply(r.k[l].data() + row * kv_dim_, kv_dim_, cos_t.data(), sin_t.data(), 1, n_head_kv_, head_dim_);
+    r.pos[row] = new_positions[i];
+  }
+}
+
+void KvCache::clear() {
+  for (Region& r : regions_) {
+    r.rows = 0;
+    r.pos.clear();
+  }
+}
+
+size_t KvCache::bytes() const {
+  size_t b = 0;
+  for (const Region& r : regions_) b += 2 * static_cast<size_t>(r.capacity) * kv_dim_ * n_layer_ * sizeof(float);
+  return b;
+}
+
+}  // namespace gpstream::model

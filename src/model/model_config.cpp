@@ -1,0 +1,221 @@
+// Hugging Face config.json <-> ModelConfig.
+#include "model/model_config.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "util/mapped_file.h"
+
+namespace gpstream::model {
+namespace {
+
+using json = nlohmann::json;
+
+struct Reader {
+  const json& j;
+  std::string where;
+
+  Result<int> get_int(const char* key, std::optional<int> fallback = std::nullopt) const {
+    if (!j.contains(key) || j[key].is_null()) {
+      if (fallback) return *fallback;
+      return format_error(where + ": missing field '" + key + "'");
+    }
+    const json& v = j[key];
+    if (!v.is_number_integer()) return format_error(where + ": field '" + key + "' must be an integer");
+    int64_t x = v.get<int64_t>();
+    if (x < 0 || x > (int64_t{1} << 30)) return format_error(where + ": field '" + key + "' out of range: " + v.dump());
+    return static_cast<int>(x);
+  }
+  Result<float> get_float(const char* key, std::optional<float> fallback = std::nullopt) const {
+    if (!j.contains(key) || j[key].is_null()) {
+      if (fallback) return *fallback;
+      return format_error(where + ": missing field '" + key + "'");
+    }
+    const json& v = j[key];
+    if (!v.is_number()) return format_error(where + ": field '" + key + "' must be a number");
+    return v.get<float>();
+  }
+  Result<bool> get_bool(const char* key, bool fallback) const {
+    if (!j.contains(key) || j[key].is_null()) return fallback;
+    if (!j[key].is_boolean()) return format_error(where + ": field '" + key + "' must be true or false");
+    return j[key].get<bool>();
+  }
+};
+
+}  // namespace
+
+std::vector<float> ModelConfig::rope_inv_freq() const {
+  const int half = head_dim / 2;
+  std::vector<float> inv(half);
+  for (int i = 0; i < half; ++i) {
+    // HF: 1 / theta^(arange(0, dim, 2) / dim), in fp32.
+    float expo = static_cast<float>(2 * i) / static_cast<float>(head_dim);
+    inv[i] = static_cast<float>(1.0 / std::pow(static_cast<double>(rope_theta), static_cast<double>(expo)));
+  }
+  if (rope_scaling.type == RopeScalingType::Llama3) {
+    // Llama 3.1 frequency smoothing: long wavelengths divided by factor, short kept, a blend between.
+    const float factor = rope_scaling.factor;
+    const float old_ctx = static_cast<float>(rope_scaling.original_max_position_embeddings);
+    const float low_wavelen = old_ctx / rope_scaling.low_freq_factor;
+    const float high_wavelen = old_ctx / rope_scaling.high_freq_factor;
+    for (int i = 0; i < half; ++i) {
+      const float wavelen = 2.0f * static_cast<float>(M_PI) / inv[i];
+      float f = inv[i];
+      if (wavelen > low_wavelen) {
+        f = inv[i] / factor;
+      } else if (wavelen >= high_wavelen) {
+        const float smooth = (old_ctx / wavelen - rope_scaling.low_freq_factor) /
+                             (rope_scaling.high_freq_factor - rope_scaling.low_freq_factor);
+        f = (1.0f - smooth) * inv[i] / factor + smooth * inv[i];
+      }
+      inv[i] = f;
+    }
+  }
+  return inv;
+}
+
+Status ModelConfig::validate() const {
+  auto bad = [](const std::string& m) { return Status(format_error(m)); };
+  if (n_vocab <= 0) return bad("vocab_size must be positive");
+  if (n_embd <= 0 || n_ff <= 0 || n_layer <= 0 || n_head <= 0 || n_head_kv <= 0 || head_dim <= 0)
+    return bad("hidden_size, intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads and "
+               "head_dim must be positive");
+  if (n_head % n_head_kv != 0)
+    return bad("num_attention_heads (" + std::to_string(n_head) + ") must be a multiple of num_key_value_heads (" +
+               std::to_string(n_head_kv) + ")");
+  if (head_dim % 2 != 0) return bad("head_dim must be even for RoPE");
+  if (!(norm_eps > 0)) return bad("rms_norm_eps must be positive");
+  if (!(rope_theta > 0)) return bad("rope_theta must be positive");
+  return {};
+}
+
+size_t ModelConfig::n_params() const {
+  size_t e = static_cast<size_t>(n_embd);
+  size_t attn = e * n_head * head_dim * 2 + e * n_head_kv * head_dim * 2;
+  size_t mlp = 3 * e * n_ff;
+  size_t layer = attn + mlp + 2 * e + (qkv_bias ? (n_head + 2 * n_head_kv) * head_dim : 0);
+  size_t emb = static_cast<size_t>(n_vocab) * e;
+  return emb * (tie_word_embeddings ? 1 : 2) + layer * n_layer + e;
+}
+
+Result<ModelConfig> config_from_hf_json(const std::string& text, const std::string& where) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    return format_error(where + ": invalid JSON: " + e.what());
+  }
+  if (!j.is_object()) return format_error(where + ": not a JSON object");
+  Reader r{j, where};
+  ModelConfig c;
+  if (!j.contains("architectures") || !j["architectures"].is_array() || j["architectures"].empty() ||
+      !j["architectures"][0].is_string())
+    return format_error(where + ": missing field 'architectures' (a list with the model class name)");
+  c.architecture = j["architectures"][0].get<std::string>();
+  if (c.architecture == "LlamaForCausalLM") {
+    c.model_type = "llama";
+  } else if (c.architecture == "Qwen2ForCausalLM") {
+    c.model_type = "qwen2";
+    c.qkv_bias = true;
+  } else {
+    return unsupported(where + ": architecture '" + c.architecture +
+                       "' is not supported (supported: LlamaForCausalLM, Qwen2ForCausalLM)");
+  }
+  GPS_ASSIGN(c.n_vocab, r.get_int("vocab_size"));
+  GPS_ASSIGN(c.n_embd, r.get_int("hidden_size"));
+  GPS_ASSIGN(c.n_ff, r.get_int("intermediate_size"));
+  GPS_ASSIGN(c.n_layer, r.get_int("num_hidden_layers"));
+  GPS_ASSIGN(c.n_head, r.get_int("num_attention_heads"));
+  GPS_ASSIGN(c.n_head_kv, r.get_int("num_key_value_heads", c.n_head));
+  if (c.n_head <= 0) return format_error(where + ": num_attention_heads must be positive");
+  GPS_ASSIGN(c.head_dim, r.get_int("head_dim", c.n_embd / c.n_head));
+  GPS_ASSIGN(c.norm_eps, r.get_float("rms_norm_eps", 1e-6f));
+  GPS_ASSIGN(c.rope_theta, r.get_float("rope_theta", 10000.0f));
+  GPS_ASSIGN(c.max_position_embeddings, r.get_int("max_position_embeddings", 4096));
+  GPS_ASSIGN(c.tie_word_embeddings, r.get_bool("tie_word_embeddings", c.model_type == "qwen2" ? false : false));
+  if (c.model_type == "llama") {
+    GPS_ASSIGN(bool attention_bias, r.get_bool("attention_bias", false));
+    c.qkv_bias = c.o_bias = attention_bias;
+    GPS_ASSIGN(c.mlp_bias, r.get_bool("mlp_bias", false));
+  }
+  if (j.contains("bos_token_id") && j["bos_token_id"].is_number_integer()) c.bos_token_id = j["bos_token_id"].get<int>();
+  if (j.contains("eos_token_id")) {
+    const json& e = j["eos_token_id"];
+    if (e.is_number_integer()) {
+      c.eos_token_ids.push_back(e.get<int>());
+    } else if (e.is_array()) {
+      for (const json& x : e) {
+        if (!x.is_number_integer()) return format_error(where + ": field 'eos_token_id' must hold integers");
+        c.eos_token_ids.push_back(x.get<int>());
+      }
+    } else if (!e.is_null()) {
+      return format_error(where + ": field 'eos_token_id' must be an integer or a list");
+    }
+  }
+  if (j.contains("torch_dtype") && j["torch_dtype"].is_string()) c.torch_dtype = j["torch_dtype"].get<std::string>();
+  if (j.contains("rope_scaling") && !j["rope_scaling"].is_null()) {
+    const json& rs = j["rope_scaling"];
+    if (!rs.is_object()) return format_error(where + ": field 'rope_scaling' must be an object or null");
+    std::string type;
+    if (rs.contains("rope_type") && rs["rope_type"].is_string()) type = rs["rope_type"].get<std::string>();
+    else if (rs.contains("type") && rs["type"].is_string()) type = rs["type"].get<std::string>();
+    Reader rr{rs, where + ": rope_scaling"};
+    if (type == "llama3") {
+      c.rope_scaling.type = RopeScalingType::Llama3;
+      GPS_ASSIGN(c.rope_scaling.factor, rr.get_float("factor"));
+      GPS_ASSIGN(c.rope_scaling.low_freq_factor, rr.get_float("low_freq_factor"));
+      GPS_ASSIGN(c.rope_scaling.high_freq_factor, rr.get_float("high_freq_factor"));
+      GPS_ASSIGN(c.rope_scaling.original_max_position_embeddings, rr.get_int("original_max_position_embeddings"));
+      if (!(c.rope_scaling.high_freq_factor > c.rope_scaling.low_freq_factor) || !(c.rope_scaling.factor > 0))
+        return format_error(where + ": rope_scaling: need factor > 0 and high_freq_factor > low_freq_factor");
+    } else if (type != "default") {
+      return unsupported(where + ": rope_scaling type '" + type + "' is not supported (supported: llama3, default)");
+    }
+  }
+  if (Status s = c.validate(); !s.ok()) return s.error().with_context(where);
+  return c;
+}
+
+Result<ModelConfig> load_hf_config(const std::string& model_dir) {
+  std::string path = model_dir + "/config.json";
+  GPS_ASSIGN(std::string text, read_text_file(path));
+  return config_from_hf_json(text, path);
+}
+
+std::string config_to_hf_json(const ModelConfig& c) {
+  json j;
+  j["architectures"] = {c.architecture};
+  j["model_type"] = c.model_type;
+  j["vocab_size"] = c.n_vocab;
+  j["hidden_size"] = c.n_embd;
+  j["intermediate_size"] = c.n_ff;
+  j["num_hidden_layers"] = c.n_layer;
+  j["num_attention_heads"] = c.n_head;
+  j["num_key_value_heads"] = c.n_head_kv;
+  j["head_dim"] = c.head_dim;
+  j["rms_norm_eps"] = c.norm_eps;
+  j["rope_theta"] = c.rope_theta;
+  j["max_position_embeddings"] = c.max_position_embeddings;
+  j["tie_word_embeddings"] = c.tie_word_embeddings;
+  j["hidden_act"] = "silu";
+  j["torch_dtype"] = c.torch_dtype;
+  if (c.model_type == "llama") {
+    j["attention_bias"] = c.qkv_bias;
+    j["mlp_bias"] = c.mlp_bias;
+  }
+  if (c.bos_token_id >= 0) j["bos_token_id"] = c.bos_token_id;
+  if (c.eos_token_ids.size() == 1) j["eos_token_id"] = c.eos_token_ids[0];
+  else if (!c.eos_token_ids.empty()) j["eos_token_id"] = c.eos_token_ids;
+  if (c.rope_scaling.type == RopeScalingType::Llama3) {
+    j["rope_scaling"] = {{"rope_type", "llama3"},
+                         {"factor", c.rope_scaling.factor},
+                         {"low_freq_factor", c.rope_scaling.low_freq_factor},
+                         {"high_freq_factor", c.rope_scaling.high_freq_factor},
+                         {"original_max_position_embeddings", c.rope_scaling.original_max_position_embeddings}};
+  } else {
+    j["rope_scaling"] = nullptr;
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace gpstream::model

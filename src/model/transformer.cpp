@@ -1,0 +1,188 @@
+// The forward pass.
+#include "model/transformer.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "io/safetensors.h"
+#include "kernels/activation.h"
+#include "kernels/attention.h"
+#include "kernels/convert.h"
+#include "kernels/linear.h"
+#include "kernels/norm.h"
+#include "kernels/rope.h"
+
+namespace gpstream::model {
+
+Transformer::Transformer(ModelConfig config, Weights weights, int n_threads)
+    : config_(std::move(config)), weights_(std::move(weights)), inv_freq_(config_.rope_inv_freq()) {
+  set_threads(n_threads);
+}
+
+void Transformer::set_threads(int n) { n_threads_ = n > 0 ? n : std::max(1, omp_get_max_threads()); }
+
+Result<std::unique_ptr<Transformer>> Transformer::load(const std::string& path, int n_threads) {
+  GPS_ASSIGN(ModelConfig config, load_hf_config(path));
+  GPS_ASSIGN(io::TensorMap tensors, io::read_safetensors_dir(path));
+  auto w = weights_from_tensors(config, std::move(tensors));
+  if (!w.ok()) return w.error().with_context(path);
+  return std::make_unique<Transformer>(std::move(config), std::move(w).value(), n_threads);
+}
+
+Status Transformer::validate(const Batch& batch, std::span<KvCache* const> caches) const {
+  std::vector<std::array<int, 2>> after(caches.size());
+  for (size_t s = 0; s < caches.size(); ++s) {
+    if (!caches[s]) return invalid_argument("forward: cache " + std::to_string(s) + " is null");
+    after[s] = {caches[s]->rows(Group::Source), caches[s]->rows(Group::Target)};
+  }
+  for (const BatchToken& t : batch.tokens) {
+    if (t.seq < 0 || static_cast<size_t>(t.seq) >= caches.size())
+      return invalid_argument("forward: token sequence " + std::to_string(t.seq) + " has no cache");
+    if (!batch.embeddings && (t.id < 0 || t.id >= config_.n_vocab))
+      return out_of_range("forward: token id " + std::to_string(t.id) + " outside the vocabulary (size " +
+                          std::to_string(config_.n_vocab) + ")");
+    if (!std::isfinite(t.pos)) return invalid_argument("forward: non-finite position");
+    ++after[t.seq][static_cast<int>(t.group)];
+  }
+  for (const BatchToken& t : batch.tokens) {
+    const auto& a = after[t.seq];
+    if (t.n_src < 0 || t.n_tgt < 0 || t.n_src > a[0] || t.n_tgt > a[1])
+      return invalid_argument("forward: visibility (" + std::to_string(t.n_src) + " source, " +
+                              std::to_string(t.n_tgt) + " target rows) exceeds the cache (" + std::to_string(a[0]) +
+                              ", " + std::to_string(a[1]) + ")");
+  }
+  return {};
+}
+
+Status Transformer::forward(const Batch& batch, KvCache& cache, std::vector<float>& logits) {
+  KvCache* c = &cache;
+  return forward(batch, std::span<KvCache* const>(&c, 1), logits);
+}
+
+Status Transformer::forward(const Batch& batch, std::span<KvCache* const> caches, std::vector<float>& logits) {
+  GPS_TRY(validate(batch, caches));
+  const ModelConfig& c = config_;
+  const int64_t T = batch.size();
+  const int64_t E = c.n_embd, D = c.head_dim, Q = int64_t{c.n_head} * D, KV = int64_t{c.n_head_kv} * D,
+                F = c.n_ff, half = D / 2;
+  const int nt = n_threads_;
+  logits.clear();
+  if (T == 0) return {};
+
+  // Reserve cache rows first so a capacity error leaves every cache untouched.
+  {
+    std::vector<std::array<int, 2>> extra(caches.size(), {0, 0});
+    for (const BatchToken& t : batch.tokens) ++extra[t.seq][static_cast<int>(t.group)];
+    for (size_t s = 0; s < caches.size(); ++s)
+      for (int g = 0; g < 2; ++g)
+        if (extra[s][g]) GPS_TRY(caches[s]->reserve(static_cast<Group>(g), extra[s][g]));
+  }
+  Workspace& w = ws_;
+  auto grow = [](std::vector<float>& v, int64_t n) {
+    if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
+  };
+  grow(w.x, T * E);
+  grow(w.h, T * E);
+  grow(w.q, T * Q);
+  grow(w.k, T * KV);
+  grow(w.v, T * KV);
+  grow(w.attn, T * Q);
+  grow(w.gate, T * F);
+  grow(w.up, T * F);
+  grow(w.cos_t, T * half);
+  grow(w.sin_t, T * half);
+  int64_t scratch = 0;
+  for (const kernels::MatrixView* m : {&weights_.layers[0].wq, &weights_.layers[0].w_gate, &weights_.layers[0].w_down,
+                                       &weights_.layers[0].wo, &weights_.output})
+    scratch = std::max(scratch, kernels::linear_scratch_floats(*m, T, nt));
+  grow(w.scratch, scratch);
+
+  // Row slots in each region, in batch order.
+  w.slot.resize(T);
+  int max_visible = 0;
+  {
+    std::vector<std::array<int, 2>> next(caches.size());
+    for (size_t s = 0; s < caches.size(); ++s) next[s] = {caches[s]->rows(Group::Source), caches[s]->rows(Group::Target)};
+    for (int64_t t = 0; t < T; ++t) {
+      const BatchToken& bt = batch.tokens[t];
+      w.slot[t] = next[bt.seq][static_cast<int>(bt.group)]++;
+      caches[bt.seq]->push_row(bt.group, bt.pos);
+      max_visible = std::max(max_visible, bt.n_src + bt.n_tgt);
+    }
+  }
+  grow(w.scores, int64_t{max_visible} * nt);
+
+  // Embeddings.
+  for (int64_t t = 0; t < T; ++t) {
+    if (batch.embeddings) {
+      std::copy_n(batch.embeddings + t * E, E, w.x.data() + t * E);
+    } else {
+      kernels::convert_row(w.x.data() + t * E, weights_.tok_embd.row(batch.tokens[t].id), weights_.tok_embd.type, E);
+    }
+  }
+  std::vector<float> positions(T);
+  for (int64_t t = 0; t < T; ++t) positions[t] = batch.tokens[t].pos;
+  kernels::rope_table(w.cos_t.data(), w.sin_t.data(), positions.data(), inv_freq_.data(), T, half);
+
+  kernels::AttentionShape shape{c.n_head, c.n_head_kv, D, KV, 1.0f / std::sqrt(static_cast<float>(D)), 0.0f};
+  float* sc = w.scratch.data();
+  for (int il = 0; il < c.n_layer; ++il) {
+    const LayerWeights& L = weights_.layers[il];
+    kernels::rmsnorm_forward(w.h.data(), E, w.x.data(), E, L.attn_norm.data(), T, E, c.norm_eps);
+    kernels::linear_forward(w.q.data(), Q, w.h.data(), E, L.wq, L.bq.empty() ? nullptr : L.bq.data(), T, sc, nt);
+    kernels::linear_forward(w.k.data(), KV, w.h.data(), E, L.wk, L.bk.empty() ? nullptr : L.bk.data(), T, sc, nt);
+    kernels::linear_forward(w.v.data(), KV, w.h.data(), E, L.wv, L.bv.empty() ? nullptr : L.bv.data(), T, sc, nt);
+    kernels::rope_apply(w.q.data(), Q, w.cos_t.data(), w.sin_t.data(), T, c.n_head, D);
+    kernels::rope_apply(w.k.data(), KV, w.cos_t.data(), w.sin_t.data(), T, c.n_head_kv, D);
+    for (int64_t t = 0; t < T; ++t) {
+      const BatchToken& bt = batch.tokens[t];
+      KvCache& kc = *caches[bt.seq];
+      std::copy_n(w.k.data() + t * KV, KV, kc.k(il, bt.group) + int64_t{w.slot[t]} * KV);
+      std::copy_n(w.v.data() + t * KV, KV, kc.v(il, bt.group) + int64_t{w.slot[t]} * KV);
+    }
+    const int64_t work = T * c.n_head;
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int64_t item = 0; item < work; ++item) {
+      const int64_t t = item / c.n_head, h = item % c.n_head;
+      const BatchToken& bt = batch.tokens[t];
+      const KvCache& kc = *caches[bt.seq];
+      kernels::KvRegion src{kc.k(il, Group::Source), kc.v(il, Group::Source), bt.n_src};
+      kernels::KvRegion tgt{kc.k(il, Group::Target), kc.v(il, Group::Target), bt.n_tgt};
+      kernels::attention_forward_token(w.attn.data() + t * Q, w.q.data() + t * Q, src, tgt, shape, h, h + 1,
+                                       w.scores.data() + int64_t{omp_get_thread_num()} * max_visible);
+    }
+    // x += o(attn): computed into h, then added.
+    kernels::linear_forward(w.h.data(), E, w.attn.data(), Q, L.wo, L.bo.empty() ? nullptr : L.bo.data(), T, sc, nt);
+    for (int64_t i = 0; i < T * E; ++i) w.x[i] += w.h[i];
+
+    kernels::rmsnorm_forward(w.h.data(), E, w.x.data(), E, L.ffn_norm.data(), T, E, c.norm_eps);
+    kernels::linear_forward(w.gate.data(), F, w.h.data(), E, L.w_gate, nullptr, T, sc, nt);
+    kernels::linear_forward(w.up.data(), F, w.h.data(), E, L.w_up, nullptr, T, sc, nt);
+    kernels::gated_act_forward(w.gate.data(), F, w.gate.data(), w.up.data(), F, T, F, kernels::Activation::Silu);
+    kernels::linear_forward(w.h.data(), E, w.gate.data(), F, L.w_down, nullptr, T, sc, nt);
+    for (int64_t i = 0; i < T * E; ++i) w.x[i] += w.h[i];
+  }
+
+  // Final norm and LM head, only for the rows that asked.
+  const int64_t n_out = batch.n_logits();
+  grow(w.out_hidden, n_out * E);
+  int64_t r = 0;
+  for (int64_t t = 0; t < T; ++t) {
+    if (!batch.tokens[t].logits) continue;
+    kernels::rmsnorm_forward(w.out_hidden.data() + r * E, E, w.x.data() + t * E, E, weights_.output_norm.data(), 1, E,
+                             c.norm_eps);
+    ++r;
+  }
+  if (n_out > 0) {
+    grow(w.scratch, kernels::linear_scratch_floats(weights_.output, n_out, nt));
+    logits.resize(static_cast<size_t>(n_out * c.n_vocab));
+    kernels::linear_forward(logits.data(), c.n_vocab, w.out_hidden.data(), E, weights_.output, nullptr, n_out,
+                            w.scratch.data(), nt);
+  }
+  tokens_forwarded_ += T;
+  return {};
+}
+
+}  // namespace gpstream::model

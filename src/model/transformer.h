@@ -1,0 +1,58 @@
+// Transformer: the decoder-only forward pass shared by every model family and every paradigm. It knows
+// nothing of streaming: positions and visibility arrive in the Batch, K/V rows go to each sequence's
+// KvCache region in batch order, and logits come back only for the rows that asked for them.
+//   block: x += o(attn(rope(q(norm(x))), rope(k(norm(x))), v(norm(x))));  x += down(act(gate(norm(x))) * up(norm(x)))
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "model/batch.h"
+#include "model/model_config.h"
+#include "model/weights.h"
+
+namespace gpstream::model {
+
+class Transformer {
+ public:
+  Transformer(ModelConfig config, Weights weights, int n_threads = 0);
+
+  // Loads a Hugging Face model directory (config.json + safetensors).
+  static Result<std::unique_ptr<Transformer>> load(const std::string& path, int n_threads = 0);
+
+  const ModelConfig& config() const { return config_; }
+  const Weights& weights() const { return weights_; }
+  const std::vector<float>& inv_freq() const { return inv_freq_; }
+  int n_threads() const { return n_threads_; }
+  void set_threads(int n);
+  // Counts tokens forwarded since construction (tests check gpe.md §8.3 with it).
+  int64_t tokens_forwarded() const { return tokens_forwarded_; }
+
+  // Runs the batch. caches[seq] receives the K/V rows of that sequence's tokens. logits: resized to
+  // [batch.n_logits(), n_vocab], rows in batch order. Errors (bad ids, visibility past the region,
+  // cache capacity) leave the caches unchanged.
+  Status forward(const Batch& batch, std::span<KvCache* const> caches, std::vector<float>& logits);
+  // Convenience: one sequence.
+  Status forward(const Batch& batch, KvCache& cache, std::vector<float>& logits);
+
+  // Optional: hidden states after the final norm for rows with logits (for tests and tools).
+  const std::vector<float>& last_hidden() const { return ws_.out_hidden; }
+
+ private:
+  struct Workspace {
+    std::vector<float> x, h, q, k, v, attn, gate, up, cos_t, sin_t, scratch, scores, out_hidden;
+    std::vector<int> slot;
+  };
+  Status validate(const Batch& batch, std::span<KvCache* const> caches) const;
+
+  ModelConfig config_;
+  Weights weights_;
+  std::vector<float> inv_freq_;
+  int n_threads_;
+  int64_t tokens_forwarded_ = 0;
+  Workspace ws_;
+};
+
+}  // namespace gpstream::model

@@ -1,0 +1,80 @@
+// Hugging Face tensor names → Weights, with shape and dtype checks.
+#include "model/weights.h"
+
+#include "model/tensor_names.h"
+
+namespace gpstream::model {
+namespace {
+
+struct Loader {
+  const io::TensorMap& map;
+
+  Result<const io::TensorData*> get(const std::string& name, std::vector<int64_t> shape) const {
+    const io::TensorData* t = map.find(name);
+    if (!t) return not_found("missing tensor " + name);
+    if (t->shape != shape) {
+      io::TensorData expected;
+      expected.shape = shape;
+      return format_error("tensor " + name + " has shape " + t->shape_string() + ", expected " +
+                          expected.shape_string());
+    }
+    return t;
+  }
+  Result<kernels::MatrixView> matrix(const std::string& name, int64_t rows, int64_t cols) const {
+    GPS_ASSIGN(const io::TensorData* t, get(name, {rows, cols}));
+    return kernels::MatrixView{weight_type(t->dtype), rows, cols, t->bytes.data()};
+  }
+  Result<std::vector<float>> vec(const std::string& name, int64_t n) const {
+    GPS_ASSIGN(const io::TensorData* t, get(name, {n}));
+    return io::tensor_to_f32(*t);
+  }
+};
+
+}  // namespace
+
+kernels::WeightType weight_type(io::DType t) {
+  switch (t) {
+    case io::DType::F32: return kernels::WeightType::F32;
+    case io::DType::F16: return kernels::WeightType::F16;
+    case io::DType::BF16: return kernels::WeightType::BF16;
+  }
+  return kernels::WeightType::F32;
+}
+
+Result<Weights> weights_from_tensors(const ModelConfig& c, io::TensorMap tensors) {
+  Weights w;
+  w.storage = std::move(tensors);
+  Loader L{w.storage};
+  const int64_t E = c.n_embd, Q = int64_t{c.n_head} * c.head_dim, KV = int64_t{c.n_head_kv} * c.head_dim;
+  GPS_ASSIGN(w.tok_embd, L.matrix(hf_name(TensorId::TokEmbd), c.n_vocab, E));
+  GPS_ASSIGN(w.output_norm, L.vec(hf_name(TensorId::OutputNorm), E));
+  if (c.tie_word_embeddings) {
+    w.output = w.tok_embd;
+  } else {
+    GPS_ASSIGN(w.output, L.matrix(hf_name(TensorId::Output), c.n_vocab, E));
+  }
+  w.layers.resize(c.n_layer);
+  for (int il = 0; il < c.n_layer; ++il) {
+    LayerWeights& l = w.layers[il];
+    GPS_ASSIGN(l.attn_norm, L.vec(hf_name(TensorId::AttnNorm, il), E));
+    GPS_ASSIGN(l.wq, L.matrix(hf_name(TensorId::AttnQ, il), Q, E));
+    GPS_ASSIGN(l.wk, L.matrix(hf_name(TensorId::AttnK, il), KV, E));
+    GPS_ASSIGN(l.wv, L.matrix(hf_name(TensorId::AttnV, il), KV, E));
+    GPS_ASSIGN(l.wo, L.matrix(hf_name(TensorId::AttnOut, il), E, Q));
+    if (c.qkv_bias) {
+      GPS_ASSIGN(l.bq, L.vec(hf_name(TensorId::AttnQBias, il), Q));
+      GPS_ASSIGN(l.bk, L.vec(hf_name(TensorId::AttnKBias, il), KV));
+      GPS_ASSIGN(l.bv, L.vec(hf_name(TensorId::AttnVBias, il), KV));
+    }
+    if (c.o_bias) {
+      GPS_ASSIGN(l.bo, L.vec(hf_name(TensorId::AttnOutBias, il), E));
+    }
+    GPS_ASSIGN(l.ffn_norm, L.vec(hf_name(TensorId::FfnNorm, il), E));
+    GPS_ASSIGN(l.w_gate, L.matrix(hf_name(TensorId::FfnGate, il), c.n_ff, E));
+    GPS_ASSIGN(l.w_up, L.matrix(hf_name(TensorId::FfnUp, il), c.n_ff, E));
+    GPS_ASSIGN(l.w_down, L.matrix(hf_name(TensorId::FfnDown, il), E, c.n_ff));
+  }
+  return w;
+}
+
+}  // namespace gpstream::model

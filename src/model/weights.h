@@ -1,0 +1,40 @@
+// Model weights as read-only views in their stored precision (F32/F16/BF16), pointing into memory-mapped
+// safetensors or buffers held by `storage`. Norm weights and biases are small and kept as fp32 copies.
+// tensor_names.h maps Hugging Face names to these fields; shapes and dtypes are checked against the
+// ModelConfig at load, with errors naming the tensor.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "io/tensor.h"
+#include "kernels/kernels.h"
+#include "model/model_config.h"
+
+namespace gpstream::model {
+
+struct LayerWeights {
+  std::vector<float> attn_norm;     // [n_embd]
+  kernels::MatrixView wq, wk, wv;   // [n_head*head_dim, n_embd], [n_head_kv*head_dim, n_embd] x2
+  std::vector<float> bq, bk, bv;    // empty unless qkv_bias
+  kernels::MatrixView wo;           // [n_embd, n_head*head_dim]
+  std::vector<float> bo;            // empty unless o_bias
+  std::vector<float> ffn_norm;      // [n_embd]
+  kernels::MatrixView w_gate, w_up; // [n_ff, n_embd]
+  kernels::MatrixView w_down;       // [n_embd, n_ff]
+};
+
+struct Weights {
+  kernels::MatrixView tok_embd;     // [n_vocab, n_embd]
+  std::vector<LayerWeights> layers;
+  std::vector<float> output_norm;   // [n_embd]
+  kernels::MatrixView output;       // [n_vocab, n_embd]; the embedding matrix when tied
+  io::TensorMap storage;            // owns the bytes the views point into
+};
+
+// Builds weight views from Hugging Face-named tensors, checking every name, shape and dtype.
+Result<Weights> weights_from_tensors(const ModelConfig& config, io::TensorMap tensors);
+
+kernels::WeightType weight_type(io::DType t);
+
+}  // namespace gpstream::model
