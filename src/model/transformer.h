@@ -10,21 +10,22 @@
 #include <vector>
 
 #include "model/batch.h"
+#include "model/forward_model.h"
 #include "model/model_config.h"
 #include "model/weights.h"
 
 namespace gpstream::model {
 
-class Transformer {
+class Transformer : public ForwardModel {
  public:
   Transformer(ModelConfig config, Weights weights, int n_threads = 0);
 
   // Loads a Hugging Face model directory (config.json + safetensors).
   static Result<std::unique_ptr<Transformer>> load(const std::string& path, int n_threads = 0);
 
-  const ModelConfig& config() const { return config_; }
+  const ModelConfig& config() const override { return config_; }
   const Weights& weights() const { return weights_; }
-  const std::vector<float>& inv_freq() const { return inv_freq_; }
+  const std::vector<float>& inv_freq() const override { return inv_freq_; }
   int n_threads() const { return n_threads_; }
   void set_threads(int n);
   // Counts tokens forwarded since construction (tests check gpe.md §8.3 with it).
@@ -33,7 +34,7 @@ class Transformer {
   // Runs the batch. caches[seq] receives the K/V rows of that sequence's tokens. logits: resized to
   // [batch.n_logits(), n_vocab], rows in batch order. Errors (bad ids, visibility past the region,
   // cache capacity) leave the caches unchanged.
-  Status forward(const Batch& batch, std::span<KvCache* const> caches, std::vector<float>& logits);
+  Status forward(const Batch& batch, std::span<KvCache* const> caches, std::vector<float>& logits) override;
   // Convenience: one sequence.
   Status forward(const Batch& batch, KvCache& cache, std::vector<float>& logits);
 
