@@ -1,0 +1,285 @@
+#include "tokenizer/pre_tokenizer.h"
+
+#include <utf8proc.h>
+
+#include <algorithm>
+
+#include "tokenizer/unicode.h"
+
+namespace gpstream::tokenizer {
+
+const char* const kGpt2Regex =
+    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+
+namespace {
+
+Result<SplitBehavior> parse_behavior(const Json& j, const std::string& where) {
+  GPS_ASSIGN(std::string b, json_string(j, "behavior", where));
+  if (b == "Removed") return SplitBehavior::Removed;
+  if (b == "Isolated") return SplitBehavior::Isolated;
+  if (b == "MergedWithPrevious") return SplitBehavior::MergedWithPrevious;
+  if (b == "MergedWithNext") return SplitBehavior::MergedWithNext;
+  if (b == "Contiguous") return SplitBehavior::Contiguous;
+  return unsupported(where + ".behavior: unsupported split behavior \"" + b + "\"");
+}
+
+// A cut of one piece: [begin, end) and whether it is a delimiter match.
+struct Cut {
+  size_t begin, end;
+  bool match;
+};
+
+// Turns matches into a full cover of [0, n) (as tokenizers' Pattern::find_matches does).
+void cover(size_t n, const std::vector<Span>& matches, bool invert, std::vector<Cut>& cuts) {
+  cuts.clear();
+  if (n == 0) {
+    cuts.push_back({0, 0, invert});
+    return;
+  }
+  size_t prev = 0;
+  for (auto [b, e] : matches) {
+    if (b > prev) cuts.push_back({prev, b, invert});
+    cuts.push_back({b, e, !invert});
+    prev = e;
+  }
+  if (prev < n) cuts.push_back({prev, n, invert});
+}
+
+// Applies a split behavior to `cuts` and appends the resulting sub-pieces of `piece` to `out`.
+void split_piece(const Piece& piece, std::vector<Cut>& cuts, SplitBehavior behavior,
+                 std::vector<Piece>& out) {
+  std::vector<Cut> merged;
+  merged.reserve(cuts.size());
+  bool prev_match = false;
+  switch (behavior) {
+    case SplitBehavior::Isolated:
+    case SplitBehavior::Removed:
+      merged = cuts;
+      break;
+    case SplitBehavior::Contiguous:
+      for (const Cut& c : cuts) {
+        if (!merged.empty() && c.match == prev_match) {
+          merged.back().end = c.end;
+        } else {
+          merged.push_back({c.begin, c.end, false});
+        }
+        prev_match = c.match;
+      }
+      break;
+    case SplitBehavior::MergedWithPrevious:
+      for (const Cut& c : cuts) {
+        if (!merged.empty() && c.match && !prev_match) {
+          merged.back().end = c.end;
+        } else {
+          merged.push_back({c.begin, c.end, false});
+        }
+        prev_match = c.match;
+      }
+      break;
+    case SplitBehavior::MergedWithNext:
+      for (auto it = cuts.rbegin(); it != cuts.rend(); ++it) {
+        if (!merged.empty() && it->match && !prev_match) {
+          merged.back().begin = it->begin;
+        } else {
+          merged.push_back({it->begin, it->end, false});
+        }
+        prev_match = it->match;
+      }
+      std::reverse(merged.begin(), merged.end());
+      break;
+  }
+  for (const Cut& c : merged) {
+    if (behavior == SplitBehavior::Removed && c.match) continue;
+    if (c.end == c.begin) continue;
+    out.push_back({piece.text.substr(c.begin, c.end - c.begin), piece.at_start && c.begin == 0});
+  }
+}
+
+void split_all(std::vector<Piece>& pieces, const Pattern& pattern, SplitBehavior behavior, bool invert) {
+  std::vector<Piece> out;
+  out.reserve(pieces.size() * 4);
+  std::vector<Span> matches;
+  std::vector<Cut> cuts;
+  for (const Piece& p : pieces) {
+    pattern.find_all(p.text, matches);
+    cover(p.text.size(), matches, invert, cuts);
+    split_piece(p, cuts, behavior, out);
+  }
+  pieces = std::move(out);
+}
+
+// Splits each piece by a predicate over code points (WhitespaceSplit, Digits): every matching code
+// point is one match, the runs between matches are non-matches.
+template <typename Pred>
+void split_by_char(std::vector<Piece>& pieces, Pred is_delim, SplitBehavior behavior) {
+  std::vector<Piece> out;
+  std::vector<Cut> cuts;
+  for (const Piece& p : pieces) {
+    cuts.clear();
+    for (size_t i = 0; i < p.text.size();) {
+      size_t b = i;
+      bool d = is_delim(next_code_point(p.text, i));
+      if (!d && !cuts.empty() && !cuts.back().match) {
+        cuts.back().end = i;
+      } else {
+        cuts.push_back({b, i, d});
+      }
+    }
+    if (cuts.empty()) cuts.push_back({0, 0, false});
+    split_piece(p, cuts, behavior, out);
+  }
+  pieces = std::move(out);
+}
+
+bool is_numeric(char32_t c) {
+  if (c < 0x80) return c >= '0' && c <= '9';
+  auto cat = utf8proc_category(static_cast<utf8proc_int32_t>(c));
+  return cat == UTF8PROC_CATEGORY_ND || cat == UTF8PROC_CATEGORY_NL || cat == UTF8PROC_CATEGORY_NO;
+}
+
+}  // namespace
+
+Result<PreTokenizer> PreTokenizer::from_json(const Json& j, const std::string& where) {
+  GPS_ASSIGN(std::string type, json_string(j, "type", where));
+  PreTokenizer p;
+  if (type == "Split") {
+    p.kind = Kind::Split;
+    GPS_ASSIGN(p.behavior, parse_behavior(j, where));
+    GPS_ASSIGN(p.invert, json_bool(j, "invert", where, false));
+    GPS_ASSIGN(const Json* pat, json_field(j, "pattern", where));
+    Result<Pattern> r = format_error(where + ".pattern: expected {\"String\": ...} or {\"Regex\": ...}");
+    if (pat->is_object() && pat->contains("String") && (*pat)["String"].is_string()) {
+      r = Pattern::literal((*pat)["String"].get<std::string>());
+    } else if (pat->is_object() && pat->contains("Regex") && (*pat)["Regex"].is_string()) {
+      r = Pattern::regex((*pat)["Regex"].get<std::string>());
+    }
+    if (!r.ok()) return r.error().with_context(where + ".pattern");
+    p.pattern = std::move(r).value();
+  } else if (type == "ByteLevel") {
+    p.kind = Kind::ByteLevel;
+    GPS_ASSIGN(p.add_prefix_space, json_bool(j, "add_prefix_space", where, true));
+    GPS_ASSIGN(p.use_regex, json_bool(j, "use_regex", where, true));
+    if (p.use_regex) {
+      GPS_ASSIGN(p.pattern, Pattern::regex(kGpt2Regex));
+    }
+  } else if (type == "Metaspace") {
+    p.kind = Kind::Metaspace;
+    GPS_ASSIGN(p.replacement, json_string(j, "replacement", where));
+    size_t i = 0;
+    if (p.replacement.empty() || (next_code_point(p.replacement, i), i != p.replacement.size())) {
+      return format_error(where + ".replacement: expected one character");
+    }
+    GPS_ASSIGN(p.split, json_bool(j, "split", where, true));
+    GPS_ASSIGN(bool legacy_prefix, json_bool(j, "add_prefix_space", where, true));
+    p.prepend = legacy_prefix ? Prepend::Always : Prepend::Never;
+    GPS_ASSIGN(auto scheme, json_opt_string(j, "prepend_scheme", where));
+    if (scheme) {
+      if (*scheme == "always") {
+        p.prepend = Prepend::Always;
+      } else if (*scheme == "first") {
+        p.prepend = Prepend::First;
+      } else if (*scheme == "never") {
+        p.prepend = Prepend::Never;
+      } else {
+        return unsupported(where + ".prepend_scheme: unsupported value \"" + *scheme + "\"");
+      }
+    }
+  } else if (type == "Whitespace") {
+    p.kind = Kind::Whitespace;
+    GPS_ASSIGN(p.pattern, Pattern::regex(R"(\w+|[^\w\s]+)"));
+  } else if (type == "WhitespaceSplit") {
+    p.kind = Kind::WhitespaceSplit;
+  } else if (type == "Digits") {
+    p.kind = Kind::Digits;
+    GPS_ASSIGN(p.individual_digits, json_bool(j, "individual_digits", where, false));
+  } else if (type == "Sequence") {
+    p.kind = Kind::Sequence;
+    GPS_ASSIGN(const Json* list, json_field(j, "pretokenizers", where));
+    if (!list->is_array()) return json_type_error(where + ".pretokenizers", "an array", *list);
+    for (size_t i = 0; i < list->size(); ++i) {
+      GPS_ASSIGN(PreTokenizer child,
+                 from_json((*list)[i], where + ".pretokenizers[" + std::to_string(i) + "]"));
+      p.children.push_back(std::move(child));
+    }
+  } else {
+    return unsupported(where + ": unsupported pre-tokenizer type \"" + type + "\"");
+  }
+  return p;
+}
+
+void PreTokenizer::apply(std::vector<Piece>& pieces, bool prefix) const {
+  switch (kind) {
+    case Kind::Split:
+      split_all(pieces, pattern, behavior, invert);
+      break;
+    case Kind::ByteLevel: {
+      if (add_prefix_space && prefix) {
+        for (Piece& p : pieces) {
+          if (p.text.empty() || p.text[0] != ' ') p.text = std::string(1, ' ') + p.text;
+        }
+      }
+      if (use_regex) split_all(pieces, pattern, SplitBehavior::Isolated, false);
+      for (Piece& p : pieces) {
+        std::string mapped;
+        mapped.reserve(p.text.size() + p.text.size() / 2);
+        for (char c : p.text) mapped += byte_char_utf8(static_cast<uint8_t>(c));
+        p.text = std::move(mapped);
+      }
+      break;
+    }
+    case Kind::Metaspace: {
+      for (Piece& p : pieces) {
+        std::string t;
+        t.reserve(p.text.size() + 8);
+        for (char c : p.text) {
+          if (c == ' ') {
+            t += replacement;
+          } else {
+            t.push_back(c);
+          }
+        }
+        bool starts = t.compare(0, replacement.size(), replacement) == 0;
+        if (prefix && !starts && (prepend == Prepend::Always || (prepend == Prepend::First && p.at_start))) {
+          t.insert(0, replacement);
+        }
+        p.text = std::move(t);
+      }
+      if (split) {
+        Pattern lit = Pattern::literal(replacement).value();
+        split_all(pieces, lit, SplitBehavior::MergedWithNext, false);
+      }
+      break;
+    }
+    case Kind::Whitespace:
+      split_all(pieces, pattern, SplitBehavior::Removed, true);
+      break;
+    case Kind::WhitespaceSplit:
+      split_by_char(pieces, is_unicode_whitespace, SplitBehavior::Removed);
+      break;
+    case Kind::Digits:
+      split_by_char(pieces, is_numeric,
+                    individual_digits ? SplitBehavior::Isolated : SplitBehavior::Contiguous);
+      break;
+    case Kind::Sequence:
+      for (const auto& c : children) c.apply(pieces, prefix);
+      break;
+  }
+}
+
+bool PreTokenizer::is_byte_level() const {
+  if (kind == Kind::ByteLevel) return true;
+  for (const auto& c : children) {
+    if (c.is_byte_level()) return true;
+  }
+  return false;
+}
+
+bool PreTokenizer::has_metaspace_prefix() const {
+  if (kind == Kind::Metaspace) return prepend != Prepend::Never;
+  for (const auto& c : children) {
+    if (c.has_metaspace_prefix()) return true;
+  }
+  return false;
+}
+
+}  // namespace gpstream::tokenizer

@@ -1,0 +1,290 @@
+#include "tokenizer/tokenizer.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tokenizer/unicode.h"
+
+namespace gpstream::tokenizer {
+
+namespace {
+constexpr const char* kMetaspace = "\xE2\x96\x81";  // '▁'
+
+Result<std::string> read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return io_error("cannot open " + path);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  if (f.bad()) return io_error("cannot read " + path);
+  return ss.str();
+}
+
+// The Decoder's notion of style: ByteLevel decoding, or '▁' turned into spaces.
+TokenizerStyle detect_style(const Decoder* d, const PreTokenizer* p) {
+  if (p && p->is_byte_level()) return TokenizerStyle::ByteLevel;
+  if (!d) return TokenizerStyle::Other;
+  std::vector<const Decoder*> steps{d};
+  for (const auto& c : d->children) steps.push_back(&c);
+  for (const Decoder* s : steps) {
+    if (s->kind == Decoder::Kind::ByteLevel) return TokenizerStyle::ByteLevel;
+    if (s->kind == Decoder::Kind::Metaspace) return TokenizerStyle::SentencePiece;
+    if (s->kind == Decoder::Kind::Replace && s->pattern.source() == kMetaspace)
+      return TokenizerStyle::SentencePiece;
+  }
+  return TokenizerStyle::Other;
+}
+}  // namespace
+
+Tokenizer::Tokenizer() = default;
+Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
+Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
+Tokenizer::~Tokenizer() = default;
+
+Result<Tokenizer> Tokenizer::load(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path file = path;
+  if (fs::is_directory(file, ec)) file /= "tokenizer.json";
+  if (!fs::exists(file, ec)) return not_found("no tokenizer.json at " + file.string());
+  GPS_ASSIGN(std::string text, read_file(file.string()));
+  std::string config;
+  fs::path config_path = file.parent_path() / "tokenizer_config.json";
+  if (fs::exists(config_path, ec)) {
+    GPS_ASSIGN(config, read_file(config_path.string()));
+  }
+  return from_json_text(text, config, file.string());
+}
+
+Result<Tokenizer> Tokenizer::from_json_text(std::string_view json_text, std::string_view config_json,
+                                            const std::string& where) {
+  Json j = Json::parse(json_text.begin(), json_text.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return format_error(where + ": not valid JSON");
+  if (!j.is_object()) return format_error(where + ": expected a JSON object at the top level");
+  Tokenizer t;
+  try {
+    GPS_ASSIGN(const Json* model, json_field(j, "model", where));
+    auto m = BpeModel::from_json(*model, "model");
+    if (!m.ok()) return m.error().with_context(where);
+    t.model_ = std::move(m).value();
+
+    auto opt = [&](const char* key) -> const Json* {
+      auto it = j.find(key);
+      return it == j.end() || it->is_null() ? nullptr : &*it;
+    };
+    if (const Json* n = opt("normalizer")) {
+      auto r = Normalizer::from_json(*n, "normalizer");
+      if (!r.ok()) return r.error().with_context(where);
+      t.normalizer_ = std::make_unique<Normalizer>(std::move(r).value());
+    }
+    if (const Json* p = opt("pre_tokenizer")) {
+      auto r = PreTokenizer::from_json(*p, "pre_tokenizer");
+      if (!r.ok()) return r.error().with_context(where);
+      t.pre_tokenizer_ = std::make_unique<PreTokenizer>(std::move(r).value());
+    }
+    if (const Json* d = opt("decoder")) {
+      auto r = Decoder::from_json(*d, "decoder");
+      if (!r.ok()) return r.error().with_context(where);
+      t.decoder_ = std::make_unique<Decoder>(std::move(r).value());
+    }
+    if (const Json* tr = opt("truncation"))
+      (void)tr;  // truncation and padding do not change encode() of one text
+    int64_t limit = BpeModel::kMaxId;
+
+    // Added tokens: an id of a token already in the vocabulary must agree with it.
+    std::vector<AddedToken> added;
+    if (const Json* a = opt("added_tokens")) {
+      if (!a->is_array()) return json_type_error(where + ": added_tokens", "an array", *a);
+      for (size_t i = 0; i < a->size(); ++i) {
+        const Json& e = (*a)[i];
+        std::string at = where + ": added_tokens[" + std::to_string(i) + "]";
+        AddedToken tok;
+        GPS_ASSIGN(int64_t id, json_index_field(e, "id", at, limit));
+        tok.id = static_cast<int32_t>(id);
+        GPS_ASSIGN(tok.content, json_string(e, "content", at));
+        if (tok.content.empty()) return format_error(at + ": empty content");
+        if (!is_valid_utf8(tok.content)) return format_error(at + ": content is not valid UTF-8");
+        GPS_ASSIGN(tok.special, json_bool(e, "special", at, false));
+        GPS_ASSIGN(tok.lstrip, json_bool(e, "lstrip", at, false));
+        GPS_ASSIGN(tok.rstrip, json_bool(e, "rstrip", at, false));
+        GPS_ASSIGN(tok.single_word, json_bool(e, "single_word", at, false));
+        GPS_ASSIGN(tok.normalized, json_bool(e, "normalized", at, !tok.special));
+        if (auto v = t.model_.token_to_id(tok.content); v && *v != tok.id) {
+          return format_error(at + ": \"" + tok.content + "\" has id " + std::to_string(tok.id) +
+                              " but the vocabulary gives it id " + std::to_string(*v));
+        }
+        if (const std::string* other = t.model_.id_to_token(tok.id); other && *other != tok.content) {
+          return format_error(at + ": id " + std::to_string(tok.id) + " of \"" + tok.content +
+                              "\" belongs to vocabulary token \"" + *other + "\"");
+        }
+        auto prev = t.added_by_content_.find(tok.content);
+        if (prev != t.added_by_content_.end()) {
+          if (prev->second != tok.id) {
+            return format_error(at + ": \"" + tok.content + "\" appears twice with different ids");
+          }
+          continue;  // an exact repeat (llama-2 files list <s> twice)
+        }
+        t.added_by_content_.emplace(tok.content, tok.id);
+        added.push_back(std::move(tok));
+      }
+    }
+    int32_t size = t.model_.id_limit();
+    for (const auto& a : added) size = std::max(size, a.id + 1);
+    t.vocab_size_ = size;
+    t.added_index_.assign(static_cast<size_t>(size), -1);
+    for (size_t i = 0; i < added.size(); ++i) {
+      if (t.added_index_[added[i].id] >= 0) {
+        return format_error(where + ": added_tokens: id " + std::to_string(added[i].id) +
+                            " is given to both \"" + added[t.added_index_[added[i].id]].content +
+                            "\" and \"" + added[i].content + "\"");
+      }
+      t.added_index_[added[i].id] = static_cast<int32_t>(i);
+    }
+    t.added_.set(std::move(added), t.normalizer_.get());
+
+    if (const Json* p = opt("post_processor")) {
+      auto r = PostProcessor::from_json(*p, "post_processor", t.vocab_size_);
+      if (!r.ok()) return r.error().with_context(where);
+      t.post_ = std::move(r).value();
+    }
+    t.style_ = detect_style(t.decoder_.get(), t.pre_tokenizer_.get());
+    GPS_TRY(t.load_config(config_json));
+  } catch (const Json::exception& e) {
+    return format_error(where + ": " + e.what());
+  }
+  return t;
+}
+
+Status Tokenizer::load_config(std::string_view config_json) {
+  if (!post_.prefix.empty()) bos_id_ = post_.prefix.front();
+  if (config_json.empty()) return {};
+  Json c = Json::parse(config_json.begin(), config_json.end(), nullptr, false);
+  if (c.is_discarded() || !c.is_object()) return format_error("tokenizer_config.json: not a JSON object");
+  auto read = [&](const char* key, std::optional<int32_t>& out) -> Status {
+    auto it = c.find(key);
+    if (it == c.end() || it->is_null()) return {};
+    const Json* v = &*it;
+    if (v->is_object()) {
+      auto content = v->find("content");
+      if (content == v->end())
+        return format_error(std::string("tokenizer_config.json: ") + key + ": no content");
+      v = &*content;
+    }
+    if (!v->is_string()) return json_type_error(std::string("tokenizer_config.json: ") + key, "a string", *v);
+    auto id = token_to_id(v->get<std::string>());
+    if (!id) {
+      return format_error(std::string("tokenizer_config.json: ") + key + " \"" + v->get<std::string>() +
+                          "\" is not a token of tokenizer.json");
+    }
+    out = *id;
+    return {};
+  };
+  GPS_TRY(read("bos_token", bos_id_));
+  GPS_TRY(read("eos_token", eos_id_));
+  return {};
+}
+
+void Tokenizer::encode(std::string_view text, const EncodeOptions& options, std::vector<int32_t>& out) const {
+  if (options.add_special) out.insert(out.end(), post_.prefix.begin(), post_.prefix.end());
+  std::string repaired;
+  if (!is_valid_utf8(text)) {
+    repaired = sanitize_utf8(text);
+    text = repaired;
+  }
+  thread_local std::vector<Segment> segments;
+  thread_local std::vector<Piece> pieces;
+  segments.clear();
+  added_.extract_and_normalize(text, normalizer_.get(), options.prefix, segments);
+  for (Segment& s : segments) {
+    if (s.id >= 0) {
+      out.push_back(s.id);
+      continue;
+    }
+    if (s.text.empty()) continue;
+    if (!pre_tokenizer_) {
+      model_.encode(s.text, out);
+      continue;
+    }
+    pieces.clear();
+    pieces.push_back({std::move(s.text), s.at_start});
+    pre_tokenizer_->apply(pieces, options.prefix);
+    for (const Piece& p : pieces) model_.encode(p.text, out);
+  }
+  if (options.add_special) out.insert(out.end(), post_.suffix.begin(), post_.suffix.end());
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special) const {
+  std::vector<int32_t> out;
+  EncodeOptions o;
+  o.add_special = add_special;
+  encode(text, o, out);
+  return out;
+}
+
+std::optional<int32_t> Tokenizer::token_to_id(std::string_view token) const {
+  auto it = added_by_content_.find(token);
+  if (it != added_by_content_.end()) return it->second;
+  return model_.token_to_id(token);
+}
+
+std::optional<std::string> Tokenizer::id_to_token(int32_t id) const {
+  if (is_added(id)) return added_.tokens()[added_index_[id]].content;
+  if (const std::string* t = model_.id_to_token(id)) return *t;
+  return std::nullopt;
+}
+
+bool Tokenizer::is_added(int32_t id) const {
+  return id >= 0 && id < vocab_size_ && added_index_[id] >= 0;
+}
+
+bool Tokenizer::is_special(int32_t id) const {
+  return is_added(id) && added_.tokens()[added_index_[id]].special;
+}
+
+std::string Tokenizer::decode(std::span<const int32_t> ids, bool skip_special) const {
+  std::vector<std::string> tokens;
+  tokens.reserve(ids.size());
+  for (int32_t id : ids) {
+    if (skip_special && is_special(id)) continue;
+    if (is_added(id)) {
+      tokens.push_back(added_.tokens()[added_index_[id]].content);
+    } else if (const std::string* t = model_.id_to_token(id)) {
+      tokens.push_back(*t);
+    }
+  }
+  if (decoder_) return decoder_->decode(std::move(tokens));
+  std::string out;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (i) out += ' ';
+    out += tokens[i];
+  }
+  return out;
+}
+
+bool Tokenizer::token_bytes(int32_t id, bool first, std::string& out) const {
+  const std::string* t = nullptr;
+  if (is_added(id)) {
+    t = &added_.tokens()[added_index_[id]].content;
+  } else {
+    t = model_.id_to_token(id);
+  }
+  if (!t) return false;
+  if (!decoder_) {
+    if (!first) out += ' ';
+    out += *t;
+    return true;
+  }
+  return decoder_->token_bytes(*t, first, out);
+}
+
+bool Tokenizer::starts_word(int32_t id) const {
+  if (is_special(id)) return false;
+  std::string b;
+  if (!token_bytes(id, false, b) || b.empty()) return false;
+  if (static_cast<uint8_t>(b[0]) < 0x80) return b[0] == ' ' || (b[0] >= '\t' && b[0] <= '\r');
+  if (valid_sequence_length(b, 0) == 0) return false;
+  size_t i = 0;
+  return is_unicode_whitespace(next_code_point(b, i));
+}
+
+}  // namespace gpstream::tokenizer
