@@ -32,6 +32,9 @@ Result<uint64_t> json_u64(const json& v, const std::string& where) {
 }  // namespace
 
 Status read_safetensors(const std::string& path, TensorMap& into) {
+  // Parsed into a local map and merged only on success: on error `into` is left untouched (views into
+  // this file must never outlive the mapping, which dies with `file` when we return early).
+  TensorMap local;
   GPS_ASSIGN(auto file, MappedFile::open(path));
   auto bytes = file->bytes();
   if (bytes.size() < 8) return format_error(path + ": file too short for a safetensors header (" +
@@ -67,7 +70,7 @@ Status read_safetensors(const std::string& path, TensorMap& into) {
       if (!entry.is_object()) return format_error(path + ": __metadata__ is not an object");
       for (auto m = entry.begin(); m != entry.end(); ++m) {
         if (!m.value().is_string()) return format_error(path + ": __metadata__." + m.key() + " is not a string");
-        into.metadata[m.key()] = m.value().get<std::string>();
+        local.metadata[m.key()] = m.value().get<std::string>();
       }
       continue;
     }
@@ -103,10 +106,10 @@ Status read_safetensors(const std::string& path, TensorMap& into) {
     const std::byte* p = data_begin + begin;
     if (reinterpret_cast<uintptr_t>(p) % dtype_size(dtype) != 0) {
       // Misaligned for its dtype: copy so kernels can read it as an array.
-      into.add_raw(name, dtype, t.shape, std::vector<std::byte>(p, p + (end - begin)));
+      local.add_raw(name, dtype, t.shape, std::vector<std::byte>(p, p + (end - begin)));
     } else {
       t.bytes = std::span<const std::byte>(p, end - begin);
-      into.tensors[name] = t;
+      local.tensors[name] = t;
     }
     spans.push_back({begin, end, name});
   }
@@ -115,7 +118,10 @@ Status read_safetensors(const std::string& path, TensorMap& into) {
     if (spans[i].begin < spans[i - 1].end)
       return format_error(path + ": tensors " + spans[i - 1].name + " and " + spans[i].name + " overlap");
   }
-  into.owners.push_back(file);
+  local.owners.push_back(file);
+  for (auto& [name, t] : local.tensors) into.tensors[name] = std::move(t);
+  for (auto& o : local.owners) into.owners.push_back(std::move(o));
+  for (auto& [k, v] : local.metadata) into.metadata[k] = std::move(v);
   return {};
 }
 
