@@ -1,0 +1,239 @@
+// Latency tests: metrics.md A.4 vectors ([calc] and [ran] on SimulEval), the speech #4 and
+// computation-aware examples, the --output (LogInstance) ATD quirk (A.5.1), and hand derivations.
+#include "eval/latency.h"
+
+#include <gtest/gtest.h>
+
+namespace gpstream::eval {
+namespace {
+
+struct TextCase {
+  int id;
+  double src_len;
+  std::vector<double> delays;
+  double ref_len;
+  double al, al_noref, laal, ap, ap_noref, dal, atd, start, end;
+};
+
+class LatencyA4Test : public ::testing::TestWithParam<TextCase> {};
+
+// Printed to 6 decimals in metrics.md → tolerance 1e-6.
+TEST_P(LatencyA4Test, PerSentenceFormulas) {
+  const auto& c = GetParam();
+  const double hyp_len = static_cast<double>(c.delays.size());
+  EXPECT_NEAR(latency_al(c.delays, c.src_len, c.ref_len), c.al, 1e-6) << "#" << c.id;
+  EXPECT_NEAR(latency_al(c.delays, c.src_len, hyp_len), c.al_noref, 1e-6) << "#" << c.id;
+  EXPECT_NEAR(latency_laal(c.delays, c.src_len, c.ref_len), c.laal, 1e-6) << "#" << c.id;
+  EXPECT_NEAR(latency_ap(c.delays, c.src_len, c.ref_len), c.ap, 1e-6) << "#" << c.id;
+  EXPECT_NEAR(latency_ap(c.delays, c.src_len, hyp_len), c.ap_noref, 1e-6) << "#" << c.id;
+  EXPECT_NEAR(latency_dal(c.delays, c.src_len, c.ref_len), c.dal, 1e-6) << "#" << c.id;
+  std::vector<double> zeros(c.delays.size(), 0.0);
+  auto atd = latency_atd_text(c.delays, zeros);
+  ASSERT_TRUE(atd.ok());
+  EXPECT_NEAR(*atd, c.atd, 1e-6) << "#" << c.id;
+  EXPECT_EQ(latency_start_offset(c.delays, c.src_len, c.ref_len), c.start);
+  EXPECT_EQ(latency_end_offset(c.delays, c.src_len, c.ref_len), c.end);
+  // A.5.1: via instances.log SimulEval takes ATD's speech branch, which gives 0.0 here [ran].
+  auto atd_log = latency_atd_speech(c.delays, zeros);
+  ASSERT_TRUE(atd_log.ok());
+  EXPECT_NEAR(*atd_log, 0.0, 1e-12) << "#" << c.id;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    MetricsMdA4, LatencyA4Test,
+    ::testing::Values(
+        TextCase{1, 5, {3, 4, 5, 5, 5}, 5, 3.0, 3.0, 3.0, 0.88, 0.88, 3.0, 3.0, 3, 0},
+        TextCase{2, 4, {2, 2, 4, 4, 4, 4}, 4, 1.666667, 2.0, 2.0, 1.25, 0.833333, 2.444444, 2.5, 2, 0},
+        TextCase{3, 6, {1, 3, 3, 6}, 5, 1.45, 1.0, 1.45, 0.433333, 0.541667, 1.375, 2.0, 1, 0},
+        TextCase{5, 3, {2, 3, 3}, 4, 2.125, 2.0, 2.125, 0.666667, 0.888889, 2.0, 2.0, 2, 0},
+        TextCase{6, 4, {1, 2}, 2, 0.5, 0.5, 0.5, 0.375, 0.375, 1.0, 1.0, 1, -2}));
+
+TEST(LatencyA4, RtfAndNumChunks) {
+  const std::vector<double> d{1, 2};
+  EXPECT_DOUBLE_EQ(latency_rtf(d, 4, 2), 0.5);
+  EXPECT_DOUBLE_EQ(latency_num_chunks(d, 4, 2), 2.0);
+}
+
+// Speech example #4 [calc, ran].
+TEST(LatencyA4, SpeechExample4) {
+  const std::vector<double> d{1000, 1500, 1500, 2500, 3000, 3000};
+  EXPECT_NEAR(latency_al(d, 3000, 5), 700.0, 1e-9);
+  EXPECT_NEAR(latency_al(d, 3000, 6), 900.0, 1e-9);
+  EXPECT_NEAR(latency_laal(d, 3000, 5), 900.0, 1e-9);
+  EXPECT_NEAR(latency_ap(d, 3000, 5), 0.833333, 1e-6);
+  EXPECT_NEAR(latency_ap(d, 3000, 6), 0.694444, 1e-6);
+  EXPECT_NEAR(latency_dal(d, 3000, 5), 1000.0, 1e-9);
+  EXPECT_EQ(latency_start_offset(d, 3000, 5), 1000);
+  EXPECT_EQ(latency_end_offset(d, 3000, 5), 0);
+  auto atd = latency_atd_speech(d, std::vector<double>(d.size(), 0.0));
+  ASSERT_TRUE(atd.ok());
+  EXPECT_NEAR(*atd, 1150.0, 1e-9);
+}
+
+// Computation-aware example [ran]: the _CA metrics are the same formulas over elapsed.
+TEST(LatencyA4, ComputationAwareExample) {
+  const std::vector<double> delays{400, 800, 1000}, elapsed{600, 1100, 1300};
+  EXPECT_NEAR(latency_al(elapsed, 1000, 3), 683.333, 1e-3);
+  EXPECT_NEAR(latency_laal(elapsed, 1000, 3), 683.333, 1e-3);
+  EXPECT_NEAR(latency_dal(elapsed, 1000, 3), 711.111, 1e-3);
+  EXPECT_NEAR(latency_al(delays, 1000, 3), 400.0, 1e-9);
+  // First-token rule: d_1 = 1500 > |X| = 1000 → AL = d_1.
+  EXPECT_EQ(latency_al(std::vector<double>{1500, 1700}, 1000, 2), 1500.0);
+}
+
+// Hand derivation (A.3 ATD step 2, CA): delays 1,2 (text), elapsed−delays = 0.5, 1.5 → compute
+// times 0.5, 1.0. E_1 = max(1,0)+1+0.5 = 2.5, E_2 = max(2,2.5)+1+1.0 = 4.5; s = 1, 2 → delays
+// 1.5, 2.5 → ATD 2.0 (without CA: E = 2, 3 → 1, 1 → 1.0).
+TEST(LatencyHand, AtdComputeTimes) {
+  const std::vector<double> d{1, 2}, e{1.5, 3.5};
+  const auto ct = atd_compute_times(d, e);
+  ASSERT_EQ(ct.size(), 2u);
+  EXPECT_DOUBLE_EQ(ct[0], 0.5);
+  EXPECT_DOUBLE_EQ(ct[1], 1.0);
+  EXPECT_DOUBLE_EQ(*latency_atd_text(d, ct), 2.0);
+  EXPECT_DOUBLE_EQ(*latency_atd_text(d, std::vector<double>{0, 0}), 1.0);
+  EXPECT_EQ(atd_compute_times(d, std::vector<double>{0, 0}), (std::vector<double>{0, 0}));
+}
+
+// Hand derivation: paced text (A.10) with 500 ms per word is vector #2 with every time ×500 →
+// ATD 2.5 words = 1250 ms.
+TEST(LatencyHand, AtdPacedTextScales) {
+  std::vector<double> d{1000, 1000, 2000, 2000, 2000, 2000};
+  auto v = latency_atd_text(d, std::vector<double>(6, 0.0), 500.0);
+  ASSERT_TRUE(v.ok());
+  EXPECT_NEAR(*v, 1250.0, 1e-9);
+}
+
+// Decreasing delays never come from SimulEval, but ATDScorer still computes something; so do we
+// (hand: unique delays 3,1 → source chunks of 3 and −2 tokens, times 0..3; E = 4, 5; both target
+// tokens map to source token 1 → (3 + 4)/2 = 3.5). A mapping outside the source is an error
+// (Python would silently wrap a negative index).
+TEST(LatencyErrors, AtdOddDelays) {
+  auto v = latency_atd_text(std::vector<double>{3, 1}, std::vector<double>{0, 0});
+  ASSERT_TRUE(v.ok());
+  EXPECT_DOUBLE_EQ(*v, 3.5);
+  EXPECT_FALSE(latency_atd_text(std::vector<double>{1, 2}, std::vector<double>{0}).ok());
+  EXPECT_FALSE(latency_atd_text(std::vector<double>{1.5}, std::vector<double>{0}).ok());
+}
+
+// A.2: word length = len(reference.split(" ")), the "\n" stays attached, double spaces count;
+// char length = len(reference.strip()) with spaces, in code points.
+TEST(ReferenceLength, WordAndChar) {
+  EXPECT_EQ(reference_length("a b c d e\n", LatencyUnit::Word), 5);
+  EXPECT_EQ(reference_length("a  b\n", LatencyUnit::Word), 3);
+  EXPECT_EQ(reference_length("\n", LatencyUnit::Word), 1);
+  EXPECT_EQ(reference_length("ab c\n", LatencyUnit::Char), 4);
+  EXPECT_EQ(reference_length("n\u00e9 \u6771\n", LatencyUnit::Char), 4);
+}
+
+InstanceRecord rec(int64_t index, std::vector<double> delays, double src_len,
+                   std::optional<std::string> ref) {
+  InstanceRecord r;
+  r.index = index;
+  r.delays = std::move(delays);
+  r.elapsed.assign(r.delays.size(), 0.0);
+  r.source_length = src_len;
+  r.reference = std::move(ref);
+  return r;
+}
+
+// Corpus means over A.4 #1 and #2 (hand: AL (3.0 + 1.666667)/2, LAAL (3+2)/2, AP (0.88+1.25)/2,
+// DAL (3+2.444444)/2, ATD (3+2.5)/2), with a third instance without delays skipped and reported.
+TEST(ComputeLatency, CorpusMeanAndSkipped) {
+  std::vector<InstanceRecord> inst = {rec(0, {3, 4, 5, 5, 5}, 5, "a b c d e\n"),
+                                      rec(1, {2, 2, 4, 4, 4, 4}, 4, "a b c d\n"), rec(2, {}, 3, "x y z\n")};
+  LatencyOptions o;
+  o.metrics = {"LAAL", "AL", "AP", "DAL", "ATD", "StartOffset", "EndOffset", "NumChunks", "RTF"};
+  auto r = compute_latency(inst, o);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_EQ(r->scores.size(), 9u);
+  EXPECT_EQ(r->scores[0].first, "LAAL");
+  EXPECT_NEAR(r->scores[0].second.value, 2.5, 1e-12);
+  EXPECT_NEAR(r->scores[1].second.value, (3.0 + 5.0 / 3.0) / 2, 1e-12);
+  EXPECT_NEAR(r->scores[2].second.value, (0.88 + 1.25) / 2, 1e-12);
+  EXPECT_NEAR(r->scores[3].second.value, (3.0 + 22.0 / 9.0) / 2, 1e-12);
+  EXPECT_NEAR(r->scores[4].second.value, 2.75, 1e-12);
+  // StartOffset mean of ints 3, 2 → 2.5 (float); EndOffset 0, 0 → int 0; NumChunks (5+6)/2 = 5.5.
+  EXPECT_FALSE(r->scores[5].second.is_int);
+  EXPECT_DOUBLE_EQ(r->scores[5].second.value, 2.5);
+  EXPECT_TRUE(r->scores[6].second.is_int);
+  EXPECT_DOUBLE_EQ(r->scores[7].second.value, 5.5);
+  EXPECT_NEAR(r->scores[8].second.value, 1.0, 1e-12);
+  EXPECT_EQ(r->skipped, (std::vector<int64_t>{2}));
+  EXPECT_FALSE(r->warnings.empty());
+  EXPECT_NE(r->warnings[0].find("2 instance has no delay information"), std::string::npos);
+}
+
+TEST(ComputeLatency, NoRefLenAndMissingReference) {
+  // #2 without the reference length: AL 2.0, AP 0.833333 (A.4).
+  std::vector<InstanceRecord> inst = {rec(0, {2, 2, 4, 4, 4, 4}, 4, "a b c d\n")};
+  LatencyOptions o;
+  o.metrics = {"AL", "AP"};
+  o.use_ref_len = false;
+  auto r = compute_latency(inst, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_NEAR(r->scores[0].second.value, 2.0, 1e-12);
+  EXPECT_NEAR(r->scores[1].second.value, 5.0 / 6.0, 1e-12);
+  // No reference at all → hypothesis length, as SimulEval (`ins.reference is None`).
+  inst[0].reference.reset();
+  o.use_ref_len = true;
+  auto r2 = compute_latency(inst, o);
+  ASSERT_TRUE(r2.ok());
+  EXPECT_NEAR(r2->scores[0].second.value, 2.0, 1e-12);
+}
+
+TEST(ComputeLatency, CharUnitAndLogQuirk) {
+  // char unit: reference "ab cd\n" → strip → 5 chars. delays 1,1,2,2 (|Y*| 4), |X| 2:
+  // AL γ = 5/2: τ = 3 (d_3 = 2 ≥ 2): (1−0)+(1−0.4)+(2−0.8) = 2.8 → /3.
+  std::vector<InstanceRecord> inst = {rec(0, {1, 1, 2, 2}, 2, "ab cd\n")};
+  LatencyOptions o;
+  o.metrics = {"AL"};
+  o.unit = LatencyUnit::Char;
+  auto r = compute_latency(inst, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_NEAR(r->scores[0].second.value, 2.8 / 3.0, 1e-12);
+  // LogInstance counts the reference in words whatever the unit: 2 → γ = 1: (1)+(0)+(0) = 1 → 1/3.
+  o.log_instance_quirks = true;
+  auto q = compute_latency(inst, o);
+  ASSERT_TRUE(q.ok());
+  EXPECT_NEAR(q->scores[0].second.value, 1.0 / 3.0, 1e-12);
+}
+
+TEST(ComputeLatency, ComputationAware) {
+  InstanceRecord r;
+  r.index = 0;
+  r.delays = {400, 800, 1000};
+  r.elapsed = {600, 1100, 1300};
+  r.delays_int = r.elapsed_int = false;
+  r.source_length = 1000;
+  r.reference = "a b c\n";
+  LatencyOptions o;
+  o.metrics = {"AL", "LAAL", "DAL"};
+  o.computation_aware = true;
+  // Text without a pace has no clock → error, as SimulEval's RuntimeError.
+  EXPECT_FALSE(compute_latency({r}, o).ok());
+  o.source_type = SourceType::Speech;
+  auto res = compute_latency({r}, o);
+  ASSERT_TRUE(res.ok()) << res.error().message();
+  ASSERT_EQ(res->scores.size(), 6u);
+  EXPECT_EQ(res->scores[1].first, "AL_CA");
+  EXPECT_NEAR(res->scores[0].second.value, 400.0, 1e-9);
+  EXPECT_NEAR(res->scores[1].second.value, 683.333, 1e-3);
+  EXPECT_NEAR(res->scores[3].second.value, 683.333, 1e-3);
+  EXPECT_NEAR(res->scores[5].second.value, 711.111, 1e-3);
+}
+
+TEST(ComputeLatency, Errors) {
+  LatencyOptions o;
+  o.metrics = {"XYZ"};
+  EXPECT_FALSE(compute_latency({rec(0, {1}, 1, "a\n")}, o).ok());
+  o.metrics = {"AL"};
+  auto all_empty = compute_latency({rec(0, {}, 1, "a\n")}, o);
+  ASSERT_FALSE(all_empty.ok());
+  auto zero_src = compute_latency({rec(0, {0}, 0, "a\n")}, o);
+  ASSERT_FALSE(zero_src.ok());
+  EXPECT_NE(zero_src.error().message().find("instance 0"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpstream::eval
