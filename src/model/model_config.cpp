@@ -137,7 +137,14 @@ Result<ModelConfig> config_from_hf_json(const std::string& text, const std::stri
     GPS_ASSIGN(bool attention_bias, r.get_bool("attention_bias", false));
     c.qkv_bias = c.o_bias = attention_bias;
     GPS_ASSIGN(c.mlp_bias, r.get_bool("mlp_bias", false));
+    // The weights and the forward have no MLP biases: running without them would be silently wrong.
+    if (c.mlp_bias) return unsupported(where + ": field 'mlp_bias': MLP biases are not supported");
   }
+  // Fields that change the computation but are not implemented are refused, never ignored.
+  if (j.contains("hidden_act") && !j["hidden_act"].is_null() && j["hidden_act"] != "silu")
+    return unsupported(where + ": field 'hidden_act' " + j["hidden_act"].dump() + " is not supported (supported: silu)");
+  GPS_ASSIGN(bool sliding, r.get_bool("use_sliding_window", false));
+  if (sliding) return unsupported(where + ": field 'use_sliding_window': sliding-window attention is not supported");
   if (j.contains("bos_token_id") && j["bos_token_id"].is_number_integer()) c.bos_token_id = j["bos_token_id"].get<int>();
   if (j.contains("eos_token_id")) {
     const json& e = j["eos_token_id"];

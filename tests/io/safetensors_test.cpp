@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "temp_dir.h"
+#include "../testing/temp_dir.h"
 
 namespace gpstream::io {
 namespace {
