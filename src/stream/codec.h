@@ -1,0 +1,33 @@
+// SegmentCodec: what a streaming Session needs from a tokenizer and a prompt template — per-segment
+// encoding (gpe.md §2: prompt, each source word, source end, header, each target word, target end,
+// encoded separately and concatenated) and decoding of generated ids into words. The tokenizer layer
+// provides the real implementation (tokenizer_codec.h); tests provide small scripted ones.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/error.h"
+
+namespace gpstream::stream {
+
+enum class SegmentKind { Prompt, SourceWord, SourceEnd, Header, TargetWord, TargetEnd };
+
+class SegmentCodec {
+ public:
+  virtual ~SegmentCodec() = default;
+  // Encodes one segment. `first`: the first word of its side (no leading space).
+  virtual Result<std::vector<int32_t>> encode(SegmentKind kind, std::string_view text, bool first) const = 0;
+  // Text of a run of generated ids (one target word's tokens), without special tokens.
+  virtual std::string decode(std::span<const int32_t> ids) const = 0;
+  // True when the token's text begins with whitespace (' ', '▁', byte-level 'Ġ'): it starts a new word.
+  virtual bool starts_word(int32_t id) const = 0;
+  // True for special/control tokens, which never appear in a hypothesis.
+  virtual bool is_special(int32_t id) const = 0;
+  virtual int32_t vocab_size() const = 0;
+};
+
+}  // namespace gpstream::stream

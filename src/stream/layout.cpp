@@ -1,0 +1,124 @@
+// Layouts by forced simulation over a recording model.
+#include "stream/layout.h"
+
+#include <algorithm>
+#include <array>
+
+#include "stream/session.h"
+
+namespace gpstream::stream {
+namespace {
+
+// A ForwardModel that computes nothing: it keeps, for every cache row, the token it came from, its
+// visibility and its arrival order, and hands back a dummy logits row (forced sessions never read it).
+class RecordingModel final : public model::ForwardModel {
+ public:
+  explicit RecordingModel(int n_vocab) {
+    config_.n_vocab = n_vocab;
+    config_.n_embd = 2;
+    config_.n_ff = 2;
+    config_.n_layer = 1;
+    config_.n_head = 1;
+    config_.n_head_kv = 1;
+    config_.head_dim = 2;
+    inv_freq_ = {1.0f};
+  }
+  const model::ModelConfig& config() const override { return config_; }
+  const std::vector<float>& inv_freq() const override { return inv_freq_; }
+
+  Status forward(const model::Batch& batch, std::span<model::KvCache* const> caches,
+                 std::vector<float>& logits) override {
+    model::KvCache& cache = *caches[0];
+    for (int g = 0; g < 2; ++g) rows_[g].resize(cache.rows(static_cast<model::Group>(g)));  // truncations
+    for (const model::BatchToken& t : batch.tokens) {
+      GPS_TRY(cache.reserve(t.group, 1));
+      cache.push_row(t.group, t.pos);
+      rows_[static_cast<int>(t.group)].push_back({t, arrival_++});
+    }
+    logits.assign(static_cast<size_t>(batch.n_logits()), 0.0f);
+    return {};
+  }
+
+  struct Row {
+    model::BatchToken token;
+    int64_t arrival;
+  };
+  std::array<std::vector<Row>, 2> rows_;
+
+ private:
+  model::ModelConfig config_;
+  std::vector<float> inv_freq_;
+  int64_t arrival_ = 0;
+};
+
+}  // namespace
+
+model::Batch Layout::to_batch() const {
+  model::Batch b;
+  for (const LayoutRow& r : rows) b.add(r.id, r.pos, 0, r.group, r.n_src, r.n_tgt, true);
+  return b;
+}
+
+Result<Layout> make_layout(const SegmentCodec& codec, std::string_view source, std::string_view target,
+                           const LayoutOptions& o) {
+  if (o.paradigm == Paradigm::Reencode || o.paradigm == Paradigm::ReencodePos)
+    return invalid_argument(std::string("paradigm ") + paradigm_name(o.paradigm) +
+                            " has no single training layout; train with batch-stream (gpe.md §6)");
+  // Target tokens, per segment.
+  std::vector<int32_t> forced;
+  {
+    size_t i = 0;
+    bool first = true;
+    while (i < target.size()) {
+      while (i < target.size() && std::isspace(static_cast<unsigned char>(target[i]))) ++i;
+      size_t j = i;
+      while (j < target.size() && !std::isspace(static_cast<unsigned char>(target[j]))) ++j;
+      if (j > i) {
+        GPS_ASSIGN(auto ids, codec.encode(SegmentKind::TargetWord, target.substr(i, j - i), first));
+        forced.insert(forced.end(), ids.begin(), ids.end());
+        first = false;
+      }
+      i = j;
+    }
+  }
+  RecordingModel rec(o.n_vocab);
+  SessionOptions so;
+  so.paradigm = o.paradigm;
+  so.k = o.k;
+  so.phi = o.phi;
+  so.forced_target = forced;
+  so.max_target_tokens = static_cast<int>(forced.size()) + 1;
+  so.max_tokens_per_word = 1 << 20;
+  so.max_cache_rows = 1 << 20;
+  so.clock = [] { return 0.0; };
+  GPS_ASSIGN(auto session, Session::create(rec, codec, so));
+  GPS_TRY(session->push_source(source));
+  GPS_TRY(session->end_source());
+  Layout layout;
+  for (;;) {
+    GPS_ASSIGN(Event e, session->step());
+    if (e.kind == EventKind::Word) layout.delays.push_back(e.delay);
+    if (e.kind == EventKind::Finished) break;
+    GPS_ASSERT(e.kind != EventKind::NeedSource, "forced layout session waiting for source");
+  }
+  const model::KvCache& cache = session->cache();
+  for (int g = 0; g < 2; ++g) rec.rows_[g].resize(cache.rows(static_cast<model::Group>(g)));
+  std::vector<std::pair<int64_t, LayoutRow>> all;
+  for (int g = 0; g < 2; ++g) {
+    const auto group = static_cast<model::Group>(g);
+    for (size_t i = 0; i < rec.rows_[g].size(); ++i) {
+      const auto& t = rec.rows_[g][i].token;
+      LayoutRow r{t.id, cache.positions(group)[i], group, t.n_src, t.n_tgt, -1};
+      if (group == model::Group::Target && i < session->target_row_labels().size())
+        r.label = session->target_row_labels()[i];
+      all.push_back({rec.rows_[g][i].arrival, r});
+    }
+  }
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [arrival, r] : all) layout.rows.push_back(r);
+  layout.n_source_rows = cache.rows(model::Group::Source);
+  layout.n_target_rows = cache.rows(model::Group::Target);
+  return layout;
+}
+
+}  // namespace gpstream::stream

@@ -1,0 +1,49 @@
+// The layout function of gpe.md §8.1: for (source, target, paradigm, k, φ) the token ids in cache
+// arrival order, their positions, each row's visibility (source rows, target rows) and its label (the
+// target token its logits predict, or none). It is computed by running the real Session in forced mode
+// over a recording model, so training (one masked forward over the layout) and inference (the Session)
+// cannot disagree: they are the same code path.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "model/batch.h"
+#include "stream/codec.h"
+#include "stream/paradigm.h"
+
+namespace gpstream::stream {
+
+struct LayoutRow {
+  int32_t id = 0;
+  float pos = 0.0f;
+  model::Group group = model::Group::Source;
+  int n_src = 0;
+  int n_tgt = 0;
+  int32_t label = -1;  // target token predicted by this row, -1 if the row is not trained
+};
+
+struct Layout {
+  std::vector<LayoutRow> rows;    // arrival order
+  std::vector<int> delays;        // per target word, source words read when it was written
+  int n_source_rows = 0;
+  int n_target_rows = 0;
+
+  // The rows as a Batch for one full forward (sequence 0), logits on every row.
+  model::Batch to_batch() const;
+};
+
+struct LayoutOptions {
+  Paradigm paradigm = Paradigm::Group;
+  int k = 5;
+  Phi phi;
+  int n_vocab = 0;   // the model's vocabulary size (ids are checked against it)
+};
+
+// Target words are encoded per segment (codec); the labels are the target words' tokens and the
+// first token of the target end marker. reencode and reencode-pos have no single training layout
+// (gpe.md §6) and are refused.
+Result<Layout> make_layout(const SegmentCodec& codec, std::string_view source, std::string_view target,
+                           const LayoutOptions& options);
+
+}  // namespace gpstream::stream

@@ -1,0 +1,407 @@
+// The streaming loop of gpe.md §5 as a state machine:
+//   Start    → read the first units (wait-k: k), feed prompt + units + header in one forward
+//   Decode   → a logits row arrives: choose y; at a word boundary emit the word, and if the policy wants
+//              more source go to NeedRead (y is dropped), else feed y
+//   NeedRead → once the wanted units arrived: pop the last target row, forward the units and re-feed
+//              the popped token (reencode-pos re-rotates, reencode recomputes the target rows)
+//   Finished
+#include "stream/session.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace gpstream::stream {
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+std::vector<std::string> split_words(std::string_view text) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && is_space(text[i])) ++i;
+    size_t j = i;
+    while (j < text.size() && !is_space(text[j])) ++j;
+    if (j > i) out.emplace_back(text.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+// Well-formed UTF-8 (RFC 3629): no overlongs, no surrogates, nothing past U+10FFFF.
+bool valid_utf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    int n;
+    unsigned char lo = 0x80, hi = 0xbf;  // allowed range of the second byte
+    if (c < 0x80) n = 0;
+    else if (c >= 0xc2 && c <= 0xdf) n = 1;
+    else if (c >= 0xe0 && c <= 0xef) n = 2, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+    else if (c >= 0xf0 && c <= 0xf4) n = 3, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+    else return false;
+    if (i + n >= s.size() + (n == 0)) return false;
+    for (int k = 1; k <= n; ++k) {
+      const unsigned char b = static_cast<unsigned char>(s[i + k]);
+      if (k == 1 ? (b < lo || b > hi) : (b & 0xc0) != 0x80) return false;
+    }
+    i += n + 1;
+  }
+  return true;
+}
+
+bool is_blank(const std::string& s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return is_space(c); });
+}
+
+}  // namespace
+
+bool ends_sentence(std::string_view w) {
+  while (!w.empty() && (w.back() == '"' || w.back() == '\'' || w.back() == ')' || w.back() == ']')) w.remove_suffix(1);
+  if (w.size() >= 3 && w.substr(w.size() - 3) == "\xC2\xBB") w.remove_suffix(2);  // »
+  return !w.empty() && (w.back() == '.' || w.back() == '!' || w.back() == '?');
+}
+
+Session::Session(model::ForwardModel& model, const SegmentCodec& codec, SessionOptions options)
+    : model_(model),
+      codec_(codec),
+      opts_(std::move(options)),
+      sampler_(opts_.decoding),
+      cache_(model.config(), opts_.max_cache_rows) {
+  if (opts_.paradigm == Paradigm::Offline) policy_ = std::make_unique<ReadAllPolicy>();
+  else policy_ = std::make_unique<WaitKPolicy>(opts_.k);
+  if (!opts_.clock) {
+    opts_.clock = [] {
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    };
+  }
+}
+
+Result<std::unique_ptr<Session>> Session::create(model::ForwardModel& model, const SegmentCodec& codec,
+                                                 SessionOptions options) {
+  if (options.k < 1) return invalid_argument("wait-k: k must be at least 1 (got " + std::to_string(options.k) + ")");
+  if (options.max_tokens_per_word < 1 || options.max_target_tokens < 1)
+    return invalid_argument("max tokens per word and per sentence must be positive");
+  auto s = std::unique_ptr<Session>(new Session(model, codec, std::move(options)));
+  GPS_ASSIGN(s->prompt_ids_, codec.encode(SegmentKind::Prompt, "", true));
+  GPS_ASSIGN(s->header_ids_, codec.encode(SegmentKind::Header, "", true));
+  GPS_ASSIGN(s->source_end_ids_, codec.encode(SegmentKind::SourceEnd, "", true));
+  GPS_ASSIGN(std::vector<int32_t> target_end, codec.encode(SegmentKind::TargetEnd, "", true));
+  if (target_end.empty()) return invalid_argument("the template's target end marker encodes to no token");
+  if (s->source_end_ids_.empty()) return invalid_argument("the template's source end marker encodes to no token");
+  s->eos_id_ = target_end[0];
+  const int32_t n_vocab = model.config().n_vocab;
+  for (const auto* ids : {&s->prompt_ids_, &s->header_ids_, &s->source_end_ids_, &target_end})
+    for (int32_t id : *ids)
+      if (id < 0 || id >= n_vocab)
+        return out_of_range("template token id " + std::to_string(id) + " is outside the model's vocabulary");
+  return s;
+}
+
+double Session::now_ms() const { return opts_.clock(); }
+
+Status Session::push_source(std::string_view text) {
+  if (stream_finished_) return invalid_argument("push_source after end_source");
+  if (!valid_utf8(text)) return invalid_argument("source text is not valid UTF-8");
+  for (std::string& w : split_words(text)) {
+    if (opts_.continuous && (source_finished_ || !next_words_.empty())) {
+      next_words_.push_back(std::move(w));
+      continue;
+    }
+    if (!t0_) t0_ = now_ms();
+    words_.push_back(std::move(w));
+    if (opts_.continuous && ends_sentence(words_.back())) source_finished_ = true;
+  }
+  return {};
+}
+
+Status Session::end_source() {
+  if (stream_finished_) return invalid_argument("end_source called twice");
+  stream_finished_ = true;
+  if (!opts_.continuous || next_words_.empty()) source_finished_ = true;
+  return {};
+}
+
+PolicyState Session::policy_state() const {
+  return {units_read_, words_written_, source_finished_, static_cast<int>(words_.size())};
+}
+
+Result<const std::vector<int32_t>*> Session::unit_tokens(int unit) {
+  while (static_cast<int>(unit_ids_.size()) <= unit) {
+    const int u = static_cast<int>(unit_ids_.size());
+    if (u < static_cast<int>(words_.size())) {
+      GPS_ASSIGN(auto ids, codec_.encode(SegmentKind::SourceWord, words_[u], u == 0));
+      unit_ids_.push_back(std::move(ids));
+    } else {
+      unit_ids_.push_back(source_end_ids_);
+    }
+  }
+  return &unit_ids_[unit];
+}
+
+Result<bool> Session::collect_reads(std::vector<int>& units) {
+  units.clear();
+  PolicyState ps = policy_state();
+  while (policy_->decide(ps) == Action::Read) {
+    const int next = ps.units_read;
+    const bool available = next < static_cast<int>(words_.size()) ||
+                           (next == static_cast<int>(words_.size()) && source_finished_);
+    if (!available) {
+      if (source_finished_) break;  // everything, end marker included, has been read
+      units.clear();
+      return false;
+    }
+    units.push_back(next);
+    ++ps.units_read;
+  }
+  return true;
+}
+
+void Session::queue_source(int32_t id) {
+  const int src_rows = cache_.rows(model::Group::Source) + pending_src_;
+  const int tgt_rows = cache_.rows(model::Group::Target) + pending_tgt_;
+  const float pos = static_cast<float>(arrival_positions(opts_.paradigm) ? src_rows + tgt_rows : src_rows);
+  const int n_tgt = source_sees_target(opts_.paradigm) ? tgt_rows : 0;
+  pending_.push_back({id, pos, 0, model::Group::Source, src_rows + 1, n_tgt, false});
+  ++pending_src_;
+  ++stats_.source_tokens;
+}
+
+void Session::queue_target(int32_t id, bool logits) {
+  const int src_rows = cache_.rows(model::Group::Source) + pending_src_;
+  const int idx = cache_.rows(model::Group::Target) + pending_tgt_;
+  float pos;
+  if (arrival_positions(opts_.paradigm)) pos = static_cast<float>(src_rows + idx);
+  else if (phi_positions(opts_.paradigm)) pos = phi_base_ + static_cast<float>(idx);
+  else pos = static_cast<float>(src_rows + idx);
+  pending_.push_back({id, pos, 0, model::Group::Target, src_rows, idx + 1, logits});
+  ++pending_tgt_;
+  pending_logits_ = pending_logits_ || logits;
+  ++stats_.target_tokens;
+  row_label_.resize(idx + 1, -1);
+  row_label_[idx] = -1;
+}
+
+Result<bool> Session::poll() {
+  if (!pending_.empty()) return true;
+  switch (state_) {
+    case State::Finished:
+      events_.push_back({EventKind::Finished});
+      return false;
+    case State::Decode:
+      GPS_ASSERT(false, "Decode state without a pending forward");
+      return false;
+    case State::Start: {
+      std::vector<int> units;
+      GPS_ASSIGN(bool ready, collect_reads(units));
+      if (!ready) {
+        events_.push_back({EventKind::NeedSource});
+        return false;
+      }
+      if (!prompt_fed_) {
+        for (int32_t id : prompt_ids_) queue_source(id);
+        prompt_fed_ = true;
+      }
+      for (int u : units) {
+        GPS_ASSIGN(const std::vector<int32_t>* ids, unit_tokens(u));
+        for (int32_t id : *ids) queue_source(id);
+        ++units_read_;
+        if (u < static_cast<int>(words_.size())) ++words_read_;
+      }
+      phi_base_ = opts_.phi.source_length ? static_cast<float>(cache_.rows(model::Group::Source) + pending_src_)
+                                          : opts_.phi.value;
+      for (size_t i = 0; i < header_ids_.size(); ++i) {
+        target_ids_.push_back(header_ids_[i]);
+        queue_target(header_ids_[i], i + 1 == header_ids_.size());
+      }
+      if (header_ids_.empty()) return invalid_argument("the template's header encodes to no token");
+      state_ = State::Decode;
+      return true;
+    }
+    case State::NeedRead: {
+      std::vector<int> units;
+      GPS_ASSIGN(bool ready, collect_reads(units));
+      if (!ready) {
+        events_.push_back({EventKind::NeedSource});
+        return false;
+      }
+      GPS_ASSERT(!units.empty(), "NeedRead without a unit to read");
+      // Pop the last target token: its row must be recomputed after the read so it sees the new source.
+      const int32_t last = target_ids_.back();
+      cache_.truncate(model::Group::Target, cache_.rows(model::Group::Target) - 1);
+      row_label_.resize(cache_.rows(model::Group::Target));
+      for (int u : units) {
+        GPS_ASSIGN(const std::vector<int32_t>* ids, unit_tokens(u));
+        for (int32_t id : *ids) queue_source(id);
+        ++units_read_;
+        if (u < static_cast<int>(words_.size())) ++words_read_;
+      }
+      const int src_rows = cache_.rows(model::Group::Source) + pending_src_;
+      if (opts_.paradigm == Paradigm::Reencode) {
+        // Recompute every target row at its new position, seeing all the source read so far.
+        cache_.truncate(model::Group::Target, 0);
+        row_label_.clear();
+        for (size_t i = 0; i < target_ids_.size(); ++i) queue_target(target_ids_[i], i + 1 == target_ids_.size());
+        stats_.target_tokens -= static_cast<int64_t>(target_ids_.size());  // exempt from the forward count
+      } else {
+        if (opts_.paradigm == Paradigm::ReencodePos) {
+          const int n = cache_.rows(model::Group::Target);
+          std::vector<float> pos(n);
+          for (int i = 0; i < n; ++i) pos[i] = static_cast<float>(src_rows + i);
+          cache_.rerotate(model::Group::Target, 0, pos.data(), n, model_.inv_freq());
+        }
+        queue_target(last, true);
+        --stats_.target_tokens;
+        ++stats_.refeeds;
+      }
+      after_refeed_ = true;
+      state_ = State::Decode;
+      return true;
+    }
+  }
+  return false;
+}
+
+void Session::prepare(model::Batch& batch, int seq) const {
+  for (model::BatchToken t : pending_) {
+    t.seq = seq;
+    batch.tokens.push_back(t);
+  }
+}
+
+bool Session::starts_word(int32_t id) const { return id < codec_.vocab_size() && codec_.starts_word(id); }
+
+bool Session::is_eos(int32_t id) const {
+  if (id == eos_id_ || id >= codec_.vocab_size() || codec_.is_special(id)) return true;
+  const auto& e = model_.config().eos_token_ids;
+  return std::find(e.begin(), e.end(), id) != e.end();
+}
+
+int32_t Session::choose(const float* row) {
+  const int32_t n_vocab = model_.config().n_vocab;
+  if (opts_.forced_target) {
+    const size_t i = generated_.size();
+    return i < opts_.forced_target->size() ? (*opts_.forced_target)[i] : eos_id_;
+  }
+  const bool restrict = after_refeed_ || static_cast<int>(word_ids_.size()) >= opts_.max_tokens_per_word;
+  std::function<bool(int32_t)> allowed;
+  if (restrict) {
+    if (word_start_.empty()) {  // built on first use: forced sessions (training layouts) never need it
+      word_start_.resize(n_vocab);
+      for (int32_t id = 0; id < n_vocab; ++id) word_start_[id] = starts_word(id) || is_eos(id);
+    }
+    allowed = [this](int32_t id) { return static_cast<bool>(word_start_[id]); };
+  }
+  return sampler_.choose(std::span<const float>(row, static_cast<size_t>(n_vocab)), generated_, allowed);
+}
+
+void Session::emit_current_word() {
+  if (word_ids_.empty()) return;
+  const std::string text = codec_.decode(word_ids_);
+  const double elapsed = now_ms() - t0_.value_or(now_ms());
+  for (std::string& w : split_words(text)) events_.push_back({EventKind::Word, std::move(w), words_read_, elapsed});
+  word_ids_.clear();
+  word_has_text_ = false;
+  ++words_written_;
+}
+
+Status Session::complete(const float* row) {
+  pending_.clear();
+  pending_src_ = pending_tgt_ = 0;
+  const bool had_logits = pending_logits_;
+  pending_logits_ = false;
+  ++stats_.forwards;
+  if (!had_logits) return {};
+  const int32_t y = choose(row);
+  if (y < 0 || y >= model_.config().n_vocab) return out_of_range("forced token " + std::to_string(y) + " outside the vocabulary");
+  row_label_[cache_.rows(model::Group::Target) - 1] = y;
+  after_refeed_ = false;
+  const bool eos = is_eos(y);
+  const bool boundary = eos || (starts_word(y) && word_has_text_);
+  if (boundary) {
+    emit_current_word();
+    if (policy_->decide(policy_state()) == Action::Read) {
+      state_ = State::NeedRead;
+      return {};
+    }
+    if (eos) {
+      finish_sentence(false);
+      return {};
+    }
+  }
+  if (static_cast<int>(generated_.size()) >= opts_.max_target_tokens) {
+    emit_current_word();
+    finish_sentence(true);
+    return {};
+  }
+  word_ids_.push_back(y);
+  if (!word_has_text_) word_has_text_ = !is_blank(codec_.decode(word_ids_));
+  generated_.push_back(y);
+  target_ids_.push_back(y);
+  queue_target(y, true);
+  return {};
+}
+
+void Session::finish_sentence(bool truncated) {
+  if (!opts_.continuous) {
+    state_ = State::Finished;
+    events_.push_back({EventKind::Finished, "", 0, 0, truncated});
+    return;
+  }
+  events_.push_back({EventKind::SegmentEnd, "", 0, 0, truncated});
+  start_segment();
+}
+
+void Session::start_segment() {
+  // Drop the finished sentence's rows, keeping the prompt: the next sentence starts again at source
+  // position P and target position φ, exactly like a fresh session.
+  const int p = static_cast<int>(prompt_ids_.size());
+  cache_.erase(model::Group::Source, p, cache_.rows(model::Group::Source));
+  cache_.truncate(model::Group::Target, 0);
+  words_.clear();
+  unit_ids_.clear();
+  units_read_ = words_read_ = words_written_ = 0;
+  target_ids_.clear();
+  generated_.clear();
+  word_ids_.clear();
+  word_has_text_ = false;
+  after_refeed_ = false;
+  row_label_.clear();
+  t0_.reset();
+  source_finished_ = false;
+  while (!next_words_.empty() && !source_finished_) {
+    if (!t0_) t0_ = now_ms();
+    words_.push_back(std::move(next_words_.front()));
+    next_words_.pop_front();
+    if (ends_sentence(words_.back())) source_finished_ = true;
+  }
+  if (stream_finished_ && next_words_.empty()) source_finished_ = true;
+  if (stream_finished_ && words_.empty()) {
+    state_ = State::Finished;
+    events_.push_back({EventKind::Finished});
+    return;
+  }
+  state_ = State::Start;
+}
+
+Event Session::pop_event() {
+  Event e = std::move(events_.front());
+  events_.pop_front();
+  return e;
+}
+
+Result<Event> Session::step() {
+  for (;;) {
+    if (!events_.empty()) return pop_event();
+    GPS_ASSIGN(bool forward, poll());
+    if (!events_.empty() && !forward) return pop_event();
+    if (!forward) continue;
+    model::Batch batch;
+    prepare(batch, 0);
+    model::KvCache* c = &cache_;
+    GPS_TRY(model_.forward(batch, std::span<model::KvCache* const>(&c, 1), logits_));
+    GPS_TRY(complete(logits_.data()));
+  }
+}
+
+}  // namespace gpstream::stream

@@ -1,0 +1,157 @@
+// Session: one live stream (gpe.md §5). Source words arrive with push_source/end_source; step() runs
+// the read/write loop until something happens and returns it as an event: a target word (text, delay
+// in source words, elapsed ms), NeedSource (the policy wants a unit that has not arrived), or Finished.
+// The cache has a source region and a target region; the paradigm (paradigm.h) decides positions,
+// visibility and what a read recomputes; the policy decides when to read. Nothing is re-encoded in the
+// group paradigm: a read appends source rows, and the last target token is re-fed so its row sees them.
+//
+// A Session owns its cache and decoding state but no weights. The forward pass is either run by step()
+// itself or, through prepare()/complete(), batched with other sessions by the Scheduler.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/forward_model.h"
+#include "stream/codec.h"
+#include "stream/paradigm.h"
+#include "stream/policy.h"
+#include "stream/sampler.h"
+
+namespace gpstream::stream {
+
+struct SessionOptions {
+  Paradigm paradigm = Paradigm::Group;
+  Phi phi;
+  int k = 5;                         // wait-k (ignored by offline, which reads everything first)
+  DecodingOptions decoding;
+  int max_tokens_per_word = 32;      // then only a word start or the end marker may follow
+  int max_target_tokens = 256;       // per sentence; then the sentence ends (event.truncated)
+  int max_cache_rows = 8192;         // per region
+  // Continuous streams: a source word ending in . ! ? (optionally followed by closing quotes or
+  // brackets) ends the sentence; the session translates sentence by sentence, dropping finished
+  // sentences' rows (keeping the prompt), so memory stays bounded.
+  bool continuous = false;
+  // Forced decoding (tests, the training layout): instead of choosing, take these target tokens in
+  // order; after them, the end marker.
+  std::optional<std::vector<int32_t>> forced_target;
+  // Milliseconds since an arbitrary origin; steady clock by default (tests and paced runs inject one).
+  std::function<double()> clock;
+};
+
+enum class EventKind { Word, NeedSource, SegmentEnd, Finished };
+
+struct Event {
+  EventKind kind = EventKind::NeedSource;
+  std::string word;        // Word: the target word
+  int delay = 0;           // Word: source words read when it was written
+  double elapsed_ms = 0;   // Word: ms since the sentence's first source word was pushed
+  bool truncated = false;  // Finished/SegmentEnd: stopped by max_target_tokens
+};
+
+// Counts of forwarded rows (gpe.md §8.3).
+struct SessionStats {
+  int64_t source_tokens = 0;
+  int64_t target_tokens = 0;
+  int64_t refeeds = 0;
+  int64_t forwards = 0;
+};
+
+class Session {
+ public:
+  Session(model::ForwardModel& model, const SegmentCodec& codec, SessionOptions options);
+  static Result<std::unique_ptr<Session>> create(model::ForwardModel& model, const SegmentCodec& codec,
+                                                 SessionOptions options);
+
+  // Adds whitespace-separated source words (any number, at any time before end_source).
+  Status push_source(std::string_view text);
+  // The source has ended: the end marker becomes available as the last unit.
+  Status end_source();
+  // Runs forwards until an event. After Finished, step() keeps returning Finished.
+  Result<Event> step();
+
+  // Scheduler interface: advance the state machine without a forward. Returns true when a forward is
+  // pending (then append it with prepare() and hand back its logits row with complete()).
+  Result<bool> poll();
+  bool has_event() const { return !events_.empty(); }
+  Event pop_event();
+  void prepare(model::Batch& batch, int seq) const;
+  bool pending_wants_logits() const { return pending_logits_; }
+  Status complete(const float* logits_row);
+
+  model::KvCache& cache() { return cache_; }
+  const model::KvCache& cache() const { return cache_; }
+  const SessionStats& stats() const { return stats_; }
+  bool finished() const { return state_ == State::Finished; }
+  int units_read() const { return units_read_; }
+  int words_read() const { return words_read_; }
+  // For each target row: the token chosen from that row's last logits (-1 if none): the training
+  // label of the row (stream/layout.h).
+  const std::vector<int32_t>& target_row_labels() const { return row_label_; }
+  const SessionOptions& options() const { return opts_; }
+
+ private:
+  enum class State { Start, Decode, NeedRead, Finished };
+
+  PolicyState policy_state() const;
+  Result<bool> collect_reads(std::vector<int>& units);  // false: a wanted unit has not arrived
+  Result<const std::vector<int32_t>*> unit_tokens(int unit);
+  void queue_source(int32_t id);
+  void queue_target(int32_t id, bool logits);
+  int32_t choose(const float* logits_row);
+  void emit_current_word();
+  void finish_sentence(bool truncated);
+  void start_segment();
+  bool is_eos(int32_t id) const;
+  bool starts_word(int32_t id) const;
+  double now_ms() const;
+
+  model::ForwardModel& model_;
+  const SegmentCodec& codec_;
+  SessionOptions opts_;
+  std::unique_ptr<Policy> policy_;
+  Sampler sampler_;
+  model::KvCache cache_;
+
+  std::vector<int32_t> prompt_ids_, header_ids_, source_end_ids_;
+  int32_t eos_id_ = -1;
+  std::vector<bool> word_start_;   // per vocabulary id: a word start or the end marker (lazy)
+
+  // Current sentence.
+  State state_ = State::Start;
+  std::vector<std::string> words_;           // source words of this sentence
+  std::deque<std::string> next_words_;       // continuous mode: words of later sentences
+  bool source_finished_ = false;             // this sentence's source has ended
+  bool stream_finished_ = false;             // end_source() was called (continuous mode)
+  std::vector<std::vector<int32_t>> unit_ids_;
+  int units_read_ = 0, words_read_ = 0;
+  bool prompt_fed_ = false;
+  float phi_base_ = 0.0f;
+  std::vector<int32_t> target_ids_;          // header + fed generated tokens
+  std::vector<int32_t> generated_;           // generated tokens (for the repetition penalty)
+  std::vector<int32_t> word_ids_;            // the word being written
+  bool word_has_text_ = false;
+  int words_written_ = 0;
+  bool after_refeed_ = false;
+  std::optional<double> t0_;
+  std::vector<int32_t> row_label_;
+
+  // Pending forward.
+  std::vector<model::BatchToken> pending_;
+  int pending_src_ = 0, pending_tgt_ = 0;
+  bool pending_logits_ = false;
+
+  std::deque<Event> events_;
+  SessionStats stats_;
+  std::vector<float> logits_;
+};
+
+// True when a source word ends a sentence (continuous streams).
+bool ends_sentence(std::string_view word);
+
+}  // namespace gpstream::stream

@@ -1,0 +1,215 @@
+// gpe.md §8 invariants on a tiny random transformer:
+//  1. train/infer equivalence: a forced Session's row logits (each row's last forward) and cached K/V
+//     equal one full forward over the layout, for group, batch-stream, interleaved, interleaved-blocked;
+//  3. forward counts: each source token once; each target token once plus one re-feed per boundary at
+//     which a unit was read (count derived by hand from wait-k: max(0, min(N, M + 1 − k)));
+//  2. k ≥ M + 1 gives offline's tokens for every paradigm.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "../model/tiny_models.h"
+#include "stream/layout.h"
+#include "stream/session.h"
+#include "test_codec.h"
+
+namespace gpstream {
+namespace {
+
+using model::Group;
+using stream::Paradigm;
+
+// Wraps a model and records, per target row, the logits of that row's last forward and the number of
+// rows forwarded per group.
+class Recorder final : public model::ForwardModel {
+ public:
+  explicit Recorder(model::ForwardModel& inner) : inner_(inner) {}
+  const model::ModelConfig& config() const override { return inner_.config(); }
+  const std::vector<float>& inv_freq() const override { return inner_.inv_freq(); }
+  Status forward(const model::Batch& b, std::span<model::KvCache* const> caches, std::vector<float>& logits) override {
+    GPS_TRY(inner_.forward(b, caches, logits));
+    int r = 0;
+    const int V = config().n_vocab;
+    std::map<Group, int> next{{Group::Source, 0}, {Group::Target, 0}};
+    for (auto g : {Group::Source, Group::Target}) next[g] = caches[0]->rows(g);
+    for (const auto& t : b.tokens) ++forwarded[t.group];
+    // Row index of each logits row: the batch's target rows are the last rows of the target region.
+    int tgt_in_batch = 0;
+    for (const auto& t : b.tokens) tgt_in_batch += t.group == Group::Target;
+    int tgt_idx = caches[0]->rows(Group::Target) - tgt_in_batch;
+    for (const auto& t : b.tokens) {
+      if (t.group == Group::Target) {
+        if (t.logits) row_logits[tgt_idx].assign(logits.begin() + r * V, logits.begin() + (r + 1) * V);
+        ++tgt_idx;
+      }
+      r += t.logits;
+    }
+    return {};
+  }
+  std::map<int, std::vector<float>> row_logits;
+  std::map<Group, int64_t> forwarded{{Group::Source, 0}, {Group::Target, 0}};
+
+ private:
+  model::ForwardModel& inner_;
+};
+
+struct Case {
+  std::string source, target;
+  int k;
+};
+
+int count_words(const std::string& s) {
+  int n = 0;
+  bool in = false;
+  for (char c : s) {
+    if (c != ' ' && !in) ++n;
+    in = c != ' ';
+  }
+  return n;
+}
+
+class Equivalence : public ::testing::TestWithParam<Paradigm> {};
+
+TEST_P(Equivalence, ForcedSessionMatchesFullForwardOverLayout) {
+  const Paradigm paradigm = GetParam();
+  auto cfg = testing::tiny_config(false, false, false);
+  auto tf = testing::tiny_transformer(cfg, model::random_tensors(cfg, testing::tiny_init(21)), 2);
+  testing::CharCodec codec;
+  const std::vector<Case> cases = {
+      {"hello big world .", "bonjour le grand monde .", 1},
+      {"hello big world .", "bonjour le grand monde .", 2},
+      {"hello big world .", "bonjour le grand monde .", 5},      // k = M + 1
+      {"ab cd", "a b c d e f g h i", 2},                          // N > M + k
+      {"ab cd ef", "x", 7},                                      // M < k
+      {"one two three four five six seven", "un deux", 1},       // N + k < M: EOS before the end marker
+      {"i", "je suis", 1},
+  };
+  for (const auto& c : cases)
+    for (stream::Phi phi : {stream::Phi{0.0f, false}, stream::Phi{0.5f, false}, stream::Phi{0.0f, true}}) {
+      SCOPED_TRACE(c.source + " | " + c.target + " | k=" + std::to_string(c.k) + " phi=" + phi.to_string());
+      stream::LayoutOptions lo{paradigm, c.k, phi, cfg.n_vocab};
+      auto layout = stream::make_layout(codec, c.source, c.target, lo);
+      ASSERT_TRUE(layout.ok()) << layout.error().message();
+      model::KvCache full_cache(cfg);
+      std::vector<float> full;
+      ASSERT_TRUE(tf->forward(layout->to_batch(), full_cache, full).ok());
+
+      // Forced session, source pushed word by word.
+      std::vector<int32_t> forced;
+      {
+        auto l2 = *layout;
+        for (const auto& r : l2.rows)
+          if (r.group == Group::Target && r.label >= 0 && r.label != testing::CharCodec::kEos) forced.push_back(r.label);
+      }
+      Recorder rec(*tf);
+      stream::SessionOptions so;
+      so.paradigm = paradigm;
+      so.k = c.k;
+      so.phi = phi;
+      so.forced_target = forced;
+      auto session = stream::Session::create(rec, codec, so);
+      ASSERT_TRUE(session.ok());
+      std::vector<std::string> words;
+      for (size_t i = 0, j; i < c.source.size(); i = j + 1) {
+        j = c.source.find(' ', i);
+        if (j == std::string::npos) j = c.source.size();
+        words.push_back(c.source.substr(i, j - i));
+      }
+      size_t pushed = 0;
+      std::vector<int> delays;
+      for (int guard = 0; guard < 1000; ++guard) {
+        auto e = (*session)->step();
+        ASSERT_TRUE(e.ok()) << e.error().message();
+        if (e->kind == stream::EventKind::NeedSource) {
+          if (pushed < words.size()) ASSERT_TRUE((*session)->push_source(words[pushed++]).ok());
+          else ASSERT_TRUE((*session)->end_source().ok());
+        } else if (e->kind == stream::EventKind::Word) {
+          delays.push_back(e->delay);
+        } else if (e->kind == stream::EventKind::Finished) {
+          break;
+        }
+      }
+      EXPECT_EQ(delays, layout->delays);
+      // Delays follow wait-k: word j after min(k + j − 1, M) source words.
+      const int M = count_words(c.source);
+      for (size_t j = 0; j < delays.size(); ++j) EXPECT_EQ(delays[j], std::min<int>(c.k + static_cast<int>(j), M));
+
+      const auto& cache = (*session)->cache();
+      const int V = cfg.n_vocab;
+      for (Group g : {Group::Source, Group::Target}) {
+        ASSERT_EQ(cache.rows(g), full_cache.rows(g));
+        const int n = cache.rows(g) * static_cast<int>(cache.kv_dim());
+        for (int l = 0; l < cfg.n_layer; ++l)
+          for (int i = 0; i < n; ++i) {
+            ASSERT_NEAR(cache.k(l, g)[i], full_cache.k(l, g)[i], 1e-5);
+            ASSERT_NEAR(cache.v(l, g)[i], full_cache.v(l, g)[i], 1e-5);
+          }
+      }
+      // Row logits: the layout's target rows with labels are exactly the rows the session decided from.
+      int tgt = 0, checked = 0;
+      for (size_t r = 0; r < layout->rows.size(); ++r) {
+        if (layout->rows[r].group != Group::Target) continue;
+        if (layout->rows[r].label >= 0) {
+          ASSERT_TRUE(rec.row_logits.count(tgt)) << "target row " << tgt;
+          for (int v = 0; v < V; ++v) ASSERT_NEAR(rec.row_logits[tgt][v], full[r * V + v], 1e-4) << "row " << r;
+          ++checked;
+        }
+        ++tgt;
+      }
+      EXPECT_GT(checked, 0);
+
+      // §8.3: forward counts.
+      const int N = static_cast<int>(delays.size());
+      const int read_boundaries = std::max(0, std::min(N, M + 1 - c.k));
+      EXPECT_EQ(rec.forwarded[Group::Source], layout->n_source_rows);
+      EXPECT_EQ(rec.forwarded[Group::Target], layout->n_target_rows + read_boundaries);
+      EXPECT_EQ((*session)->stats().refeeds, read_boundaries);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Paradigms, Equivalence,
+                         ::testing::Values(Paradigm::Group, Paradigm::BatchStream, Paradigm::Interleaved,
+                                           Paradigm::InterleavedBlocked),
+                         [](const auto& info) {
+                           std::string n = stream::paradigm_name(info.param);
+                           for (char& ch : n)
+                             if (ch == '-') ch = '_';
+                           return n;
+                         });
+
+TEST(Paradigms, ReadingEverythingFirstGivesOfflineTokens) {
+  testing::CharCodec codec;
+  auto cfg = testing::tiny_config(true, true, false);
+  cfg.n_vocab = codec.vocab_size();  // every id decodes, so random models write words
+  auto tf = testing::tiny_transformer(cfg, model::random_tensors(cfg, testing::tiny_init(5)), 1);
+  auto run = [&](Paradigm p, int k, stream::Phi phi) {
+    stream::SessionOptions so;
+    so.paradigm = p;
+    so.k = k;
+    so.phi = phi;
+    so.max_target_tokens = 14;
+    auto s = stream::Session::create(*tf, codec, so);
+    EXPECT_TRUE(s.ok());
+    EXPECT_TRUE((*s)->push_source("the cat sat on it").ok());
+    EXPECT_TRUE((*s)->end_source().ok());
+    std::string out;
+    for (;;) {
+      auto e = (*s)->step();
+      EXPECT_TRUE(e.ok());
+      if (e->kind == stream::EventKind::Word) out += e->word + " ";
+      if (e->kind == stream::EventKind::Finished) break;
+    }
+    return out;
+  };
+  const stream::Phi S{0.0f, true};
+  const std::string offline = run(Paradigm::Offline, 1, S);
+  ASSERT_FALSE(offline.empty());
+  for (Paradigm p : {Paradigm::Group, Paradigm::BatchStream, Paradigm::ReencodePos, Paradigm::Reencode,
+                     Paradigm::Interleaved, Paradigm::InterleavedBlocked})
+    for (int k : {6, 9}) EXPECT_EQ(run(p, k, S), offline) << stream::paradigm_name(p) << " k=" << k;
+  // φ = 0: group at k ≥ M + 1 equals offline at φ = 0.
+  EXPECT_EQ(run(Paradigm::Group, 6, stream::Phi{0.0f, false}), run(Paradigm::Offline, 1, stream::Phi{0.0f, false}));
+}
+
+}  // namespace
+}  // namespace gpstream
