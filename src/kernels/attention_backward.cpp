@@ -1,0 +1,110 @@
+// Sequence attention forward (saving probabilities) and backward.
+#include "kernels/attention_backward.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace gpstream::kernels {
+
+void attention_mask_build(float* mask, const uint8_t* groups, const int32_t* n_src, const int32_t* n_tgt,
+                          int64_t n_tok) {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<int32_t> rank(static_cast<size_t>(n_tok));
+  int32_t counts[2] = {0, 0};
+  for (int64_t j = 0; j < n_tok; ++j) rank[j] = counts[groups[j] ? 1 : 0]++;
+  for (int64_t i = 0; i < n_tok; ++i) {
+    float* m = mask + i * n_tok;
+    for (int64_t j = 0; j < n_tok; ++j) {
+      const bool visible = groups[j] ? rank[j] < n_tgt[i] : rank[j] < n_src[i];
+      m[j] = visible ? 0.0f : -inf;
+    }
+  }
+}
+
+void attention_forward_seq(float* out, int64_t ldo, float* probs, const float* q, int64_t ldq, const float* k,
+                           const float* v, int64_t ldkv, const float* mask, int64_t n_tok, int64_t head_dim,
+                           float scale) {
+  const int T = static_cast<int>(n_tok), D = static_cast<int>(head_dim);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, D, scale, q, static_cast<int>(ldq), k,
+              static_cast<int>(ldkv), 0.0f, probs, T);
+  for (int64_t i = 0; i < n_tok; ++i) {
+    float* p = probs + i * n_tok;
+    const float* m = mask + i * n_tok;
+    float mx = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < n_tok; ++j) {
+      p[j] += m[j];
+      mx = std::max(mx, p[j]);
+    }
+    if (mx == -std::numeric_limits<float>::infinity()) {
+      std::fill(p, p + n_tok, 0.0f);
+      continue;
+    }
+    float sum = 0.0f;
+    for (int64_t j = 0; j < n_tok; ++j) {
+      p[j] = std::exp(p[j] - mx);
+      sum += p[j];
+    }
+    const float inv = 1.0f / sum;
+    for (int64_t j = 0; j < n_tok; ++j) p[j] *= inv;
+  }
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, D, T, 1.0f, probs, T, v, static_cast<int>(ldkv),
+              0.0f, out, static_cast<int>(ldo));
+}
+
+void attention_backward_seq(float* dq, int64_t lddq, float* dk, float* dv, int64_t lddkv, float* scratch,
+                            const float* dout, int64_t lddo, const float* probs, const float* q, int64_t ldq,
+                            const float* k, const float* v, int64_t ldkv, int64_t n_tok, int64_t head_dim,
+                            float scale) {
+  const int T = static_cast<int>(n_tok), D = static_cast<int>(head_dim);
+  // dP = dout vᵀ
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, D, 1.0f, dout, static_cast<int>(lddo), v,
+              static_cast<int>(ldkv), 0.0f, scratch, T);
+  for (int64_t i = 0; i < n_tok; ++i) {
+    const float* p = probs + i * n_tok;
+    float* ds = scratch + i * n_tok;
+    float dot = 0.0f;
+    for (int64_t j = 0; j < n_tok; ++j) dot += p[j] * ds[j];
+    for (int64_t j = 0; j < n_tok; ++j) ds[j] = p[j] * (ds[j] - dot);
+  }
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, D, T, scale, scratch, T, k,
+              static_cast<int>(ldkv), 1.0f, dq, static_cast<int>(lddq));
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, D, T, scale, scratch, T, q, static_cast<int>(ldq),
+              1.0f, dk, static_cast<int>(lddkv));
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, D, T, 1.0f, probs, T, dout, static_cast<int>(lddo),
+              1.0f, dv, static_cast<int>(lddkv));
+}
+
+void attention_forward_seq_ref(float* out, int64_t ldo, float* probs, const float* q, int64_t ldq,
+                               const float* k, const float* v, int64_t ldkv, const float* mask, int64_t n_tok,
+                               int64_t head_dim, float scale) {
+  std::vector<double> s(static_cast<size_t>(n_tok));
+  for (int64_t i = 0; i < n_tok; ++i) {
+    double mx = -std::numeric_limits<double>::infinity();
+    for (int64_t j = 0; j < n_tok; ++j) {
+      double d = 0.0;
+      for (int64_t c = 0; c < head_dim; ++c) d += static_cast<double>(q[i * ldq + c]) * k[j * ldkv + c];
+      s[j] = std::isinf(mask[i * n_tok + j]) ? -std::numeric_limits<double>::infinity() : d * scale;
+      mx = std::max(mx, s[j]);
+    }
+    double sum = 0.0;
+    for (int64_t j = 0; j < n_tok; ++j) {
+      s[j] = std::isinf(mx) ? 0.0 : std::exp(s[j] - mx);
+      sum += s[j];
+    }
+    for (int64_t j = 0; j < n_tok; ++j) {
+      s[j] = sum > 0 ? s[j] / sum : 0.0;
+      if (probs) probs[i * n_tok + j] = static_cast<float>(s[j]);
+    }
+    for (int64_t c = 0; c < head_dim; ++c) {
+      double o = 0.0;
+      for (int64_t j = 0; j < n_tok; ++j) o += s[j] * v[j * ldkv + c];
+      out[i * ldo + c] = static_cast<float>(o);
+    }
+  }
+}
+
+}  // namespace gpstream::kernels
