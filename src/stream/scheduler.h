@@ -1,0 +1,35 @@
+// Scheduler: steps many Sessions together. Each round it advances every session's state machine,
+// packs all pending work (source chunks, single target tokens, re-feeds) into ONE batched forward —
+// every session is its own sequence with its own cache — and hands each session its logits row.
+// Sessions join and leave at any time. The Scheduler only batches: it owns no weights and decodes nothing.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "stream/session.h"
+
+namespace gpstream::stream {
+
+class Scheduler {
+ public:
+  explicit Scheduler(model::ForwardModel& model) : model_(model) {}
+
+  // Adds a session (not owned); returns its handle.
+  int add(Session* session);
+  void remove(int handle);
+  size_t size() const;
+
+  // One round: poll every session, run one batched forward over all pending work, complete it.
+  // Events produced by the round are passed to on_event(handle, event). Returns the number of
+  // sessions that took part in the forward (0: nothing to do — all are waiting or finished).
+  Result<int> round(const std::function<void(int, const Event&)>& on_event);
+
+ private:
+  model::ForwardModel& model_;
+  std::vector<Session*> sessions_;  // index = handle; null = removed
+  std::vector<float> logits_;
+};
+
+}  // namespace gpstream::stream

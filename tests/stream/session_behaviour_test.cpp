@@ -1,0 +1,385 @@
+// Session behaviour with a scripted fake model whose next token is a function of the target prefix and
+// the source units it can see (so re-feeds really change its answer): delays under wait-1/3/5 with
+// attached and standalone punctuation, multi-token words, EOS before the source ends; hypotheses free
+// of template text; continuous streams; the Scheduler; reencode and reencode-pos invariants; bad input.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "../model/tiny_models.h"
+#include "stream/scheduler.h"
+#include "stream/session.h"
+#include "test_codec.h"
+
+namespace gpstream {
+namespace {
+
+using model::Group;
+using stream::EventKind;
+using stream::Paradigm;
+using testing::CharCodec;
+
+// Translates the visible source words one to one ("stop" ends the translation); answers EOS when it has
+// translated everything it can see.
+class CopyModel final : public model::ForwardModel {
+ public:
+  explicit CopyModel(const CharCodec& codec) : codec_(codec) {
+    config_.n_vocab = codec.vocab_size();
+    config_.n_embd = config_.n_ff = config_.n_layer = config_.n_head = config_.n_head_kv = 1;
+    config_.head_dim = 2;
+    inv_freq_ = {1.0f};
+  }
+  const model::ModelConfig& config() const override { return config_; }
+  const std::vector<float>& inv_freq() const override { return inv_freq_; }
+  Status forward(const model::Batch& b, std::span<model::KvCache* const> caches, std::vector<float>& logits) override {
+    logits.clear();
+    for (const auto& t : b.tokens) {
+      model::KvCache& c = *caches[t.seq];
+      auto& sh = shadow_[&c];
+      for (int g = 0; g < 2; ++g) sh[g].resize(c.rows(static_cast<Group>(g)));
+      GPS_TRY(c.reserve(t.group, 1));
+      c.push_row(t.group, t.pos);
+      sh[static_cast<int>(t.group)].push_back(t.id);
+      if (!t.logits) continue;
+      // Visible source words (after the prompt), split at word-start tokens.
+      std::vector<std::vector<int32_t>> words;
+      bool end_visible = false;
+      for (int i = 1; i < t.n_src; ++i) {
+        int32_t id = sh[0][i];
+        if (id == CharCodec::kSourceEnd) { end_visible = true; continue; }
+        if (words.empty() || codec_.starts_word(id)) words.emplace_back();
+        words.back().push_back(id);
+      }
+      std::vector<int32_t> translation;
+      bool stop = false;
+      for (size_t w = 0; w < words.size() && !stop; ++w) {
+        std::string text = codec_.decode(words[w]);
+        if (text.front() == ' ') text.erase(0, 1);
+        if (text == "stop") { stop = true; break; }
+        auto ids = codec_.encode(stream::SegmentKind::TargetWord, text, w == 0);
+        translation.insert(translation.end(), ids->begin(), ids->end());
+      }
+      // Target prefix after the 2-token header.
+      std::vector<int32_t> prefix(sh[1].begin() + 2, sh[1].begin() + t.n_tgt);
+      int32_t next = CharCodec::kEos;
+      if (prefix.size() < translation.size()) next = translation[prefix.size()];
+      (void)end_visible;
+      std::vector<float> row(config_.n_vocab, 0.0f);
+      row[next] = 10.0f;
+      logits.insert(logits.end(), row.begin(), row.end());
+    }
+    return {};
+  }
+
+ private:
+  const CharCodec& codec_;
+  model::ModelConfig config_;
+  std::vector<float> inv_freq_;
+  std::map<const model::KvCache*, std::array<std::vector<int32_t>, 2>> shadow_;
+};
+
+struct Output {
+  std::vector<std::string> words;
+  std::vector<int> delays;
+};
+
+// Pushes the source one word per NeedSource, like SimulEval's text evaluator.
+Output run_live(stream::Session& s, const std::string& source) {
+  std::vector<std::string> words;
+  std::string w;
+  for (char c : source + " ") {
+    if (c == ' ') { if (!w.empty()) words.push_back(w); w.clear(); } else w += c;
+  }
+  Output out;
+  size_t pushed = 0;
+  for (int guard = 0; guard < 10000; ++guard) {
+    auto e = s.step();
+    EXPECT_TRUE(e.ok()) << e.error().message();
+    if (!e.ok()) break;
+    if (e->kind == EventKind::NeedSource) {
+      if (pushed < words.size()) EXPECT_TRUE(s.push_source(words[pushed++]).ok());
+      else EXPECT_TRUE(s.end_source().ok());
+    } else if (e->kind == EventKind::Word) {
+      out.words.push_back(e->word);
+      out.delays.push_back(e->delay);
+    } else if (e->kind == EventKind::Finished) {
+      break;
+    }
+  }
+  return out;
+}
+
+TEST(SessionDelays, WaitKWithPunctuationMultiTokenWordsAndEarlyEos) {
+  CharCodec codec;
+  CopyModel model(codec);
+  struct Case {
+    std::string source;
+    int k;
+    std::vector<std::string> words;
+    std::vector<int> delays;  // by hand: word j after min(k + j − 1, M) source words
+  };
+  const std::vector<Case> cases = {
+      {"hello , world .", 1, {"hello", ",", "world", "."}, {1, 2, 3, 4}},
+      {"hello , world .", 3, {"hello", ",", "world", "."}, {3, 4, 4, 4}},
+      {"hello, world. again", 1, {"hello,", "world.", "again"}, {1, 2, 3}},
+      {"hello, world. again", 5, {"hello,", "world.", "again"}, {3, 3, 3}},
+      {"a bb ccc dddd eeeee ffffff", 3, {"a", "bb", "ccc", "dddd", "eeeee", "ffffff"}, {3, 4, 5, 6, 6, 6}},
+      // EOS before the source ends: "stop" ends the translation; wait-1 reads up to min(k + N, M + 1) units.
+      {"one two stop four five six", 1, {"one", "two"}, {1, 2}},
+  };
+  for (const auto& c : cases) {
+    stream::SessionOptions so;
+    so.k = c.k;
+    auto s = stream::Session::create(model, codec, so);
+    ASSERT_TRUE(s.ok());
+    Output out = run_live(**s, c.source);
+    EXPECT_EQ(out.words, c.words) << c.source << " k=" << c.k;
+    EXPECT_EQ(out.delays, c.delays) << c.source << " k=" << c.k;
+    // No double read after punctuation, nothing read past min(k + N, M + 1) units.
+    const int M = static_cast<int>(std::count(c.source.begin(), c.source.end(), ' ')) + 1;
+    EXPECT_EQ((*s)->units_read(), std::min<int>(c.k + static_cast<int>(c.words.size()), M + 1));
+  }
+}
+
+TEST(SessionDelays, HypothesesHoldNoTemplateText) {
+  CharCodec codec;
+  CopyModel model(codec);
+  auto s = stream::Session::create(model, codec, {});
+  ASSERT_TRUE(s.ok());
+  Output out = run_live(**s, "some words here");
+  for (const auto& w : out.words) {
+    EXPECT_EQ(w.find('<'), std::string::npos);
+    EXPECT_FALSE(w.empty());
+  }
+  EXPECT_EQ(out.words, (std::vector<std::string>{"some", "words", "here"}));
+}
+
+TEST(SessionInput, BadInputIsRefusedWithClearErrors) {
+  CharCodec codec;
+  CopyModel model(codec);
+  auto s = stream::Session::create(model, codec, {});
+  ASSERT_TRUE(s.ok());
+  EXPECT_FALSE((*s)->push_source("bad \xff\xfe utf8").ok());
+  EXPECT_FALSE((*s)->push_source("overlong \xc0\xaf").ok());
+  ASSERT_TRUE((*s)->end_source().ok());
+  EXPECT_FALSE((*s)->push_source("late").ok());
+  EXPECT_FALSE((*s)->end_source().ok());
+  // Empty source: the end marker is the only unit; the session finishes with no words.
+  Output out = run_live(**s, "");
+  EXPECT_TRUE(out.words.empty());
+  stream::SessionOptions bad;
+  bad.k = 0;
+  EXPECT_FALSE(stream::Session::create(model, codec, bad).ok());
+  // A source longer than the cache: a clear error, not a crash.
+  stream::SessionOptions small;
+  small.max_cache_rows = 8;
+  small.paradigm = Paradigm::Offline;
+  auto t = stream::Session::create(model, codec, small);
+  ASSERT_TRUE((*t)->push_source("abcdefghij klm").ok());
+  ASSERT_TRUE((*t)->end_source().ok());
+  auto e = (*t)->step();
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().message().find("cache region full"), std::string::npos);
+}
+
+TEST(ContinuousStream, EachSegmentEqualsAFreshSession) {
+  CharCodec codec;
+  auto cfg = testing::tiny_config(false, true, false);
+  cfg.n_vocab = codec.vocab_size();
+  auto tf = testing::tiny_transformer(cfg, model::random_tensors(cfg, testing::tiny_init(8)), 1);
+  const std::vector<std::string> sentences = {"the cat sat.", "a dog ran far!", "is it ok?", "yes"};
+  stream::SessionOptions so;
+  so.k = 2;
+  so.max_target_tokens = 10;
+  so.continuous = true;
+  auto cont = stream::Session::create(*tf, codec, so);
+  ASSERT_TRUE(cont.ok());
+  std::string all;
+  for (const auto& s : sentences) all += s + " ";
+  ASSERT_TRUE((*cont)->push_source(all).ok());
+  ASSERT_TRUE((*cont)->end_source().ok());
+  std::vector<std::vector<std::string>> segments(1);
+  size_t max_rows = 0;
+  for (int guard = 0; guard < 1000; ++guard) {
+    auto e = (*cont)->step();
+    ASSERT_TRUE(e.ok());
+    max_rows = std::max<size_t>(max_rows, (*cont)->cache().rows(Group::Source));
+    if (e->kind == EventKind::Word) segments.back().push_back(e->word);
+    if (e->kind == EventKind::SegmentEnd) segments.emplace_back();
+    if (e->kind == EventKind::Finished) break;
+  }
+  // Every sentence ends with SegmentEnd, the stream with Finished: drop the empty tail.
+  ASSERT_TRUE(segments.back().empty());
+  segments.pop_back();
+  ASSERT_EQ(segments.size(), sentences.size());
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    stream::SessionOptions fo = so;
+    fo.continuous = false;
+    auto fresh = stream::Session::create(*tf, codec, fo);
+    Output out = run_live(**fresh, sentences[i]);
+    EXPECT_EQ(segments[i], out.words) << "segment " << i;
+  }
+  EXPECT_LE(max_rows, 1 + 20u);  // bounded by one sentence, not the whole stream
+}
+
+TEST(Scheduler, BatchedSessionsEqualSessionsRunAlone) {
+  CharCodec codec;
+  auto cfg = testing::tiny_config(true, false, false);
+  cfg.n_vocab = codec.vocab_size();
+  auto tf = testing::tiny_transformer(cfg, model::random_tensors(cfg, testing::tiny_init(4)), 2);
+  const std::vector<std::string> sources = {"one two three", "four five", "six seven eight nine ten", "eleven"};
+  const std::vector<Paradigm> paradigms = {Paradigm::Group, Paradigm::Interleaved, Paradigm::Reencode,
+                                           Paradigm::BatchStream};
+  std::vector<std::unique_ptr<stream::Session>> sessions;
+  stream::Scheduler sched(*tf);
+  std::vector<Output> got(sources.size());
+  std::vector<bool> done(sources.size());
+  for (size_t i = 0; i < sources.size(); ++i) {
+    stream::SessionOptions so;
+    so.k = 1 + static_cast<int>(i);
+    so.paradigm = paradigms[i];
+    so.max_target_tokens = 8;
+    sessions.push_back(std::move(stream::Session::create(*tf, codec, so)).value());
+    ASSERT_TRUE(sessions.back()->push_source(sources[i]).ok());
+    ASSERT_TRUE(sessions.back()->end_source().ok());
+    EXPECT_EQ(sched.add(sessions.back().get()), static_cast<int>(i));
+  }
+  for (int guard = 0; guard < 1000; ++guard) {
+    auto n = sched.round([&](int h, const stream::Event& e) {
+      if (e.kind == EventKind::Word) got[h].words.push_back(e.word), got[h].delays.push_back(e.delay);
+      if (e.kind == EventKind::Finished) done[h] = true;
+    });
+    ASSERT_TRUE(n.ok()) << n.error().message();
+    if (*n == 0) break;
+  }
+  for (size_t i = 0; i < sources.size(); ++i) {
+    EXPECT_TRUE(done[i]);
+    stream::SessionOptions so = sessions[i]->options();
+    auto alone = stream::Session::create(*tf, codec, so);
+    ASSERT_TRUE((*alone)->push_source(sources[i]).ok());
+    ASSERT_TRUE((*alone)->end_source().ok());
+    Output want = run_live(**alone, "");
+    EXPECT_EQ(got[i].words, want.words) << i;
+    EXPECT_EQ(got[i].delays, want.delays) << i;
+  }
+}
+
+// Records, around each forward of a reencode / reencode-pos session, what the invariants need.
+class ReencodeChecker final : public model::ForwardModel {
+ public:
+  explicit ReencodeChecker(model::Transformer& tf) : tf_(tf) {}
+  const model::ModelConfig& config() const override { return tf_.config(); }
+  const std::vector<float>& inv_freq() const override { return tf_.inv_freq(); }
+  Status forward(const model::Batch& b, std::span<model::KvCache* const> caches, std::vector<float>& logits) override {
+    GPS_TRY(tf_.forward(b, caches, logits));
+    // Shadow of token ids per region.
+    auto& c = *caches[0];
+    for (int g = 0; g < 2; ++g) ids_[g].resize(c.rows(static_cast<Group>(g)) - [&] {
+      int n = 0;
+      for (const auto& t : b.tokens) n += static_cast<int>(t.group) == g;
+      return n;
+    }());
+    for (const auto& t : b.tokens) ids_[static_cast<int>(t.group)].push_back(t.id);
+    if (logits.empty()) return {};
+    // Plain causal forward of [source rows, target rows] with consecutive positions.
+    model::KvCache fresh(tf_.config());
+    model::Batch plain;
+    int pos = 0;
+    for (int g = 0; g < 2; ++g)
+      for (int32_t id : ids_[g]) plain.add(id, static_cast<float>(pos), 0, Group::Source, pos + 1, 0, false), ++pos;
+    plain.tokens.back().logits = true;
+    std::vector<float> want;
+    GPS_TRY(tf_.forward(plain, fresh, want));
+    double worst = 0;
+    for (size_t i = 0; i < want.size(); ++i) worst = std::max(worst, static_cast<double>(std::fabs(want[i] - logits[i])));
+    max_diff = std::max(max_diff, worst);
+    ++checked;
+    return {};
+  }
+  double max_diff = 0;
+  int checked = 0;
+
+ private:
+  model::Transformer& tf_;
+  std::array<std::vector<int32_t>, 2> ids_;
+};
+
+TEST(Reencode, EveryLogitEqualsAPlainCausalForward) {
+  CharCodec codec;
+  auto cfg = testing::tiny_config(false, false, true);
+  cfg.n_vocab = codec.vocab_size();
+  auto tf = testing::tiny_transformer(cfg, model::random_tensors(cfg, testing::tiny_init(12)), 1);
+  ReencodeChecker checker(*tf);
+  stream::SessionOptions so;
+  so.paradigm = Paradigm::Reencode;
+  so.k = 1;
+  so.max_target_tokens = 12;
+  auto s = stream::Session::create(checker, codec, so);
+  run_live(**s, "alpha beta gamma delta");
+  EXPECT_GT(checker.checked, 3);
+  EXPECT_LT(checker.max_diff, 1e-4);
+}
+
+TEST(ReencodePos, ReRotatedKeysEqualRopeAtTheNewPositions) {
+  CharCodec codec;
+  auto cfg = testing::tiny_config(false, true, false);
+  cfg.n_vocab = codec.vocab_size();
+  auto tf = testing::tiny_transformer(cfg, model::random_tensors(cfg, testing::tiny_init(13)), 1);
+  stream::SessionOptions so;
+  so.paradigm = Paradigm::ReencodePos;
+  so.k = 1;
+  so.max_target_tokens = 12;
+  so.forced_target = std::vector<int32_t>{codec.char_id('x', false), codec.char_id('y', true), codec.char_id('z', true)};
+  auto s = stream::Session::create(*tf, codec, so);
+  auto& session = **s;
+  ASSERT_TRUE(session.push_source("aa").ok());
+  int reads_checked = 0;
+  std::vector<std::string> more = {"bb", "cc"};
+  for (int guard = 0; guard < 100; ++guard) {
+    // Snapshot target keys (all layers) and positions before each step.
+    const auto& c = session.cache();
+    const int n = c.rows(Group::Target);
+    std::vector<std::vector<float>> k_before, v_before;
+    for (int l = 0; l < cfg.n_layer; ++l) {
+      k_before.emplace_back(c.k(l, Group::Target), c.k(l, Group::Target) + n * c.kv_dim());
+      v_before.emplace_back(c.v(l, Group::Target), c.v(l, Group::Target) + n * c.kv_dim());
+    }
+    std::vector<float> pos_before = c.positions(Group::Target);
+    const int src_before = c.rows(Group::Source);
+    auto e = session.step();
+    ASSERT_TRUE(e.ok());
+    if (c.rows(Group::Source) > src_before && n > 1) {
+      // A read happened: rows 0..n-2 (the last was popped and re-fed) moved to S(now) + i.
+      for (int r = 0; r + 1 < n; ++r) {
+        EXPECT_FLOAT_EQ(c.positions(Group::Target)[r], static_cast<float>(c.rows(Group::Source) + r));
+        const double delta = static_cast<double>(c.positions(Group::Target)[r]) - pos_before[r];
+        const auto inv = cfg.rope_inv_freq();
+        for (int l = 0; l < cfg.n_layer; ++l)
+          for (int h = 0; h < cfg.n_head_kv; ++h)
+            for (int i = 0; i < cfg.head_dim / 2; ++i) {
+              const size_t o = r * c.kv_dim() + h * cfg.head_dim;
+              const double a = delta * inv[i];
+              const double x1 = k_before[l][o + i], x2 = k_before[l][o + i + cfg.head_dim / 2];
+              EXPECT_NEAR(c.k(l, Group::Target)[o + i], x1 * std::cos(a) - x2 * std::sin(a), 1e-5);
+              EXPECT_NEAR(c.k(l, Group::Target)[o + i + cfg.head_dim / 2], x2 * std::cos(a) + x1 * std::sin(a), 1e-5);
+            }
+        for (int l = 0; l < cfg.n_layer; ++l)
+          for (int i = 0; i < (n - 1) * c.kv_dim(); ++i) EXPECT_EQ(c.v(l, Group::Target)[i], v_before[l][i]);
+        ++reads_checked;
+      }
+    }
+    if (e->kind == EventKind::NeedSource) {
+      if (!more.empty()) {
+        ASSERT_TRUE(session.push_source(more.front()).ok());
+        more.erase(more.begin());
+      } else {
+        ASSERT_TRUE(session.end_source().ok());
+      }
+    }
+    if (e->kind == EventKind::Finished) break;
+  }
+  EXPECT_GE(reads_checked, 2);
+}
+
+}  // namespace
+}  // namespace gpstream
