@@ -69,7 +69,8 @@ const MergeMap::Value* MergeMap::find(int32_t a, int32_t b) const {
 BpeModel::BpeModel(BpeModel&&) noexcept = default;
 BpeModel& BpeModel::operator=(BpeModel&&) noexcept = default;
 
-Result<BpeModel> BpeModel::from_json(const Json& m, const std::string& where) {
+Result<BpeModel> BpeModel::from_json(const Json& m, const std::string& where, Vocab* pre_vocab,
+                                     Merges* pre_merges) {
   if (!m.is_object()) return json_type_error(where, "an object", m);
   GPS_ASSIGN(auto type, json_opt_string(m, "type", where));
   if (type && *type != "BPE")
@@ -90,19 +91,26 @@ Result<BpeModel> BpeModel::from_json(const Json& m, const std::string& where) {
   c.end_of_word_suffix = suffix.value_or("");
 
   GPS_ASSIGN(const Json* vj, json_field(m, "vocab", where));
-  if (!vj->is_object()) return json_type_error(where + ".vocab", "an object", *vj);
   Vocab vocab;
-  vocab.reserve(vj->size());
-  for (auto it = vj->begin(); it != vj->end(); ++it) {
-    GPS_ASSIGN(int64_t id, json_index(it.value(), where + ".vocab[\"" + it.key() + "\"]", kMaxId));
-    vocab.emplace(it.key(), static_cast<int32_t>(id));
+  if (vj->is_null() && pre_vocab) {
+    vocab = std::move(*pre_vocab);
+  } else {
+    if (!vj->is_object()) return json_type_error(where + ".vocab", "an object", *vj);
+    vocab.reserve(vj->size());
+    for (auto it = vj->begin(); it != vj->end(); ++it) {
+      GPS_ASSIGN(int64_t id, json_index(it.value(), where + ".vocab[\"" + it.key() + "\"]", kMaxId));
+      vocab.emplace(it.key(), static_cast<int32_t>(id));
+    }
   }
 
   GPS_ASSIGN(const Json* mj, json_field(m, "merges", where));
-  if (!mj->is_array()) return json_type_error(where + ".merges", "an array", *mj);
-  std::vector<std::pair<std::string, std::string>> merges;
-  merges.reserve(mj->size());
-  for (size_t i = 0; i < mj->size(); ++i) {
+  Merges merges;
+  if (mj->is_null() && pre_merges) {
+    merges = std::move(*pre_merges);
+  } else if (!mj->is_array()) {
+    return json_type_error(where + ".merges", "an array", *mj);
+  }
+  for (size_t i = 0; mj->is_array() && i < mj->size(); ++i) {
     const Json& e = (*mj)[i];
     std::string at = where + ".merges[" + std::to_string(i) + "]";
     if (e.is_string()) {

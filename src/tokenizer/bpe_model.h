@@ -61,7 +61,11 @@ class BpeModel {
   // Maximum token id accepted in a vocabulary (bounds memory for hostile files).
   static constexpr int64_t kMaxId = int64_t{1} << 24;
 
-  static Result<BpeModel> from_json(const Json& model, const std::string& where);
+  // `vocab` and `merges`, if given, replace model.vocab / model.merges when those are null (the fast
+  // loader of json_loader.h parses them apart); they are consumed.
+  using Merges = std::vector<std::pair<std::string, std::string>>;
+  static Result<BpeModel> from_json(const Json& model, const std::string& where, Vocab* vocab = nullptr,
+                                    Merges* merges = nullptr);
   // vocab: token -> id (unique ids); merges: ranked pairs.
   static Result<BpeModel> create(Vocab vocab, const std::vector<std::pair<std::string, std::string>>& merges,
                                  BpeConfig config);

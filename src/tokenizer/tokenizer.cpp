@@ -1,9 +1,9 @@
 #include "tokenizer/tokenizer.h"
 
+#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "tokenizer/json_loader.h"
 #include "tokenizer/unicode.h"
 
 namespace gpstream::tokenizer {
@@ -12,12 +12,15 @@ namespace {
 constexpr const char* kMetaspace = "\xE2\x96\x81";  // '▁'
 
 Result<std::string> read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
+  std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return io_error("cannot open " + path);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  if (f.bad()) return io_error("cannot read " + path);
-  return ss.str();
+  std::string out;
+  char buf[1 << 16];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
+  bool bad = std::ferror(f);
+  std::fclose(f);
+  if (bad) return io_error("cannot read " + path);
+  return out;
 }
 
 // The Decoder's notion of style: ByteLevel decoding, or '▁' turned into spaces.
@@ -58,13 +61,14 @@ Result<Tokenizer> Tokenizer::load(const std::string& path) {
 
 Result<Tokenizer> Tokenizer::from_json_text(std::string_view json_text, std::string_view config_json,
                                             const std::string& where) {
-  Json j = Json::parse(json_text.begin(), json_text.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return format_error(where + ": not valid JSON");
+  GPS_ASSIGN(ParsedTokenizerJson parsed, parse_tokenizer_json(json_text, where));
+  const Json& j = parsed.rest;
   if (!j.is_object()) return format_error(where + ": expected a JSON object at the top level");
   Tokenizer t;
   try {
     GPS_ASSIGN(const Json* model, json_field(j, "model", where));
-    auto m = BpeModel::from_json(*model, "model");
+    auto m = BpeModel::from_json(*model, "model", parsed.has_vocab ? &parsed.vocab : nullptr,
+                                 parsed.has_merges ? &parsed.merges : nullptr);
     if (!m.ok()) return m.error().with_context(where);
     t.model_ = std::move(m).value();
 
