@@ -1,0 +1,141 @@
+// Driving sessions over a test set, SimulEval-style.
+#include "eval/simultaneous.h"
+
+#include <chrono>
+#include <fstream>
+
+#include "util/mapped_file.h"
+
+namespace gpstream::eval {
+namespace {
+
+std::vector<std::string> split_ws(const std::string& s) {
+  std::vector<std::string> out;
+  std::string w;
+  for (char c : s) {
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+      if (!w.empty()) out.push_back(std::move(w)), w.clear();
+    } else {
+      w += c;
+    }
+  }
+  if (!w.empty()) out.push_back(std::move(w));
+  return out;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t j = text.find('\n', i);
+    if (j == std::string::npos) j = text.size();
+    std::string l = text.substr(i, j - i);
+    if (!l.empty() && l.back() == '\r') l.pop_back();
+    lines.push_back(std::move(l));
+    i = j + 1;
+  }
+  return lines;
+}
+
+double steady_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+Result<std::vector<TestPair>> read_test_tsv(const std::string& path) {
+  GPS_ASSIGN(std::string text, read_text_file(path));
+  std::vector<TestPair> pairs;
+  auto lines = lines_of(text);
+  for (size_t n = 0; n < lines.size(); ++n) {
+    const size_t tab = lines[n].find('\t');
+    if (tab == std::string::npos)
+      return format_error(path + ":" + std::to_string(n + 1) + ": expected source<TAB>reference");
+    pairs.push_back({lines[n].substr(0, tab), lines[n].substr(tab + 1)});
+  }
+  return pairs;
+}
+
+Result<std::vector<TestPair>> read_test_files(const std::string& source, const std::string& reference) {
+  GPS_ASSIGN(std::string s, read_text_file(source));
+  GPS_ASSIGN(std::string r, read_text_file(reference));
+  auto sl = lines_of(s), rl = lines_of(r);
+  if (sl.size() != rl.size())
+    return invalid_argument(source + " has " + std::to_string(sl.size()) + " lines but " + reference +
+                            " has " + std::to_string(rl.size()));
+  std::vector<TestPair> pairs;
+  for (size_t i = 0; i < sl.size(); ++i) pairs.push_back({sl[i], rl[i]});
+  return pairs;
+}
+
+Result<InstanceRecord> evaluate_sentence(model::ForwardModel& model, const stream::SegmentCodec& codec,
+                                         const stream::SessionOptions& session_options, const TestPair& pair,
+                                         const SimultaneousOptions& options) {
+  const double word_ms = options.pace_words_per_s > 0 ? 1000.0 / options.pace_words_per_s : 0.0;
+  // Virtual clock: real time plus the waits for the speaker.
+  double offset = 0;
+  const double start = steady_ms();
+  auto clock = [&] { return steady_ms() - start + offset; };
+  stream::SessionOptions so = session_options;
+  so.clock = clock;
+  GPS_ASSIGN(auto session, stream::Session::create(model, codec, so));
+  const std::vector<std::string> words = split_ws(pair.source);
+  InstanceRecord rec;
+  rec.source = [&] {
+    std::string s;
+    for (size_t i = 0; i < words.size(); ++i) s += (i ? " " : "") + words[i];
+    return s;
+  }();
+  rec.reference = pair.reference;
+  const bool paced = word_ms > 0;
+  rec.delays_int = !paced;
+  rec.elapsed_int = false;
+  rec.source_length = paced ? static_cast<double>(words.size()) * word_ms : static_cast<double>(words.size());
+  rec.source_length_int = !paced;
+  size_t pushed = 0;
+  std::vector<std::string> out;
+  for (size_t guard = 0;; ++guard) {
+    GPS_ASSIGN(stream::Event e, session->step());
+    if (e.kind == stream::EventKind::NeedSource) {
+      if (pushed < words.size()) {
+        if (paced) {
+          const double arrival = static_cast<double>(pushed + 1) * word_ms;  // word i heard at i·1000/W
+          if (arrival > clock()) offset += arrival - clock();
+        }
+        GPS_TRY(session->push_source(words[pushed++]));
+      } else {
+        GPS_TRY(session->end_source());
+      }
+    } else if (e.kind == stream::EventKind::Word) {
+      out.push_back(e.word);
+      rec.delays.push_back(paced ? e.delay * word_ms : e.delay);
+      rec.elapsed.push_back(clock());
+    } else if (e.kind == stream::EventKind::Finished || e.kind == stream::EventKind::SegmentEnd) {
+      break;
+    }
+  }
+  for (size_t i = 0; i < out.size(); ++i) rec.prediction += (i ? " " : "") + out[i];
+  rec.prediction_length = static_cast<int64_t>(out.size());
+  return rec;
+}
+
+Result<std::vector<InstanceRecord>> evaluate_corpus(model::ForwardModel& model,
+                                                    const stream::SegmentCodec& codec,
+                                                    const stream::SessionOptions& session_options,
+                                                    const std::vector<TestPair>& pairs,
+                                                    const SimultaneousOptions& options,
+                                                    const std::function<void(size_t, size_t)>& progress) {
+  std::vector<InstanceRecord> records;
+  records.reserve(pairs.size());
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    auto r = evaluate_sentence(model, codec, session_options, pairs[i], options);
+    if (!r.ok()) return r.error().with_context("sentence " + std::to_string(i + 1));
+    r->index = static_cast<int64_t>(i);
+    records.push_back(std::move(r).value());
+    if (progress) progress(i + 1, pairs.size());
+  }
+  return records;
+}
+
+}  // namespace gpstream::eval
