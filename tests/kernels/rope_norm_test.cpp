@@ -1,0 +1,160 @@
+// RoPE: hand values of the rotate-half form, the inverse rotation (sign -1) undoing the rotation,
+// composition R(a)·R(b) = R(a + b) with real-valued positions, norms preserved, strided rows.
+// RMSNorm and the gated activations: values worked out by hand.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kernel_test_util.h"
+#include "kernels/activation.h"
+#include "kernels/norm.h"
+#include "kernels/rope.h"
+
+namespace gpstream::kernels {
+namespace {
+
+using gpstream::testing::random_floats;
+
+struct Table {
+  std::vector<float> cos, sin;
+};
+
+Table table(const std::vector<float>& pos, const std::vector<float>& inv_freq, float scale = 1.0f) {
+  Table t{std::vector<float>(pos.size() * inv_freq.size()), std::vector<float>(pos.size() * inv_freq.size())};
+  rope_table(t.cos.data(), t.sin.data(), pos.data(), inv_freq.data(), static_cast<int64_t>(pos.size()),
+             static_cast<int64_t>(inv_freq.size()), scale);
+  return t;
+}
+
+std::vector<float> hf_inv_freq(int head_dim, double theta) {
+  std::vector<float> f(head_dim / 2);
+  for (int i = 0; i < head_dim / 2; ++i) f[i] = static_cast<float>(std::pow(theta, -2.0 * i / head_dim));
+  return f;
+}
+
+TEST(Rope, HandValuesOfTheRotateHalfForm) {
+  // head_dim 4 (pairs (0,2) and (1,3)), inv_freq {1, 0.5}, position 0.5·π: angles π/2 and π/4.
+  // out[i] = x[i]cos − x[i+2]sin; out[i+2] = x[i+2]cos + x[i]sin.
+  const float pi = static_cast<float>(M_PI);
+  Table t = table({pi / 2}, {1.0f, 0.5f});
+  float x[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+  rope_apply(x, 4, t.cos.data(), t.sin.data(), 1, 1, 4);
+  const double c = std::sqrt(0.5);
+  EXPECT_NEAR(x[0], -3.0, 1e-6);           // 1·0 − 3·1
+  EXPECT_NEAR(x[2], 1.0, 1e-6);            // 3·0 + 1·1
+  EXPECT_NEAR(x[1], 2 * c - 4 * c, 1e-6);  // 2cos − 4sin
+  EXPECT_NEAR(x[3], 4 * c + 2 * c, 1e-6);  // 4cos + 2sin
+  // Position 0 is the identity; the table's scale multiplies cos and sin.
+  Table z = table({0.0f}, {1.0f, 0.5f}, 2.0f);
+  EXPECT_EQ(z.cos[0], 2.0f);
+  EXPECT_EQ(z.sin[1], 0.0f);
+}
+
+TEST(Rope, InverseRotationUndoesTheRotation) {
+  const int n_tok = 5, n_heads = 3, head_dim = 16, ld = n_heads * head_dim + 7;
+  const std::vector<float> pos = {0.0f, 0.5f, 3.0f, 17.25f, 1000.5f};
+  Table t = table(pos, hf_inv_freq(head_dim, 1e4));
+  const auto x0 = random_floats(static_cast<size_t>(n_tok) * ld, 9);
+  auto x = x0;
+  rope_apply(x.data(), ld, t.cos.data(), t.sin.data(), n_tok, n_heads, head_dim);
+  double moved = 0;
+  for (size_t i = 0; i < x.size(); ++i) moved = std::max(moved, static_cast<double>(std::fabs(x[i] - x0[i])));
+  EXPECT_GT(moved, 0.1);  // it did rotate
+  rope_apply(x.data(), ld, t.cos.data(), t.sin.data(), n_tok, n_heads, head_dim, -1.0f);
+  for (int tk = 0; tk < n_tok; ++tk) {
+    for (int i = 0; i < ld; ++i) {
+      const size_t k = static_cast<size_t>(tk) * ld + i;
+      if (i >= n_heads * head_dim) {
+        ASSERT_EQ(x[k], x0[k]) << "padding touched";  // the stride's padding is never written
+      } else {
+        ASSERT_NEAR(x[k], x0[k], 2e-6) << "token " << tk << " element " << i;
+      }
+    }
+  }
+}
+
+TEST(Rope, RotationsCompose) {
+  // R(a) then R(b) equals R(a + b): what KvCache::rerotate relies on to move cached keys.
+  const int head_dim = 64, n_heads = 2;
+  const auto inv = hf_inv_freq(head_dim, 1e6);
+  for (auto [a, b] : {std::pair{3.25f, 17.5f}, std::pair{0.5f, -0.5f}, std::pair{100.0f, 28.75f}}) {
+    Table ta = table({a}, inv), tb = table({b}, inv), tab = table({a + b}, inv);
+    const auto x0 = random_floats(n_heads * head_dim, 21);
+    auto two = x0, one = x0;
+    rope_apply(two.data(), n_heads * head_dim, ta.cos.data(), ta.sin.data(), 1, n_heads, head_dim);
+    rope_apply(two.data(), n_heads * head_dim, tb.cos.data(), tb.sin.data(), 1, n_heads, head_dim);
+    rope_apply(one.data(), n_heads * head_dim, tab.cos.data(), tab.sin.data(), 1, n_heads, head_dim);
+    for (size_t i = 0; i < x0.size(); ++i)
+      ASSERT_NEAR(two[i], one[i], 3e-6) << "a=" << a << " b=" << b << " i=" << i;
+  }
+}
+
+TEST(Rope, PreservesEachPairsNorm) {
+  const int head_dim = 8;
+  Table t = table({12.345f}, hf_inv_freq(head_dim, 1e4));
+  const auto x0 = random_floats(head_dim, 4);
+  auto x = x0;
+  rope_apply(x.data(), head_dim, t.cos.data(), t.sin.data(), 1, 1, head_dim);
+  for (int i = 0; i < head_dim / 2; ++i) {
+    const double before = std::hypot(x0[i], x0[i + head_dim / 2]),
+                 after = std::hypot(x[i], x[i + head_dim / 2]);
+    EXPECT_NEAR(after, before, 1e-6);
+  }
+}
+
+TEST(RmsNorm, HandValues) {
+  // x = [3, 4]: mean square 12.5, rms √12.5 = 3.5355339; x / rms = [0.8485281, 1.1313708].
+  const float x[2] = {3.0f, 4.0f};
+  const float w[2] = {1.0f, 2.0f};
+  float out[2];
+  rmsnorm_forward(out, 2, x, 2, w, 1, 2, 0.0f);
+  EXPECT_NEAR(out[0], 0.8485281, 1e-6);
+  EXPECT_NEAR(out[1], 2.2627417, 1e-6);
+  // Gemma's (1 + w) form: weight [0, 1] with offset 1 scales by [1, 2].
+  const float w0[2] = {0.0f, 1.0f};
+  rmsnorm_forward(out, 2, x, 2, w0, 1, 2, 0.0f, 1.0f);
+  EXPECT_NEAR(out[0], 0.8485281, 1e-6);
+  EXPECT_NEAR(out[1], 2.2627417, 1e-6);
+  // eps inside the root: ones with eps 1 → 1/√2.
+  const float ones[4] = {1, 1, 1, 1}, wone[4] = {1, 1, 1, 1};
+  float o4[4];
+  rmsnorm_forward(o4, 4, ones, 4, wone, 1, 4, 1.0f);
+  for (float v : o4) EXPECT_NEAR(v, 0.70710678, 1e-6);
+  // All zeros stay zeros (no 0/0) with a positive eps.
+  const float zeros[4] = {};
+  rmsnorm_forward(o4, 4, zeros, 4, wone, 1, 4, 1e-6f);
+  for (float v : o4) EXPECT_EQ(v, 0.0f);
+}
+
+TEST(RmsNorm, RowsStridesAndInPlace) {
+  // Two rows with stride 3 (one float of padding), written in place.
+  float x[6] = {3.0f, 4.0f, 99.0f, -1.0f, 1.0f, 99.0f};
+  const float w[2] = {1.0f, 1.0f};
+  rmsnorm_forward(x, 3, x, 3, w, 2, 2, 0.0f);
+  EXPECT_NEAR(x[0], 0.8485281, 1e-6);
+  EXPECT_NEAR(x[1], 1.1313708, 1e-6);
+  EXPECT_EQ(x[2], 99.0f);
+  EXPECT_NEAR(x[3], -1.0, 1e-6);  // [-1, 1]: rms 1
+  EXPECT_NEAR(x[4], 1.0, 1e-6);
+  EXPECT_EQ(x[5], 99.0f);
+}
+
+TEST(Activation, HandValues) {
+  // silu(x) = x / (1 + e^-x): silu(1) = 0.7310585786, silu(-2) = -0.2384058440, silu(0) = 0.
+  EXPECT_NEAR(silu(1.0f), 0.7310585786, 1e-7);
+  EXPECT_NEAR(silu(-2.0f), -0.2384058440, 1e-7);
+  EXPECT_EQ(silu(0.0f), 0.0f);
+  EXPECT_EQ(silu(-200.0f), 0.0f);  // e^200 overflows to inf: the result is −0, not NaN
+  EXPECT_FALSE(std::isnan(silu(-200.0f)));
+  // tanh-GELU(1) = 0.5·(1 + tanh(√(2/π)·1.044715)) = 0.8411919906.
+  EXPECT_NEAR(gelu_tanh(1.0f), 0.8411919906, 1e-6);
+  const float gate[3] = {1.0f, -2.0f, 0.0f}, up[3] = {2.0f, 0.5f, 7.0f};
+  float out[3];
+  gated_act_forward(out, 3, gate, up, 3, 1, 3, Activation::Silu);
+  EXPECT_NEAR(out[0], 1.4621171572, 1e-6);
+  EXPECT_NEAR(out[1], -0.1192029220, 1e-6);
+  EXPECT_EQ(out[2], 0.0f);
+}
+
+}  // namespace
+}  // namespace gpstream::kernels
