@@ -1,0 +1,101 @@
+// Flat parameter sets.
+#include "train/params.h"
+
+#include <cstring>
+
+#include "model/tensor_names.h"
+#include "util/half.h"
+
+namespace gpstream::train {
+
+size_t ParamSet::add(std::string name, std::vector<int64_t> shape, ParamKind kind) {
+  ParamTensor t;
+  t.name = std::move(name);
+  t.numel = 1;
+  for (int64_t d : shape) t.numel *= static_cast<size_t>(d);
+  t.shape = std::move(shape);
+  t.offset = values.size();
+  t.kind = kind;
+  values.resize(values.size() + t.numel, 0.0f);
+  tensors.push_back(std::move(t));
+  return tensors.back().offset;
+}
+
+const ParamTensor* ParamSet::find(const std::string& name) const {
+  for (const ParamTensor& t : tensors)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+Status ParamSet::load(const io::TensorMap& from, bool allow_missing) {
+  for (const ParamTensor& t : tensors) {
+    const io::TensorData* d = from.find(t.name);
+    if (!d) {
+      if (allow_missing) continue;
+      return not_found("missing tensor '" + t.name + "'");
+    }
+    if (d->shape != t.shape) {
+      io::TensorData want;
+      want.shape = t.shape;
+      return format_error("tensor '" + t.name + "' has shape " + d->shape_string() + ", expected " +
+                          want.shape_string());
+    }
+    std::vector<float> v = io::tensor_to_f32(*d);
+    std::memcpy(values.data() + t.offset, v.data(), t.numel * sizeof(float));
+  }
+  return {};
+}
+
+io::TensorMap ParamSet::to_tensors(io::DType dtype) const {
+  io::TensorMap m;
+  for (const ParamTensor& t : tensors) {
+    const float* p = values.data() + t.offset;
+    if (dtype == io::DType::F32) {
+      m.add_f32(t.name, t.shape, std::vector<float>(p, p + t.numel));
+      continue;
+    }
+    std::vector<std::byte> bytes(t.numel * 2);
+    for (size_t i = 0; i < t.numel; ++i) {
+      const uint16_t h = dtype == io::DType::BF16 ? f32_to_bf16(p[i]) : f32_to_f16(p[i]);
+      std::memcpy(bytes.data() + 2 * i, &h, 2);
+    }
+    m.add_raw(t.name, dtype, t.shape, std::move(bytes));
+  }
+  return m;
+}
+
+ParamSet model_param_set(const model::ModelConfig& c, ModelLayout& layout) {
+  using model::hf_name;
+  using model::TensorId;
+  ParamSet p;
+  const int64_t E = c.n_embd, Q = int64_t{c.n_head} * c.head_dim, KV = int64_t{c.n_head_kv} * c.head_dim,
+                F = c.n_ff;
+  layout.tok_embd = p.add(hf_name(TensorId::TokEmbd), {c.n_vocab, E}, ParamKind::Embedding);
+  layout.layers.clear();
+  for (int il = 0; il < c.n_layer; ++il) {
+    LayerLayout L;
+    L.attn_norm = p.add(hf_name(TensorId::AttnNorm, il), {E}, ParamKind::Norm);
+    L.wq = p.add(hf_name(TensorId::AttnQ, il), {Q, E}, ParamKind::Matrix);
+    L.wk = p.add(hf_name(TensorId::AttnK, il), {KV, E}, ParamKind::Matrix);
+    L.wv = p.add(hf_name(TensorId::AttnV, il), {KV, E}, ParamKind::Matrix);
+    L.bq = L.bk = L.bv = L.bo = kNoParam;
+    if (c.qkv_bias) {
+      L.bq = p.add(hf_name(TensorId::AttnQBias, il), {Q}, ParamKind::Bias);
+      L.bk = p.add(hf_name(TensorId::AttnKBias, il), {KV}, ParamKind::Bias);
+      L.bv = p.add(hf_name(TensorId::AttnVBias, il), {KV}, ParamKind::Bias);
+    }
+    L.wo = p.add(hf_name(TensorId::AttnOut, il), {E, Q}, ParamKind::Matrix);
+    if (c.o_bias) L.bo = p.add(hf_name(TensorId::AttnOutBias, il), {E}, ParamKind::Bias);
+    L.ffn_norm = p.add(hf_name(TensorId::FfnNorm, il), {E}, ParamKind::Norm);
+    L.w_gate = p.add(hf_name(TensorId::FfnGate, il), {F, E}, ParamKind::Matrix);
+    L.w_up = p.add(hf_name(TensorId::FfnUp, il), {F, E}, ParamKind::Matrix);
+    L.w_down = p.add(hf_name(TensorId::FfnDown, il), {E, F}, ParamKind::Matrix);
+    layout.layers.push_back(L);
+  }
+  layout.output_norm = p.add(hf_name(TensorId::OutputNorm), {E}, ParamKind::Norm);
+  layout.output = c.tie_word_embeddings ? layout.tok_embd
+                                        : p.add(hf_name(TensorId::Output), {c.n_vocab, E}, ParamKind::Matrix);
+  return p;
+}
+
+}  // namespace gpstream::train

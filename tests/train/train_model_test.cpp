@@ -1,0 +1,295 @@
+// TrainModel: forward logits equal model::Transformer's on the same layout; whole-model gradients
+// against finite differences of an independent double-precision reference (full fine-tuning) and of the
+// model itself (LoRA); gradients against the PyTorch float64 autograd fixtures in tests/train/data.
+#include "train/train_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "io/safetensors.h"
+#include "model/kv_cache.h"
+#include "train_test_util.h"
+
+namespace gpstream::train {
+namespace {
+
+using testing::group_sequence;
+
+TrainBatch two_group_sequences(int n_vocab, float phi) {
+  TrainBatch b;
+  b.seqs.push_back(group_sequence(1, n_vocab, phi));
+  b.seqs.push_back(group_sequence(2, n_vocab, phi));
+  // A causal batch-mode sequence too (all source, consecutive positions, every row labelled).
+  TrainSequence s;
+  for (int i = 0; i < 9; ++i)
+    s.push((i * 37 + 5) % n_vocab, static_cast<float>(i), 0, i + 1, 0, (i * 11 + 3) % n_vocab);
+  b.seqs.push_back(s);
+  return b;
+}
+
+std::unique_ptr<TrainModel> make_model(const model::ModelConfig& c, const io::TensorMap& t,
+                                       const LoraOptions& lora, int threads = 2) {
+  auto m = TrainModel::create(c, t, lora, 7, TrainShape{64, 32}, threads);
+  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
+  return std::move(m).value();
+}
+
+TEST(TrainModel, LogitsEqualInferenceForward) {
+  for (bool qwen2 : {false, true}) {
+    const auto c = testing::tiny_config(qwen2, /*tied=*/qwen2, /*llama3_rope=*/!qwen2);
+    const io::TensorMap t = model::random_tensors(c, testing::tiny_init(3));
+    auto tm = make_model(c, t, LoraOptions{});
+    auto inf = testing::tiny_transformer(c, t);
+    TrainBatch b = two_group_sequences(c.n_vocab, 0.5f);
+    ForwardOptions fo;
+    fo.all_logits = true;
+    ASSERT_TRUE(tm->forward(b, fo).ok());
+    int64_t row = 0;
+    for (const TrainSequence& s : b.seqs) {
+      model::Batch mb;
+      for (size_t i = 0; i < s.size(); ++i)
+        mb.add(s.ids[i], s.positions[i], 0, static_cast<model::Group>(s.groups[i]), s.n_src[i], s.n_tgt[i],
+               true);
+      model::KvCache cache(c);
+      std::vector<float> logits;
+      ASSERT_TRUE(inf->forward(mb, cache, logits).ok());
+      for (size_t i = 0; i < logits.size(); ++i)
+        ASSERT_NEAR(tm->logits()[row * c.n_vocab + static_cast<int64_t>(i)], logits[i], 1e-4)
+            << "row " << row;
+      row += static_cast<int64_t>(s.size());
+    }
+    EXPECT_EQ(row, tm->n_logit_rows());
+  }
+}
+
+// d loss/dθ · (θ+ − θ−) against L(θ+) − L(θ−), where θ± are the fp32-rounded points θ ± h·u (so the step
+// is known exactly), L the token-mean loss.
+struct DirectionalCheck {
+  double fd, predicted;
+};
+
+DirectionalCheck directional(const std::vector<float>& theta, const std::vector<float>& grad, uint64_t seed,
+                             float h, const std::function<double(const std::vector<float>&)>& loss) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> plus(theta), minus(theta);
+  double predicted = 0;
+  for (size_t i = 0; i < theta.size(); ++i) {
+    const float u = d(rng);
+    plus[i] = theta[i] + h * u;
+    minus[i] = theta[i] - h * u;
+    predicted += static_cast<double>(grad[i]) * (static_cast<double>(plus[i]) - minus[i]);
+  }
+  return {loss(plus) - loss(minus), predicted};
+}
+
+TEST(TrainModel, FullGradientMatchesReferenceFiniteDifferences) {
+  for (bool qwen2 : {false, true}) {
+    const auto c = testing::tiny_config(qwen2, /*tied=*/qwen2, /*llama3_rope=*/!qwen2);
+    const io::TensorMap t = model::random_tensors(c, testing::tiny_init(5));
+    auto tm = make_model(c, t, LoraOptions{});
+    TrainBatch b = two_group_sequences(c.n_vocab, 0.5f);
+    auto loss_sum = tm->forward(b);
+    ASSERT_TRUE(loss_sum.ok());
+    const int64_t n_lab = b.n_labels();
+    const double ref0 = testing::reference_loss(c, tm->base().to_tensors(io::DType::F32), b);
+    EXPECT_NEAR(*loss_sum / static_cast<double>(n_lab), ref0, 1e-5);
+    tm->zero_grad();
+    tm->backward(1.0f / static_cast<float>(n_lab));
+    ParamSet probe = tm->base();
+    auto loss = [&](const std::vector<float>& v) {
+      probe.values = v;
+      return testing::reference_loss(c, probe.to_tensors(io::DType::F32), b);
+    };
+    for (uint64_t dir = 0; dir < 3; ++dir) {
+      const float h = 1e-5f;
+      auto r = directional(tm->base().values, tm->grads(), 100 + dir, h, loss);
+      const double scale = 2.0 * h;
+      EXPECT_NEAR(r.fd / scale, r.predicted / scale, 1e-4 * std::max(1.0, std::abs(r.predicted / scale)))
+          << (qwen2 ? "qwen2" : "llama3") << " direction " << dir;
+    }
+  }
+}
+
+TEST(TrainModel, LoraGradientMatchesFiniteDifferencesAndChainRule) {
+  const auto c = testing::tiny_config(false, false, false);
+  const io::TensorMap t = model::random_tensors(c, testing::tiny_init(9));
+  LoraOptions lo;
+  lo.rank = 4;
+  lo.alpha = 8.0f;
+  auto tm = make_model(c, t, lo);
+  // B starts at zero in PEFT; make it non-zero so d/dA is exercised.
+  std::mt19937_64 rng(11);
+  std::normal_distribution<float> nd(0.0f, 0.2f);
+  for (float& v : tm->lora().values) v += nd(rng);
+  TrainBatch b = two_group_sequences(c.n_vocab, 0.5f);
+  const int64_t n_lab = b.n_labels();
+  ASSERT_TRUE(tm->forward(b).ok());
+  tm->zero_grad();
+  tm->backward(1.0f / static_cast<float>(n_lab));
+  const std::vector<float> g_lora = tm->grads();
+  const std::vector<float> theta = tm->lora().values;
+
+  // 1. Finite differences along random directions of the independent double reference on the merged
+  //    weights W + s·B·A (merged in double, stored as fp32; the fp32 rounding of the merged weights is far
+  //    below the step at this h, whereas the fp32 forward's own noise is not).
+  auto loss = [&](const std::vector<float>& v) {
+    ParamSet m = tm->base();
+    for (const ParamTensor& pt : tm->lora().tensors) {
+      if (pt.name.find("lora_A") == std::string::npos) continue;
+      const std::string stem = pt.name.substr(0, pt.name.find(".lora_A"));
+      const ParamTensor* pb = tm->lora().find(stem + ".lora_B.weight");
+      const ParamTensor* pw = m.find(stem.substr(std::string("base_model.model.").size()) + ".weight");
+      const int64_t out = pw->shape[0], in = pw->shape[1], r = lo.rank;
+      for (int64_t o = 0; o < out; ++o)
+        for (int64_t j = 0; j < in; ++j) {
+          double d = 0;
+          for (int64_t i = 0; i < r; ++i) d += double(v[pb->offset + o * r + i]) * v[pt.offset + i * in + j];
+          float& w = m.values[pw->offset + static_cast<size_t>(o * in + j)];
+          w = static_cast<float>(w + lo.scale() * d);
+        }
+    }
+    return testing::reference_loss(c, m.to_tensors(io::DType::F32), b);
+  };
+  for (uint64_t dir = 0; dir < 3; ++dir) {
+    // The fp32 rounding of the merged weights limits this check to ~1e-3 relative; the chain-rule check
+    // below holds at 1e-4.
+    const float h = 1e-4f;
+    auto r = directional(theta, g_lora, 200 + dir, h, loss);
+    const double scale = 2.0 * h;
+    EXPECT_NEAR(r.fd / scale, r.predicted / scale, 1e-3 * std::max(1.0, std::abs(r.predicted / scale)))
+        << "direction " << dir;
+  }
+  tm->lora().values = theta;
+
+  // 2. Chain rule: W' = W + s·B·A, so dA = s·Bᵀ·dW' and dB = s·dW'·Aᵀ, with dW' from full fine-tuning of
+  //    the merged model (itself checked by finite differences above).
+  tm->merge_lora_into_base();
+  auto full = make_model(c, tm->base().to_tensors(io::DType::F32), LoraOptions{});
+  ASSERT_TRUE(full->forward(b).ok());
+  full->zero_grad();
+  full->backward(1.0f / static_cast<float>(n_lab));
+  const float s = lo.scale();
+  const int r = lo.rank;
+  double gmax = 0, worst = 0;
+  for (const ParamTensor& pt : tm->lora().tensors) {
+    if (pt.name.find("lora_A") == std::string::npos) continue;
+    std::string stem = pt.name.substr(0, pt.name.find(".lora_A"));
+    const ParamTensor* pb = tm->lora().find(stem + ".lora_B.weight");
+    const ParamTensor* pw =
+        full->base().find(stem.substr(std::string("base_model.model.").size()) + ".weight");
+    ASSERT_TRUE(pb && pw) << stem;
+    const int64_t out = pw->shape[0], in = pw->shape[1];
+    const float* A = theta.data() + pt.offset;
+    const float* B = theta.data() + pb->offset;
+    const float* dW = full->grads().data() + pw->offset;
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < in; ++j) {
+        double want = 0;
+        for (int64_t o = 0; o < out; ++o) want += s * double(B[o * r + i]) * dW[o * in + j];
+        gmax = std::max(gmax, std::abs(want));
+        worst = std::max(worst, std::abs(want - g_lora[pt.offset + static_cast<size_t>(i * in + j)]));
+      }
+    for (int64_t o = 0; o < out; ++o)
+      for (int64_t i = 0; i < r; ++i) {
+        double want = 0;
+        for (int64_t j = 0; j < in; ++j) want += s * double(dW[o * in + j]) * A[i * in + j];
+        gmax = std::max(gmax, std::abs(want));
+        worst = std::max(worst, std::abs(want - g_lora[pb->offset + static_cast<size_t>(o * r + i)]));
+      }
+  }
+  EXPECT_LE(worst, 1e-4 * std::max(1.0, gmax));
+}
+
+TEST(TrainModel, LoraDropoutIsDeterministicAndOffAtEval) {
+  const auto c = testing::tiny_config(false, false, false);
+  const io::TensorMap t = model::random_tensors(c, testing::tiny_init(9));
+  LoraOptions lo;
+  lo.rank = 2;
+  lo.dropout = 0.3f;
+  auto tm = make_model(c, t, lo);
+  for (float& v : tm->lora().values) v += 0.1f;
+  TrainBatch b = two_group_sequences(c.n_vocab, 0.0f);
+  ForwardOptions a, e;
+  a.dropout_seed = 1;
+  e.training = false;
+  const double l1 = *tm->forward(b, a), l2 = *tm->forward(b, a), l3 = *tm->forward(b, e);
+  a.dropout_seed = 2;
+  const double l4 = *tm->forward(b, a);
+  EXPECT_EQ(l1, l2);
+  EXPECT_NE(l1, l3);
+  EXPECT_NE(l1, l4);
+}
+
+TEST(TrainModel, RefusesBadBatches) {
+  const auto c = testing::tiny_config(false, false, false);
+  auto tm = make_model(c, model::random_tensors(c, testing::tiny_init(1)), LoraOptions{});
+  TrainBatch b;
+  b.seqs.push_back(group_sequence(1, c.n_vocab, 0.0f));
+  b.seqs[0].ids[3] = c.n_vocab;
+  EXPECT_FALSE(tm->forward(b).ok());
+  b.seqs[0] = group_sequence(1, c.n_vocab, 0.0f);
+  b.seqs[0].n_src[2] = 99;
+  EXPECT_FALSE(tm->forward(b).ok());
+  TrainBatch big;
+  for (int i = 0; i < 5; ++i) big.seqs.push_back(group_sequence(1, c.n_vocab, 0.0f));
+  auto r = tm->forward(big);  // 75 tokens > 64 planned
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("planned"), std::string::npos);
+}
+
+// Gradients against the PyTorch float64 autograd fixtures (scripts/make-model-fixtures).
+TEST(TrainModel, GradientsMatchPyTorchFixtures) {
+  for (const char* name : {"grad_llama3_untied_f32", "grad_qwen2_tied_f32"}) {
+    const std::string dir = std::string(GPSTREAM_SOURCE_DIR) + "/tests/train/data/" + name;
+    std::ifstream in(dir + "/inputs.json");
+    ASSERT_TRUE(in) << dir;
+    nlohmann::json j = nlohmann::json::parse(in);
+    const std::string model_dir = dir + "/" + j["model"].get<std::string>();
+    auto cfg = model::load_hf_config(model_dir);
+    ASSERT_TRUE(cfg.ok());
+    auto tensors = io::read_safetensors_dir(model_dir);
+    ASSERT_TRUE(tensors.ok());
+    TrainBatch b;
+    for (const auto& s : j["sequences"]) {
+      TrainSequence ts;
+      const std::string groups = s["groups"];
+      for (size_t i = 0; i < groups.size(); ++i)
+        ts.push(s["ids"][i], s["positions"][i], groups[i] == 't', s["n_src"][i], s["n_tgt"][i],
+                s["labels"][i]);
+      b.seqs.push_back(ts);
+    }
+    auto tm = TrainModel::create(*cfg, *tensors, LoraOptions{}, 0, TrainShape{64, 32}, 2);
+    ASSERT_TRUE(tm.ok()) << tm.error().message();
+    auto sum = (*tm)->forward(b);
+    ASSERT_TRUE(sum.ok());
+    const double n_lab = static_cast<double>(b.n_labels());
+    EXPECT_NEAR(*sum / n_lab, j["loss"].get<double>(), 1e-5) << name;
+    (*tm)->zero_grad();
+    (*tm)->backward(static_cast<float>(1.0 / n_lab));
+    io::TensorMap ref;
+    ASSERT_TRUE(io::read_safetensors(dir + "/grads.safetensors", ref).ok());
+    int checked = 0;
+    for (const ParamTensor& pt : (*tm)->base().tensors) {
+      const io::TensorData* g = ref.find(pt.name);
+      ASSERT_NE(g, nullptr) << pt.name;
+      std::vector<float> want = io::tensor_to_f32(*g);
+      ASSERT_EQ(want.size(), pt.numel);
+      double gmax = 0;
+      for (float v : want) gmax = std::max(gmax, double(std::abs(v)));
+      for (size_t i = 0; i < pt.numel; ++i)
+        ASSERT_NEAR((*tm)->grads()[pt.offset + i], want[i], 1e-4 * std::max(1.0, gmax))
+            << name << " " << pt.name << "[" << i << "]";
+      ++checked;
+    }
+    EXPECT_EQ(checked, static_cast<int>(ref.tensors.size()));
+  }
+}
+
+}  // namespace
+}  // namespace gpstream::train

@@ -1,0 +1,71 @@
+// Helpers for the train/ tests: tiny models, hand-built group layouts, double-precision losses through
+// tests/model/reference_transformer.h (an implementation independent of src/train and src/kernels).
+#pragma once
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "../model/reference_transformer.h"
+#include "../model/tiny_models.h"
+#include "train/train_model.h"
+
+namespace gpstream::testing {
+
+// gpe.md §4 group layout, wait-k with k = 2: prompt of 2 tokens, source words of 1/2/1/1 tokens and an end
+// marker; target: header of 2 tokens, words of 2/1/1 tokens and an end marker, positions φ, φ+1, ...;
+// labels on the rows predicting target word tokens and the end marker (not the header).
+inline train::TrainSequence group_sequence(uint64_t seed, int n_vocab, float phi) {
+  train::TrainSequence s;
+  uint64_t x = seed * 2654435761u + 12345;
+  auto next_id = [&] {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<int32_t>((x >> 33) % static_cast<uint64_t>(n_vocab));
+  };
+  const int n_source = 8;
+  for (int i = 0; i < n_source; ++i) s.push(next_id(), static_cast<float>(i), 0, i + 1, 0, -1);
+  // target rows: header h1 h2, words t1a t1b, t2, t3, end Et; visibility (n_src) per the README fixture.
+  const int n_src[7] = {5, 5, 5, 6, 7, 8, 8};
+  std::vector<int32_t> tgt(7);
+  for (int32_t& t : tgt) t = next_id();
+  for (int r = 0; r < 7; ++r) {
+    // row r predicts target token r+1; the header's first row predicts the header's second (not trained)
+    const int32_t label = (r >= 1 && r + 1 < 7) ? tgt[static_cast<size_t>(r) + 1] : -1;
+    s.push(tgt[static_cast<size_t>(r)], phi + static_cast<float>(r), 1, n_src[r], r + 1, label);
+  }
+  return s;
+}
+
+inline std::vector<std::vector<bool>> dense_mask(const train::TrainSequence& s) {
+  const size_t T = s.size();
+  std::vector<int> rank(T);
+  int cnt[2] = {0, 0};
+  for (size_t j = 0; j < T; ++j) rank[j] = cnt[s.groups[j]]++;
+  std::vector<std::vector<bool>> m(T, std::vector<bool>(T));
+  for (size_t i = 0; i < T; ++i)
+    for (size_t j = 0; j < T; ++j) m[i][j] = s.groups[j] ? rank[j] < s.n_tgt[i] : rank[j] < s.n_src[i];
+  return m;
+}
+
+// Token-mean cross-entropy of the batch in double through the reference forward.
+inline double reference_loss(const model::ModelConfig& c, const io::TensorMap& w,
+                             const train::TrainBatch& b) {
+  double sum = 0;
+  int64_t n = 0;
+  for (const auto& s : b.seqs) {
+    std::vector<RefToken> toks;
+    for (size_t i = 0; i < s.size(); ++i) toks.push_back({s.ids[i], static_cast<double>(s.positions[i])});
+    auto logits = reference_forward(c, w, toks, dense_mask(s));
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s.labels[i] < 0) continue;
+      double m = -1e300, z = 0;
+      for (double v : logits[i]) m = std::max(m, v);
+      for (double v : logits[i]) z += std::exp(v - m);
+      sum += m + std::log(z) - logits[i][static_cast<size_t>(s.labels[i])];
+      ++n;
+    }
+  }
+  return sum / static_cast<double>(n);
+}
+
+}  // namespace gpstream::testing
