@@ -1,0 +1,204 @@
+// Hostile tokenizer.json files: every malformation gives a clear error naming the field, never a crash.
+#include <nlohmann/json.hpp>
+
+#include "test_data.h"
+
+namespace gpstream::tokenizer {
+namespace {
+
+using nlohmann::json;
+
+json base() {
+  return json::parse(R"({
+    "version": "1.0",
+    "added_tokens": [{"id": 3, "content": "<s>", "special": true, "lstrip": false, "rstrip": false,
+                      "single_word": false, "normalized": false}],
+    "normalizer": {"type": "NFC"},
+    "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "use_regex": true},
+    "post_processor": {"type": "ByteLevel"},
+    "decoder": {"type": "ByteLevel"},
+    "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]}
+  })");
+}
+
+// Expects loading `text` to fail with a message containing `needle`.
+void expect_text_error(const std::string& text, const std::string& needle) {
+  auto t = Tokenizer::from_json_text(text);
+  ASSERT_FALSE(t.ok()) << "accepted: " << text.substr(0, 200);
+  EXPECT_NE(t.error().message().find(needle), std::string::npos)
+      << "message \"" << t.error().message() << "\" lacks \"" << needle << "\"";
+}
+void expect_error(const json& j, const std::string& needle) {
+  expect_text_error(j.dump(), needle);
+}
+
+TEST(Malformed, BaseIsValid) {
+  auto t = Tokenizer::from_json_text(base().dump());
+  ASSERT_TRUE(t.ok()) << t.error().message();
+  EXPECT_EQ(t->encode("ab<s>"), (std::vector<int32_t>{2, 3}));
+}
+
+TEST(Malformed, NotJson) {
+  expect_text_error("", "invalid JSON");
+  expect_text_error("{\"model\": ", "invalid JSON");
+  expect_text_error("[1, 2]", "top level");
+  expect_text_error("{\"model\": {\"vocab\": {\"a\": 0}, \"merges\": []}} trailing", "invalid JSON");
+}
+
+TEST(Malformed, WrongTypes) {
+  json j = base();
+  j.erase("model");
+  expect_error(j, "missing field \"model\"");
+  j = base();
+  j["model"]["vocab"] = json::array({"a", "b"});
+  expect_error(j, "model.vocab");
+  j = base();
+  j["model"]["vocab"]["a"] = "zero";
+  expect_error(j, "model.vocab[\"a\"]");
+  j = base();
+  j["model"]["vocab"]["a"] = 0.5;
+  expect_error(j, "model.vocab[\"a\"]");
+  j = base();
+  j["model"]["merges"] = json::object();
+  expect_error(j, "model.merges");
+  j = base();
+  j["model"]["byte_fallback"] = "yes";
+  expect_error(j, "byte_fallback");
+  j = base();
+  j["added_tokens"][0]["content"] = 7;
+  expect_error(j, "added_tokens[0]");
+  j = base();
+  j["added_tokens"] = json::object();
+  expect_error(j, "added_tokens");
+  j = base();
+  j["normalizer"] = json::array();
+  expect_error(j, "normalizer");
+  j = base();
+  j["pre_tokenizer"]["use_regex"] = 1;
+  expect_error(j, "pre_tokenizer.use_regex");
+  j = base();
+  j["decoder"] = {{"type", "Sequence"}, {"decoders", "nope"}};
+  expect_error(j, "decoder.decoders");
+}
+
+TEST(Malformed, Merges) {
+  json j = base();
+  j["model"].erase("merges");
+  expect_error(j, "missing field \"merges\"");
+  j = base();
+  j["model"]["merges"] = {"a c"};
+  expect_error(j, "token \"c\" is not in the vocabulary");
+  j = base();
+  j["model"]["merges"] = {"b a"};
+  expect_error(j, "merged token \"ba\" is not in the vocabulary");
+  j = base();
+  j["model"]["merges"] = {"ab"};
+  expect_error(j, "model.merges[0]");
+  j = base();
+  j["model"]["merges"] = json::array({json::array({"a", "b", "c"})});
+  expect_error(j, "model.merges[0]");
+  j = base();
+  j["model"]["merges"] = json::array({json::array({"a", 1})});
+  expect_error(j, "model.merges[0]");
+}
+
+TEST(Malformed, Ids) {
+  json j = base();
+  j["model"]["vocab"]["a"] = -1;
+  expect_error(j, "negative");
+  j = base();
+  j["model"]["vocab"]["a"] = 1000000000000LL;
+  expect_error(j, "too large");
+  j = base();
+  j["model"]["vocab"]["a"] = 1;  // "a" and "b" share id 1
+  expect_error(j, "is given to both");
+  j = base();
+  j["added_tokens"][0]["id"] = -3;
+  expect_error(j, "negative");
+  j = base();
+  j["added_tokens"][0]["id"] = 99999999999LL;
+  expect_error(j, "too large");
+  j = base();
+  j["added_tokens"][0]["id"] = 0;  // id of vocabulary token "a"
+  expect_error(j, "belongs to vocabulary token");
+  j = base();
+  j["added_tokens"].push_back(j["added_tokens"][0]);
+  j["added_tokens"][1]["id"] = 4;
+  expect_error(j, "appears twice");
+  j = base();
+  j["post_processor"] =
+      json::parse(R"({"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>"}},
+      {"Sequence": {"id": "A"}}], "special_tokens": {"<s>": {"id": "<s>", "ids": [-5], "tokens": ["<s>"]}}})");
+  expect_error(j, "negative");
+}
+
+TEST(Malformed, DuplicateVocabularyKey) {
+  std::string text = base().dump();
+  size_t pos = text.find("\"a\":0");
+  ASSERT_NE(pos, std::string::npos);
+  text.insert(pos, "\"b\":5,");
+  expect_text_error(text, "duplicate entry \"b\"");
+}
+
+TEST(Malformed, UnsupportedComponentsAreNamed) {
+  json j = base();
+  j["normalizer"] = {{"type", "BertNormalizer"}};
+  expect_error(j, "unsupported normalizer type \"BertNormalizer\"");
+  j = base();
+  j["pre_tokenizer"] = {{"type", "UnicodeScripts"}};
+  expect_error(j, "unsupported pre-tokenizer type \"UnicodeScripts\"");
+  j = base();
+  j["decoder"] = {{"type", "WordPiece"}};
+  expect_error(j, "unsupported decoder type \"WordPiece\"");
+  j = base();
+  j["post_processor"] = {{"type", "Whatever"}};
+  expect_error(j, "unsupported post-processor type \"Whatever\"");
+  j = base();
+  j["model"]["type"] = "Unigram";
+  expect_error(j, "unsupported model type \"Unigram\"");
+  j = base();
+  j["model"]["dropout"] = 0.1;
+  expect_error(j, "dropout");
+  j = base();
+  j["pre_tokenizer"] =
+      json::parse(R"({"type": "Split", "pattern": {"Regex": "(unclosed"}, "behavior": "Isolated"})");
+  expect_error(j, "pre_tokenizer.pattern");
+  j = base();
+  j["pre_tokenizer"] =
+      json::parse(R"({"type": "Split", "pattern": {"String": "x"}, "behavior": "Sideways"})");
+  expect_error(j, "unsupported split behavior \"Sideways\"");
+  j = base();
+  j["model"]["unk_token"] = "<unk>";
+  expect_error(j, "unk_token \"<unk>\" is not in the vocabulary");
+}
+
+TEST(Malformed, EveryTruncationIsRejectedWithoutCrash) {
+  std::string text = base().dump();
+  for (size_t n = 0; n < text.size(); ++n) {
+    auto t = Tokenizer::from_json_text(text.substr(0, n));
+    EXPECT_FALSE(t.ok()) << "accepted a truncation to " << n << " bytes";
+  }
+}
+
+TEST(Malformed, ByteFlipsNeverCrash) {
+  // Flip each byte to a few hostile values; the loader may accept or reject, but must not crash,
+  // and an accepted tokenizer must encode and decode.
+  std::string text = base().dump();
+  for (size_t i = 0; i < text.size(); ++i) {
+    for (char c : {'\0', '"', '9', '-', '{', '\xff'}) {
+      std::string t = text;
+      t[i] = c;
+      auto tok = Tokenizer::from_json_text(t);
+      if (tok.ok()) (void)tok->decode(tok->encode("ab a\xff b<s>"));
+    }
+  }
+}
+
+TEST(Malformed, MissingFiles) {
+  auto t = Tokenizer::load("/nonexistent/dir");
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().message().find("/nonexistent/dir"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpstream::tokenizer
