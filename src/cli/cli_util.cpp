@@ -46,3 +46,49 @@ std::string format_float(float x) {
 }
 
 }  // namespace gpstream::cli
+
+namespace gpstream::cli {
+
+void add_stream_options(CLI::App& app, StreamCli& o, bool with_paradigm) {
+  app.add_option("-m,--model", o.model, "model: a Hugging Face directory (with tokenizer.json, optional gpstream.json)")
+      ->required();
+  app.add_option("--phi", o.phi, "target group start position: a number >= 0 or S (default: the model's)");
+  if (with_paradigm)
+    app.add_option("--paradigm", o.paradigm, "one of " + stream::paradigm_names() + " (default: the model's)");
+  app.add_option("--template", o.template_name, "prompt template: gpstream, qwen, llama3, gemma2 (default: the model's)");
+  app.add_option("--src-lang", o.src_lang, "source language code (default: the model's)");
+  app.add_option("--tgt-lang", o.tgt_lang, "target language code (default: the model's)");
+  app.add_option("-t,--threads", o.threads, "threads (default: all cores)")->check(CLI::Range(0, 1024));
+  app.add_option("--max-tokens", o.max_tokens, "target tokens per sentence at most")->check(CLI::Range(1, 1 << 16));
+  app.add_option("--temperature", o.temperature, "sampling temperature (0 = greedy)")->check(CLI::Range(0.0, 100.0));
+  app.add_option("--top-k", o.top_k, "sample from the k most likely tokens (0 = off)")->check(CLI::Range(0, 1 << 24));
+  app.add_option("--top-p", o.top_p, "nucleus sampling mass (1 = off)")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--repetition-penalty", o.repetition_penalty, "penalty on generated tokens (1 = off)")
+      ->check(CLI::Range(0.01, 100.0));
+  app.add_option("--seed", o.seed, "sampling seed");
+}
+
+Result<stream::StreamingModel> load_stream_model(const StreamCli& o) {
+  return stream::StreamingModel::load(o.model, o.threads, o.template_name, o.src_lang, o.tgt_lang);
+}
+
+Result<stream::SessionOptions> session_options(const StreamCli& o, const stream::StreamingModel& m, int k,
+                                               const std::string& paradigm) {
+  stream::SessionOptions so = m.default_options();
+  if (k >= 1) so.k = k;
+  if (!paradigm.empty()) {
+    auto p = stream::parse_paradigm(paradigm);
+    if (!p) return invalid_argument("--paradigm: unknown '" + paradigm + "' (known: " + stream::paradigm_names() + ")");
+    so.paradigm = *p;
+  }
+  if (!o.phi.empty()) {
+    auto phi = stream::Phi::parse(o.phi);
+    if (!phi) return invalid_argument("--phi: expected a number >= 0 or S, got '" + o.phi + "'");
+    so.phi = *phi;
+  }
+  so.max_target_tokens = o.max_tokens;
+  so.decoding = {o.temperature, o.top_k, o.top_p, o.repetition_penalty, o.seed};
+  return so;
+}
+
+}  // namespace gpstream::cli

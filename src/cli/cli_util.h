@@ -18,3 +18,32 @@ Result<std::vector<float>> parse_float_list(const std::string& s, const std::str
 std::string format_float(float x);
 
 }  // namespace gpstream::cli
+
+#include <CLI/CLI.hpp>
+
+#include "stream/streaming_model.h"
+
+namespace gpstream::cli {
+
+// Options every streaming command shares (translate, eval, serve).
+struct StreamCli {
+  std::string model;
+  std::string phi;             // "" = model default
+  std::string paradigm;        // "" = model default
+  std::string template_name;   // "" = model default
+  std::string src_lang, tgt_lang;
+  int threads = 0;
+  int max_tokens = 256;
+  float temperature = 0, top_p = 1, repetition_penalty = 1;
+  int top_k = 0;
+  uint64_t seed = 0;
+};
+
+void add_stream_options(CLI::App& app, StreamCli& o, bool with_paradigm = true);
+// Loads the model named by -m.
+Result<stream::StreamingModel> load_stream_model(const StreamCli& o);
+// Session options: the model's defaults, then the command line (k < 1 means "model default").
+Result<stream::SessionOptions> session_options(const StreamCli& o, const stream::StreamingModel& m, int k,
+                                               const std::string& paradigm);
+
+}  // namespace gpstream::cli

@@ -1,0 +1,149 @@
+// `gpstream eval -m MODEL (--tsv FILE | --source SRC --reference REF) [-k K]... [--paradigm P]...`:
+// the simultaneous evaluation. For each (paradigm, k) it drives sessions over the test set one source
+// word at a time (SimulEval's text evaluator), writes SimulEval's instances.log and scores.tsv under
+// DIR/<paradigm>-k<k>/, and prints BLEU, chrF and the latency metrics; several values give a
+// quality–latency table and an SVG plot (DIR/quality_latency.svg).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "cli/cli_util.h"
+#include "cli/command.h"
+#include "eval/chrf.h"
+#include "eval/plot.h"
+#include "eval/scores.h"
+#include "eval/simultaneous.h"
+#include "util/mapped_file.h"
+
+namespace gpstream::cli {
+namespace {
+
+void progress_bar(const std::string& label, size_t done, size_t total, double started_s) {
+  const double now =
+      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() - started_s;
+  const double eta = done ? now / done * (total - done) : 0;
+  const int width = 30, fill = total ? static_cast<int>(width * done / total) : width;
+  std::fprintf(stderr, "\r\033[K%s [%s%s] %zu/%zu  %.0fs elapsed, ETA %.0fs", label.c_str(),
+               std::string(fill, '#').c_str(), std::string(width - fill, '.').c_str(), done, total, now, eta);
+  if (done == total) std::fputc('\n', stderr);
+}
+
+double get(const eval::NamedScores& s, const std::string& name) {
+  for (const auto& [n, v] : s)
+    if (n == name) return v.value;
+  return 0;
+}
+
+int run_eval(int argc, char** argv) {
+  CLI::App app{"Simultaneous evaluation: BLEU, chrF and SimulEval latency per (paradigm, k)", "gpstream eval"};
+  StreamCli o;
+  std::string tsv, source, reference, output;
+  std::vector<int> ks;
+  std::vector<std::string> paradigms;
+  double pace = 0;
+  bool json = false;
+  size_t limit = 0;
+  add_stream_options(app, o, false);
+  app.add_option("--tsv", tsv, "test set: source<TAB>reference lines");
+  app.add_option("--source", source, "test sources, one per line (with --reference)");
+  app.add_option("--reference", reference, "test references, one per line (with --source)");
+  app.add_option("-k,--wait-k", ks, "wait-k values (repeatable; default: the model's k)")->check(CLI::Range(1, 1000000));
+  app.add_option("--paradigm", paradigms, "paradigms (repeatable): " + stream::paradigm_names());
+  app.add_option("--pace", pace, "speaking pace in words/s: adds computation-aware latency (ms)")
+      ->check(CLI::Range(0.0, 1000.0));
+  app.add_option("--output", output, "folder for instances.log, scores.tsv and the plot");
+  app.add_option("--limit", limit, "evaluate only the first N pairs");
+  app.add_flag("--json", json, "print the results as JSON lines");
+  if (auto rc = parse_args(app, argc, argv)) return *rc;
+  if (tsv.empty() == (source.empty() || reference.empty())) {
+    std::fprintf(stderr, "gpstream eval: give either --tsv FILE or --source SRC --reference REF\n");
+    return kExitUsage;
+  }
+  auto pairs = tsv.empty() ? eval::read_test_files(source, reference) : eval::read_test_tsv(tsv);
+  if (!pairs) return fail("eval", pairs.error());
+  if (limit && pairs->size() > limit) pairs->resize(limit);
+  auto m = load_stream_model(o);
+  if (!m) return fail("eval", m.error());
+  if (ks.empty()) ks.push_back(m->meta.k);
+  if (paradigms.empty()) paradigms.push_back(stream::paradigm_name(m->meta.paradigm));
+  if (!output.empty()) std::filesystem::create_directories(output);
+
+  const bool tty = isatty(STDERR_FILENO);
+  std::map<std::string, eval::PlotSeries> curves;
+  if (!json) std::printf("%-20s %4s %7s %7s %7s %7s %7s %7s %7s %9s\n", "paradigm", "k", "BLEU", "chrF", "AL", "LAAL", "AP", "DAL", "ATD", "s/sent");
+  for (const auto& pname : paradigms) {
+    for (int k : ks) {
+      auto so = session_options(o, *m, k, pname);
+      if (!so) return std::fprintf(stderr, "gpstream eval: %s\n", so.error().message().c_str()), kExitUsage;
+      const bool offline = so->paradigm == stream::Paradigm::Offline;
+      const std::string label = std::string(stream::paradigm_name(so->paradigm)) + (offline ? "" : "-k" + std::to_string(k));
+      const double t0 = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+      eval::SimultaneousOptions eo{pace};
+      auto recs = eval::evaluate_corpus(*m->model, *m->codec, *so, *pairs, eo, [&](size_t d, size_t t) {
+        if (tty) progress_bar(label, d, t, t0);
+      });
+      if (!recs) return fail("eval", recs.error());
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() - t0;
+      eval::ScoreOptions sc;
+      if (pace > 0) {
+        sc.latency.text_word_ms = 1000.0 / pace;
+        sc.latency.computation_aware = true;
+      }
+      auto scores = eval::score_instances(*recs, sc);
+      if (!scores) return fail("eval", scores.error());
+      std::vector<std::string> hyps, refs;
+      for (const auto& r : *recs) hyps.push_back(r.prediction), refs.push_back(r.reference.value_or(""));
+      auto chrf = eval::corpus_chrf(hyps, {refs}, eval::ChrfOptions{});
+      if (!chrf) return fail("eval", chrf.error());
+      scores->scores.insert(scores->scores.begin() + 1, {"chrF", eval::PyNumber{chrf->score, false}});
+      if (!output.empty()) {
+        const std::string dir = output + "/" + label;
+        std::filesystem::create_directories(dir);
+        if (Status s = eval::write_instances_log(dir + "/instances.log", *recs); !s.ok()) return fail("eval", s.error());
+        const std::string tsv_text = eval::format_scores_tsv(scores->scores);
+        if (Status s = write_file_atomic(dir + "/scores.tsv", std::as_bytes(std::span(tsv_text))); !s.ok())
+          return fail("eval", s.error());
+      }
+      const auto& s = scores->scores;
+      if (json) {
+        std::string j = "{\"paradigm\": \"" + std::string(stream::paradigm_name(so->paradigm)) + "\", \"k\": " +
+                        std::to_string(k) + ", \"seconds_per_sentence\": " + eval::python_float_repr(secs / pairs->size());
+        for (const auto& [n, v] : s) j += ", \"" + n + "\": " + eval::python_repr(v);
+        std::printf("%s}\n", j.c_str());
+      } else {
+        std::printf("%-20s %4s %7.2f %7.2f %7.3f %7.3f %7.3f %7.3f %7.3f %9.4f\n", stream::paradigm_name(so->paradigm),
+                    offline ? "-" : std::to_string(k).c_str(), get(s, "BLEU"), get(s, "chrF"), get(s, "AL"),
+                    get(s, "LAAL"), get(s, "AP"), get(s, "DAL"), get(s, "ATD"), secs / pairs->size());
+      }
+      std::fflush(stdout);
+      auto& curve = curves[stream::paradigm_name(so->paradigm)];
+      curve.name = stream::paradigm_name(so->paradigm);
+      curve.horizontal_line = offline;
+      curve.points.push_back({get(s, "LAAL"), get(s, "BLEU"), offline ? "" : "k=" + std::to_string(k)});
+      if (offline) break;
+    }
+  }
+  const size_t n_points = [&] {
+    size_t n = 0;
+    for (auto& [_, c] : curves) n += c.points.size();
+    return n;
+  }();
+  if (!output.empty() && n_points > 1) {
+    eval::PlotSpec spec{"Quality vs latency", "LAAL (source words)", "BLEU", {}};
+    for (auto& [_, c] : curves) spec.series.push_back(c);
+    const std::string svg = eval::render_svg(spec);
+    if (Status st = write_file_atomic(output + "/quality_latency.svg", std::as_bytes(std::span(svg))); !st.ok())
+      return fail("eval", st.error());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace gpstream::cli
+
+GPSTREAM_COMMAND("eval", "simultaneous evaluation (BLEU, chrF, SimulEval latency) over a test set",
+                 gpstream::cli::run_eval);

@@ -1,0 +1,147 @@
+// gpstream.json and prompt templates.
+#include "stream/model_meta.h"
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "util/mapped_file.h"
+
+namespace gpstream::stream {
+
+std::optional<PromptTemplate> PromptTemplate::named(const std::string& name) {
+  if (name == "gpstream") return PromptTemplate{};
+  if (name == "qwen")
+    return PromptTemplate{"qwen",
+                          "<|im_start|>system\nTranslate the following {src} paragraph to {tgt}<|im_end|>\n"
+                          "<|im_start|>user\n",
+                          "<|im_end|>\n", "<|im_start|>assistant\n", "<|im_end|>\n"};
+  if (name == "llama3")
+    return PromptTemplate{"llama3",
+                          "<|begin_of_text|><|start_header_id|>system<|end_header_id|>Translate the following {src} "
+                          "paragraph to {tgt}\n<|start_header_id|>user<|end_header_id|>",
+                          "<|eot_id|>", "<|start_header_id|>assistant<|end_header_id|>", "<|eot_id|>"};
+  if (name == "gemma2")
+    return PromptTemplate{"gemma2", "<bos><start_of_turn>userTranslate the following {src} paragraph to {tgt}\n",
+                          "<end_of_turn>", "<start_of_turn>model", "<end_of_turn>"};
+  return std::nullopt;
+}
+
+static std::string substitute(std::string s, const std::string& src, const std::string& tgt) {
+  for (auto [key, value] : {std::pair<std::string, std::string>{"{src}", src}, {"{tgt}", tgt}}) {
+    size_t p = 0;
+    while ((p = s.find(key, p)) != std::string::npos) {
+      s.replace(p, key.size(), value);
+      p += value.size();
+    }
+  }
+  return s;
+}
+
+PromptTemplate PromptTemplate::with_languages(const std::string& src, const std::string& tgt) const {
+  PromptTemplate t = *this;
+  for (std::string* s : {&t.prompt, &t.source_end, &t.header, &t.target_end}) *s = substitute(*s, src, tgt);
+  return t;
+}
+
+std::string language_name(const std::string& code) {
+  static const std::pair<const char*, const char*> kNames[] = {
+      {"en", "English"}, {"fr", "French"}, {"de", "German"}, {"es", "Spanish"}, {"it", "Italian"},
+      {"pt", "Portuguese"}, {"zh", "Chinese"}, {"ja", "Japanese"}, {"ru", "Russian"}};
+  for (auto [c, n] : kNames)
+    if (code == c) return n;
+  return code;
+}
+
+Result<ModelMeta> ModelMeta::parse(const std::string& text, const std::string& where) {
+  using json = nlohmann::json;
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    return format_error(where + ": invalid JSON: " + e.what());
+  }
+  if (!j.is_object()) return format_error(where + ": not a JSON object");
+  ModelMeta m;
+  auto str = [&](const char* key, std::string& out) -> Status {
+    if (!j.contains(key)) return {};
+    if (!j[key].is_string()) return format_error(where + ": field '" + key + "' must be a string");
+    out = j[key].get<std::string>();
+    return {};
+  };
+  auto integer = [&](const char* key, int& out) -> Status {
+    if (!j.contains(key)) return {};
+    if (!j[key].is_number_integer() || j[key].get<int64_t>() < 1 || j[key].get<int64_t>() > 1000000)
+      return format_error(where + ": field '" + key + "' must be a positive integer");
+    out = j[key].get<int>();
+    return {};
+  };
+  GPS_TRY(str("source_lang", m.source_lang));
+  GPS_TRY(str("target_lang", m.target_lang));
+  GPS_TRY(integer("k", m.k));
+  GPS_TRY(integer("k_min", m.k_min));
+  GPS_TRY(integer("k_max", m.k_max));
+  if (j.contains("phi")) {
+    std::string s = j["phi"].is_string() ? j["phi"].get<std::string>() : j["phi"].is_number() ? j["phi"].dump() : "";
+    auto phi = Phi::parse(s);
+    if (!phi) return format_error(where + ": field 'phi' must be a non-negative number or \"S\"");
+    m.phi = *phi;
+  }
+  if (j.contains("paradigm")) {
+    std::string p;
+    GPS_TRY(str("paradigm", p));
+    auto par = parse_paradigm(p);
+    if (!par) return format_error(where + ": unknown paradigm '" + p + "' (known: " + paradigm_names() + ")");
+    m.paradigm = *par;
+  }
+  if (j.contains("template")) {
+    const json& t = j["template"];
+    if (t.is_string()) {
+      auto named = PromptTemplate::named(t.get<std::string>());
+      if (!named) return format_error(where + ": unknown template '" + t.get<std::string>() + "'");
+      m.prompt_template = *named;
+    } else if (t.is_object()) {
+      for (auto [key, field] : {std::pair<const char*, std::string*>{"name", &m.prompt_template.name},
+                                {"prompt", &m.prompt_template.prompt},
+                                {"source_end", &m.prompt_template.source_end},
+                                {"header", &m.prompt_template.header},
+                                {"target_end", &m.prompt_template.target_end}}) {
+        if (!t.contains(key)) continue;
+        if (!t[key].is_string()) return format_error(where + ": template." + key + " must be a string");
+        *field = t[key].get<std::string>();
+      }
+    } else {
+      return format_error(where + ": field 'template' must be a name or an object");
+    }
+  }
+  if (j.contains("trained")) m.trained_json = j["trained"].dump();
+  return m;
+}
+
+Result<ModelMeta> ModelMeta::load(const std::string& model_dir) {
+  const std::string path = model_dir + "/gpstream.json";
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return ModelMeta{};
+  GPS_ASSIGN(std::string text, read_text_file(path));
+  return parse(text, path);
+}
+
+std::string ModelMeta::to_json() const {
+  nlohmann::ordered_json j;
+  j["template"] = {{"name", prompt_template.name},
+                   {"prompt", prompt_template.prompt},
+                   {"source_end", prompt_template.source_end},
+                   {"header", prompt_template.header},
+                   {"target_end", prompt_template.target_end}};
+  j["source_lang"] = source_lang;
+  j["target_lang"] = target_lang;
+  if (phi.source_length) j["phi"] = "S";
+  else j["phi"] = phi.value;
+  j["k"] = k;
+  j["k_min"] = k_min;
+  j["k_max"] = k_max;
+  j["paradigm"] = paradigm_name(paradigm);
+  j["trained"] = nlohmann::ordered_json::parse(trained_json);
+  return j.dump(2) + "\n";
+}
+
+}  // namespace gpstream::stream

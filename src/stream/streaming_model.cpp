@@ -1,0 +1,37 @@
+// Loading a streaming model directory.
+#include "stream/streaming_model.h"
+
+namespace gpstream::stream {
+
+Result<StreamingModel> StreamingModel::load(const std::string& dir, int n_threads, const std::string& template_name,
+                                            const std::string& src_lang, const std::string& tgt_lang) {
+  StreamingModel m;
+  GPS_ASSIGN(m.meta, ModelMeta::load(dir));
+  if (!template_name.empty()) {
+    auto t = PromptTemplate::named(template_name);
+    if (!t) return invalid_argument("unknown template '" + template_name + "' (known: gpstream, qwen, llama3, gemma2)");
+    m.meta.prompt_template = *t;
+  }
+  if (!src_lang.empty()) m.meta.source_lang = src_lang;
+  if (!tgt_lang.empty()) m.meta.target_lang = tgt_lang;
+  GPS_ASSIGN(m.model, model::Transformer::load(dir, n_threads));
+  GPS_ASSIGN(tokenizer::Tokenizer tok, tokenizer::Tokenizer::load(dir));
+  if (tok.vocab_size() > m.model->config().n_vocab)
+    return format_error(dir + ": tokenizer has " + std::to_string(tok.vocab_size()) + " tokens but the model only " +
+                        std::to_string(m.model->config().n_vocab));
+  m.tokenizer = std::make_shared<const tokenizer::Tokenizer>(std::move(tok));
+  m.codec = std::make_unique<TokenizerCodec>(
+      m.tokenizer, m.meta.prompt_template.with_languages(language_name(m.meta.source_lang),
+                                                         language_name(m.meta.target_lang)));
+  return m;
+}
+
+SessionOptions StreamingModel::default_options() const {
+  SessionOptions o;
+  o.paradigm = meta.paradigm;
+  o.phi = meta.phi;
+  o.k = meta.k;
+  return o;
+}
+
+}  // namespace gpstream::stream
