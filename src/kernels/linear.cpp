@@ -13,6 +13,9 @@ namespace {
 
 constexpr int64_t kSmallBatch = 6;   // at most this many tokens: dot products from the stored rows
 constexpr int64_t kTileRows = 64;    // rows converted per tile in the GEMM regime
+// Below this many multiply-adds a parallel region costs more than it saves (and on a loaded machine
+// a spinning second thread can cost far more): run on one thread.
+constexpr int64_t kMinParallelWork = int64_t{1} << 18;
 
 }  // namespace
 
@@ -36,7 +39,8 @@ void linear_forward(float* out, int64_t ldo, const float* x, int64_t ldx, const 
     return;
   }
   if (n_tok <= kSmallBatch || w.type == WeightType::F32) {
-#pragma omp parallel for num_threads(n_threads) schedule(static)
+    const bool parallel = rows * cols * n_tok >= kMinParallelWork;
+#pragma omp parallel for num_threads(n_threads) schedule(static) if (parallel)
     for (int64_t r = 0; r < rows; ++r) {
       const void* row = w.row(r);
       const float b = bias ? bias[r] : 0.0f;
@@ -45,7 +49,8 @@ void linear_forward(float* out, int64_t ldo, const float* x, int64_t ldx, const 
     return;
   }
   const int64_t n_tiles = (rows + kTileRows - 1) / kTileRows;
-#pragma omp parallel for num_threads(n_threads) schedule(dynamic, 1)
+  const bool parallel = rows * cols * n_tok >= kMinParallelWork;
+#pragma omp parallel for num_threads(n_threads) schedule(dynamic, 1) if (parallel)
   for (int64_t tile = 0; tile < n_tiles; ++tile) {
     float* buf = scratch + static_cast<int64_t>(omp_get_thread_num()) * kTileRows * cols;
     const int64_t r0 = tile * kTileRows;

@@ -143,7 +143,8 @@ Status Transformer::forward(const Batch& batch, std::span<KvCache* const> caches
       std::copy_n(w.v.data() + t * KV, KV, kc.v(il, bt.group) + int64_t{w.slot[t]} * KV);
     }
     const int64_t work = T * c.n_head;
-#pragma omp parallel for num_threads(nt) schedule(static)
+    const bool parallel = int64_t{max_visible} * T * Q >= (int64_t{1} << 16);  // skip tiny attention work
+#pragma omp parallel for num_threads(nt) schedule(static) if (parallel)
     for (int64_t item = 0; item < work; ++item) {
       const int64_t t = item / c.n_head, h = item % c.n_head;
       const BatchToken& bt = batch.tokens[t];
