@@ -41,7 +41,8 @@ bool is_13a_symbol(char c) {
 }  // namespace
 
 std::string tokenize_13a(std::string_view input) {
-  std::string line(input);
+  thread_local std::string line, a, b, c, d;
+  line.assign(input);
   replace_all(line, "<skipped>", "");
   replace_all(line, "-\n", "");
   replace_all(line, "\n", " ");
@@ -52,67 +53,89 @@ std::string tokenize_13a(std::string_view input) {
     replace_all(line, "&gt;", ">");
   }
 
-  // Pass 1 (on " line "): ' \1 ' around every symbol of the set.
-  std::string a;
+  // Pass 1 (on " line "): ' \1 ' around every symbol of the set. The padding spaces are in the
+  // set themselves, so " line " becomes "   " + ... + "   ".
+  a.clear();
   a.reserve(line.size() * 2 + 8);
-  a.push_back(' ');
-  a.append(" ");  // the padding space is itself in the set: " " → "   "
-  a.push_back(' ');
-  for (char c : line) {
-    if (is_13a_symbol(c)) {
-      a.push_back(' ');
-      a.push_back(c);
-      a.push_back(' ');
-    } else {
-      a.push_back(c);
+  a.append("   ");
+  {
+    size_t run = 0;
+    for (size_t i = 0; i < line.size(); ++i) {
+      if (is_13a_symbol(line[i])) {
+        a.append(line, run, i - run);
+        a.push_back(' ');
+        a.push_back(line[i]);
+        a.push_back(' ');
+        run = i + 1;
+      }
     }
+    a.append(line, run, std::string::npos);
   }
   a.append("   ");
 
-  // Pass 2: `([^0-9])([\.,])` → '\1 \2 '.
-  std::string b;
+  // Pass 2: `([^0-9])([\.,])` → '\1 \2 '. Only positions before a '.' or ',' can match; the scan
+  // never re-reads a replaced pair, so a '.' consumed as \2 cannot start the next match as \1.
+  b.clear();
   b.reserve(a.size() + a.size() / 4);
-  for (size_t i = 0; i < a.size();) {
-    if (i + 1 < a.size() && !is_digit(a[i]) && (a[i + 1] == '.' || a[i + 1] == ',')) {
-      b.push_back(a[i]);
-      b.push_back(' ');
-      b.push_back(a[i + 1]);
-      b.push_back(' ');
-      i += 2;
-    } else {
-      b.push_back(a[i]);
-      ++i;
+  {
+    size_t run = 0;
+    size_t i = 0;
+    while (i + 1 < a.size()) {
+      const char n = a[i + 1];
+      if ((n == '.' || n == ',') && !is_digit(a[i])) {
+        b.append(a, run, i + 1 - run);
+        b.push_back(' ');
+        b.push_back(n);
+        b.push_back(' ');
+        i += 2;
+        run = i;
+      } else {
+        ++i;
+      }
     }
+    b.append(a, run, std::string::npos);
   }
 
   // Pass 3: `([\.,])([^0-9])` → ' \1 \2'.
-  std::string c;
+  c.clear();
   c.reserve(b.size() + b.size() / 4);
-  for (size_t i = 0; i < b.size();) {
-    if (i + 1 < b.size() && (b[i] == '.' || b[i] == ',') && !is_digit(b[i + 1])) {
-      c.push_back(' ');
-      c.push_back(b[i]);
-      c.push_back(' ');
-      c.push_back(b[i + 1]);
-      i += 2;
-    } else {
-      c.push_back(b[i]);
-      ++i;
+  {
+    size_t run = 0;
+    size_t i = 0;
+    while (i + 1 < b.size()) {
+      const char p = b[i];
+      if ((p == '.' || p == ',') && !is_digit(b[i + 1])) {
+        c.append(b, run, i - run);
+        c.push_back(' ');
+        c.push_back(p);
+        c.push_back(' ');
+        c.push_back(b[i + 1]);
+        i += 2;
+        run = i;
+      } else {
+        ++i;
+      }
     }
+    c.append(b, run, std::string::npos);
   }
 
   // Pass 4: `([0-9])(-)` → '\1 \2 '.
-  std::string d;
+  d.clear();
   d.reserve(c.size() + 8);
-  for (size_t i = 0; i < c.size();) {
-    if (i + 1 < c.size() && is_digit(c[i]) && c[i + 1] == '-') {
-      d.push_back(c[i]);
-      d.append(" - ");
-      i += 2;
-    } else {
-      d.push_back(c[i]);
-      ++i;
+  {
+    size_t run = 0;
+    size_t i = 0;
+    while (i + 1 < c.size()) {
+      if (c[i + 1] == '-' && is_digit(c[i])) {
+        d.append(c, run, i + 1 - run);
+        d.append(" - ");
+        i += 2;
+        run = i;
+      } else {
+        ++i;
+      }
     }
+    d.append(c, run, std::string::npos);
   }
   return python_normalize_spaces(d);
 }

@@ -162,21 +162,18 @@ bool is_python_space(char32_t cp) {
          cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
 }
 
-std::vector<std::string_view> python_split(std::string_view s) {
-  std::vector<std::string_view> out;
+void python_split_into(std::string_view s, std::vector<std::string_view>& out) {
   size_t i = 0;
   size_t start = 0;
   bool in_word = false;
   while (i < s.size()) {
-    char32_t cp;
     const auto b = static_cast<unsigned char>(s[i]);
+    char32_t cp = b;
     uint32_t n = 1;
-    if (b < 0x80) {
-      cp = b;
-    } else {
-      n = decode_one(s, i, &cp);
-    }
-    if (is_python_space(cp)) {
+    if (b >= 0x80) n = decode_one(s, i, &cp);
+    const bool space =
+        b < 0x80 ? (b == ' ' || (b >= 0x09 && b <= 0x0D) || (b >= 0x1C && b <= 0x1F)) : is_python_space(cp);
+    if (space) {
       if (in_word) out.push_back(s.substr(start, i - start));
       in_word = false;
     } else if (!in_word) {
@@ -186,13 +183,21 @@ std::vector<std::string_view> python_split(std::string_view s) {
     i += n;
   }
   if (in_word) out.push_back(s.substr(start));
+}
+
+std::vector<std::string_view> python_split(std::string_view s) {
+  std::vector<std::string_view> out;
+  python_split_into(s, out);
   return out;
 }
 
 std::string python_normalize_spaces(std::string_view s) {
+  thread_local std::vector<std::string_view> words;
+  words.clear();
+  python_split_into(s, words);
   std::string out;
   out.reserve(s.size());
-  for (auto w : python_split(s)) {
+  for (auto w : words) {
     if (!out.empty()) out.push_back(' ');
     out.append(w);
   }
@@ -200,11 +205,23 @@ std::string python_normalize_spaces(std::string_view s) {
 }
 
 std::string_view python_rstrip(std::string_view s) {
-  const auto cps = decode_utf8(s);
-  size_t end = cps.size();
-  while (end > 0 && is_python_space(cps[end - 1].cp)) --end;
-  if (end == 0) return s.substr(0, 0);
-  return s.substr(0, cps[end - 1].offset + cps[end - 1].length);
+  size_t end = s.size();
+  while (end > 0) {
+    const auto b = static_cast<unsigned char>(s[end - 1]);
+    if (b < 0x80) {
+      if (!is_python_space(b)) break;
+      --end;
+      continue;
+    }
+    // Back up to the lead byte of the last code point (at most 4 bytes).
+    size_t start = end - 1;
+    while (start > 0 && end - start < 4 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
+    char32_t cp;
+    const uint32_t n = decode_one(s, start, &cp);
+    if (start + n != end || !is_python_space(cp)) break;
+    end = start;
+  }
+  return s.substr(0, end);
 }
 
 std::string_view python_strip(std::string_view s) {

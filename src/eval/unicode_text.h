@@ -33,6 +33,8 @@ bool is_valid_utf8(std::string_view s);
 bool is_python_space(char32_t cp);
 // Python `s.split()`: runs of whitespace separate, no empty items.
 std::vector<std::string_view> python_split(std::string_view s);
+// Appends the items of `s.split()` to out (no allocation beyond out's growth).
+void python_split_into(std::string_view s, std::vector<std::string_view>& out);
 // Python `' '.join(s.split())`.
 std::string python_normalize_spaces(std::string_view s);
 // Python `s.strip()` / `s.rstrip()` (whitespace as above).
