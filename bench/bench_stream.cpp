@@ -1,0 +1,167 @@
+// Streaming benchmarks (issue 4):
+//  paradigms: forced decoding (target tokens from the reference, so every paradigm does identical
+//             work) over en-fr dev sentences at wait-5 and wait-9: group vs reencode vs interleaved,
+//             time per sentence, ratios, and cost per source word;
+//  scheduler: aggregate target tokens/s with 1, 4, 16 and 64 concurrent sessions.
+// The model is random with Qwen2.5-0.5B's shapes (or --small for a quick run); the tokenizer is the
+// Qwen fixture. Usage:
+//   bench_stream [--small] [-n SENTENCES] [-t THREADS] [--mode paradigms|scheduler|all] [--sessions 1,4,16,64]
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "eval/simultaneous.h"
+#include "model/random_init.h"
+#include "model/transformer.h"
+#include "stream/scheduler.h"
+#include "stream/tokenizer_codec.h"
+
+using namespace gpstream;
+
+namespace {
+
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+model::ModelConfig shape(bool small, int n_vocab) {
+  model::ModelConfig c;
+  c.architecture = "Qwen2ForCausalLM";
+  c.model_type = "qwen2";
+  c.qkv_bias = true;
+  c.tie_word_embeddings = true;
+  c.n_vocab = n_vocab;
+  c.rope_theta = 1e6f;
+  if (small) {
+    c.n_embd = 256, c.n_ff = 704, c.n_layer = 4, c.n_head = 4, c.n_head_kv = 2, c.head_dim = 64;
+  } else {
+    c.n_embd = 896, c.n_ff = 4864, c.n_layer = 24, c.n_head = 14, c.n_head_kv = 2, c.head_dim = 64;
+  }
+  return c;
+}
+
+std::vector<int32_t> target_tokens(const stream::SegmentCodec& codec, const std::string& text) {
+  std::vector<int32_t> ids;
+  bool first = true;
+  std::string w;
+  for (char ch : text + " ") {
+    if (ch == ' ') {
+      if (!w.empty()) {
+        auto r = codec.encode(stream::SegmentKind::TargetWord, w, first);
+        ids.insert(ids.end(), r->begin(), r->end());
+        first = false;
+      }
+      w.clear();
+    } else {
+      w += ch;
+    }
+  }
+  return ids;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool small = false;
+  int n = 100, threads = 2;
+  std::string mode = "all";
+  std::vector<int> session_counts = {1, 4, 16, 64};
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--small") small = true;
+    else if (a == "-n" && i + 1 < argc) n = std::atoi(argv[++i]);
+    else if (a == "-t" && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (a == "--mode" && i + 1 < argc) mode = argv[++i];
+    else if (a == "--sessions" && i + 1 < argc) {
+      session_counts.clear();
+      for (char* p = std::strtok(argv[++i], ","); p; p = std::strtok(nullptr, ",")) session_counts.push_back(std::atoi(p));
+    } else {
+      std::fprintf(stderr, "usage: bench_stream [--small] [-n N] [-t THREADS] [--mode paradigms|scheduler|all] [--sessions 1,4,16,64]\n");
+      return 2;
+    }
+  }
+  const std::string root = GPSTREAM_SOURCE_DIR_STR;
+  auto tok = tokenizer::Tokenizer::load(root + "/../shared/fixtures/tokenizers/qwen3");
+  if (!tok) return std::fprintf(stderr, "%s\n", tok.error().message().c_str()), 1;
+  auto tokp = std::make_shared<const tokenizer::Tokenizer>(std::move(tok).value());
+  stream::TokenizerCodec codec(tokp, stream::PromptTemplate::named("qwen")->with_languages("English", "French"));
+  auto cfg = shape(small, 151936);
+  model::RandomInitOptions ro;
+  ro.dtype = io::DType::BF16;
+  auto w = model::weights_from_tensors(cfg, model::random_tensors(cfg, ro));
+  if (!w) return std::fprintf(stderr, "%s\n", w.error().message().c_str()), 1;
+  model::Transformer tf(cfg, std::move(w).value(), threads);
+  auto pairs = eval::read_test_tsv(root + "/../shared/data/corpus/en-fr.dev.tsv");
+  if (!pairs) return std::fprintf(stderr, "%s\n", pairs.error().message().c_str()), 1;
+  if (static_cast<int>(pairs->size()) > n) pairs->resize(n);
+  std::printf("model: %s shapes, BF16, %zu params; %zu en-fr dev sentences; %d threads\n",
+              small ? "small (4x256)" : "Qwen2.5-0.5B", cfg.n_params(), pairs->size(), threads);
+
+  if (mode == "paradigms" || mode == "all") {
+    size_t src_words = 0;
+    for (const auto& p : *pairs) {
+      size_t c = 0;
+      bool in = false;
+      for (char ch : p.source) c += (ch != ' ' && !in), in = ch != ' ';
+      src_words += c;
+    }
+    std::printf("\n%-12s %3s %12s %14s %12s %10s\n", "paradigm", "k", "s/sentence", "ms/source word", "target tok", "vs group");
+    for (int k : {5, 9}) {
+      double group_time = 0;
+      for (auto p : {stream::Paradigm::Group, stream::Paradigm::Reencode, stream::Paradigm::Interleaved}) {
+        const int64_t before = tf.tokens_forwarded();
+        const double t0 = now_s();
+        for (const auto& pair : *pairs) {
+          stream::SessionOptions so;
+          so.paradigm = p;
+          so.k = k;
+          so.forced_target = target_tokens(codec, pair.reference);
+          so.max_target_tokens = static_cast<int>(so.forced_target->size()) + 1;
+          auto r = eval::evaluate_sentence(tf, codec, so, pair, {});
+          if (!r) return std::fprintf(stderr, "%s\n", r.error().message().c_str()), 1;
+        }
+        const double dt = now_s() - t0;
+        if (p == stream::Paradigm::Group) group_time = dt;
+        std::printf("%-12s %3d %12.3f %14.2f %12lld %9.2fx\n", stream::paradigm_name(p), k, dt / pairs->size(),
+                    1000 * dt / src_words, static_cast<long long>(tf.tokens_forwarded() - before), dt / group_time);
+        std::fflush(stdout);
+      }
+    }
+  }
+  if (mode == "scheduler" || mode == "all") {
+    std::printf("\n%-9s %14s %12s\n", "sessions", "target tok/s", "vs 1");
+    double base = 0;
+    for (int ns : session_counts) {
+      std::vector<std::unique_ptr<stream::Session>> sessions;
+      stream::Scheduler sched(tf);
+      for (int i = 0; i < ns; ++i) {
+        const auto& pair = (*pairs)[i % pairs->size()];
+        stream::SessionOptions so;
+        so.k = 5;
+        so.forced_target = target_tokens(codec, pair.reference);
+        so.max_target_tokens = static_cast<int>(so.forced_target->size()) + 1;
+        sessions.push_back(std::move(stream::Session::create(tf, codec, so)).value());
+        (void)sessions.back()->push_source(pair.source);
+        (void)sessions.back()->end_source();
+        sched.add(sessions.back().get());
+      }
+      int64_t words = 0;
+      const double t0 = now_s();
+      int64_t tgt_before = 0;
+      for (auto& s : sessions) tgt_before += s->stats().target_tokens;
+      for (;;) {
+        auto r = sched.round([&](int, const stream::Event& e) { words += e.kind == stream::EventKind::Word; });
+        if (!r) return std::fprintf(stderr, "%s\n", r.error().message().c_str()), 1;
+        if (*r == 0) break;
+      }
+      const double dt = now_s() - t0;
+      int64_t tgt = 0;
+      for (auto& s : sessions) tgt += s->stats().target_tokens;
+      const double tps = (tgt - tgt_before) / dt;
+      if (base == 0) base = tps;
+      std::printf("%-9d %14.1f %11.2fx\n", ns, tps, tps / base);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
