@@ -1,0 +1,120 @@
+// End-to-end checks of `gpstream bleu`, `gpstream chrf` and `gpstream score`: exact output lines
+// (sacreBLEU's text line and JSON layout, SimulEval's table), exit codes and error messages. The
+// expected numbers are metrics.md's (B.2.7 line, B.5 chrF [ran]). Skipped when the gpstream binary
+// is not built (GPSTREAM_TESTS_ONLY builds).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+const std::string kBin = std::string(GPSTREAM_BINARY_DIR) + "/gpstream";
+const std::string kDir = std::string(GPSTREAM_BINARY_DIR) + "/eval_cli_test_tmp";
+
+struct Run {
+  int code;
+  std::string out, err;
+};
+
+Run run(const std::string& args) {
+  const std::string err_path = kDir + "/stderr.txt";
+  const std::string cmd = "cd " + kDir + " && " + kBin + " " + args + " 2>" + err_path;
+  Run r{};
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return {-1, "", "popen failed"};
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(err_path);
+  r.err.assign(std::istreambuf_iterator<char>(e), {});
+  return r;
+}
+
+void write(const std::string& name, const std::string& text) {
+  std::ofstream(kDir + "/" + name) << text;
+}
+
+class EvalCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(kBin)) GTEST_SKIP() << "gpstream binary not built";
+    std::filesystem::create_directories(kDir);
+    write("hyp.txt", "The dog bit the man.\nIt wasn't surprising.\nThe man had just bitten him.\n");
+    write("ref1.txt", "The dog bit the man.\nIt was not unexpected.\nThe man bit him first.\n");
+    write("ref2.txt", "The dog had bit the man.\nNo one was surprised.\nThe man had bitten the dog.\n");
+  }
+};
+
+TEST_F(EvalCli, BleuTextJsonScoreOnly) {
+  auto r = run("bleu ref1.txt ref2.txt -i hyp.txt -w 2");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(
+      r.out,
+      "BLEU|nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0 = 48.53 82.4/50.0/45.5/37.5 (BP = "
+      "0.943 ratio = 0.944 hyp_len = 17 ref_len = 18)\n");
+  EXPECT_EQ(run("bleu ref1.txt ref2.txt -b < hyp.txt").out, "48.5\n");
+  auto j = run("bleu ref1.txt ref2.txt -i hyp.txt -f json");
+  EXPECT_EQ(
+      j.out,
+      "{\n \"name\": \"BLEU\",\n \"score\": 48.5,\n \"signature\": "
+      "\"nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0\",\n \"verbose_score\": "
+      "\"82.4/50.0/45.5/37.5 "
+      "(BP = 0.943 ratio = 0.944 hyp_len = 17 ref_len = 18)\",\n \"nrefs\": \"2\",\n \"case\": \"mixed\",\n"
+      " \"eff\": \"no\",\n \"tok\": \"13a\",\n \"smooth\": \"exp\",\n \"version\": \"2.6.0\"\n}\n");
+  auto full = run("bleu ref1.txt ref2.txt -i hyp.txt --json");
+  EXPECT_NE(full.out.find("\"score\": 48.5308"), std::string::npos) << full.out;
+}
+
+TEST_F(EvalCli, BleuErrors) {
+  write("short.txt", "a\n");
+  auto m = run("bleu ref1.txt -i short.txt");
+  EXPECT_EQ(m.code, 1);
+  EXPECT_NE(m.err.find("short.txt has 1 lines but ref1.txt has 3"), std::string::npos) << m.err;
+  write("empty_ref.txt", "a\n\nc\n");
+  auto e = run("bleu empty_ref.txt -i hyp.txt");
+  EXPECT_EQ(e.code, 1);
+  EXPECT_NE(e.err.find("empty_ref.txt:2: empty reference"), std::string::npos) << e.err;
+  EXPECT_EQ(run("bleu ref1.txt -i hyp.txt --tokenize bogus").code, 2);
+  EXPECT_EQ(run("bleu -i hyp.txt").code, 2);
+}
+
+TEST_F(EvalCli, Chrf) {
+  auto r = run("chrf ref1.txt ref2.txt -i hyp.txt -w 2");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "chrF2|nrefs:2|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0 = 59.73\n");
+  EXPECT_EQ(run("chrf ref1.txt ref2.txt -i hyp.txt --word-order 2 -b -w 2").out, "59.15\n");
+}
+
+TEST_F(EvalCli, ScoreInstancesLog) {
+  write("inst.log",
+        "{\"index\": 0, \"prediction\": \"a b c d e\", \"delays\": [3, 4, 5, 5, 5], \"elapsed\": [0, 0, 0, "
+        "0, 0], "
+        "\"prediction_length\": 5, \"reference\": \"a b c d e\\n\", \"source\": \"a b c d e\", "
+        "\"source_length\": 5}\n"
+        "{\"index\": 1, \"prediction\": \"f g\", \"delays\": [1, 2], \"elapsed\": [0, 0], "
+        "\"prediction_length\": 2, "
+        "\"reference\": \"f g\\n\", \"source\": \"f g h i\", \"source_length\": 4}\n"
+        "{\"index\": 2, \"prediction\": \"\", \"delays\": [], \"elapsed\": [], \"prediction_length\": 0, "
+        "\"reference\": \"x y z\\n\", \"source\": \"x y z\", \"source_length\": 3}\n");
+  auto r = run("score --instances inst.log --output out");
+  EXPECT_EQ(r.code, 0) << r.err;
+  // Latency by hand from A.4 #1 and #6 (instance 2 has no delays and is skipped).
+  EXPECT_EQ(r.out, "  BLEU  LAAL   AL    AP  DAL  ATD\n65.144  1.75 1.75 0.627  2.0  2.0\n");
+  EXPECT_NE(r.err.find("1 of 3 instances have no delays"), std::string::npos) << r.err;
+  std::ifstream tsv(kDir + "/out/scores.tsv");
+  std::string text((std::istreambuf_iterator<char>(tsv)), {});
+  EXPECT_EQ(text, "BLEU\tLAAL\tAL\tAP\tDAL\tATD\n65.144\t1.75\t1.75\t0.627\t2.0\t2.0\n");
+  write("bad.log", "{\"index\": 0, oops\n");
+  auto b = run("score --instances bad.log");
+  EXPECT_EQ(b.code, 1);
+  EXPECT_NE(b.err.find("bad.log:1: invalid JSON"), std::string::npos) << b.err;
+  EXPECT_EQ(run("score --instances inst.log --computation-aware").code, 1);
+}
+
+}  // namespace
