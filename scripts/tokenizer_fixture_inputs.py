@@ -77,8 +77,34 @@ def compact(dev_in, oracle_out, prefix):
         f.write("suffix: " + " ".join(map(str, suf)) + "\n")
 
 
+def variant(spec_file, name, base_file, out_file):
+    """Writes the tokenizer.json of one entry of variants.json (tests/tokenizer/variants_test.cpp applies
+    the same changes: "set" replaces top-level fields, "model" replaces model fields, "add_tokens" appends)."""
+    spec = next(v for v in json.load(open(spec_file, encoding="utf-8")) if v["name"] == name)
+    t = json.load(open(base_file, encoding="utf-8"))
+    for k, v in spec.get("set", {}).items():
+        t[k] = v
+    for k, v in spec.get("model", {}).items():
+        t["model"][k] = v
+    t["added_tokens"] = t.get("added_tokens", []) + spec.get("add_tokens", [])
+    json.dump(t, open(out_file, "w", encoding="utf-8"), ensure_ascii=False)
+
+
+def variant_inputs(edge_file, corpus, out_file):
+    """Inputs of the variant tests: the edge cases and the first 40 en-fr dev pairs (both sides)."""
+    with open(out_file, "w", encoding="utf-8") as f:
+        for line in open(edge_file, encoding="utf-8"):
+            f.write(line)
+        for line in dev_lines(corpus)[:80]:
+            f.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "--compact":
+    if sys.argv[1] == "--variant":
+        variant(*sys.argv[2:6])
+    elif sys.argv[1] == "--variant-inputs":
+        variant_inputs(*sys.argv[2:5])
+    elif sys.argv[1] == "--compact":
         compact(*sys.argv[2:5])
     else:
         write_inputs(*sys.argv[1:4])

@@ -218,9 +218,15 @@ bool Decoder::token_bytes(const std::string& token, bool first, std::string& out
   } else {
     steps.push_back(this);
   }
+  bool joined = false;  // a step that joins tokens (ByteLevel, Fuse) ran: later steps see the whole text
   for (const Decoder* d : steps) {
+    if (joined && (d->kind == Kind::Replace || d->kind == Kind::Metaspace || d->kind == Kind::ByteFallback ||
+                   (d->kind == Kind::Strip && d->strip_start > 1))) {
+      return false;
+    }
     switch (d->kind) {
       case Kind::ByteLevel: {
+        joined = true;
         std::string b;
         byte_level_bytes(t, b);
         t = std::move(b);

@@ -27,9 +27,9 @@ struct Decoder {
   void decode_chain(std::vector<std::string>& tokens) const;
   std::string decode(std::vector<std::string> tokens) const;
 
-  // Streaming support: the raw bytes one token contributes in the middle of a stream (not first),
-  // and how many leading characters of the first token's text are removed at the start of a stream.
-  // Returns false if the chain holds a step that cannot be applied token by token.
+  // Streaming support: appends the bytes one token contributes to the decoded text (`first`: the first
+  // token of a stream, where Strip/Metaspace remove a leading space). Returns false if the chain holds a
+  // step that cannot be applied token by token (e.g. a Replace after ByteLevel, which sees joined text).
   bool token_bytes(const std::string& token, bool first, std::string& out) const;
 };
 

@@ -2,11 +2,14 @@
 // (bytes of a character split across tokens are held back until the character is complete) and tells
 // whether each token starts a new word (its text begins with whitespace: ' ', '▁', byte-level 'Ġ').
 // The concatenation of everything returned plus flush() equals Tokenizer::decode of all the ids for
-// valid output; an ill-formed byte run becomes U+FFFD per maximal ill-formed subpart.
+// valid output; an ill-formed byte run becomes U+FFFD per maximal ill-formed subpart. Decoders that
+// cannot work token by token (a Replace after ByteLevel, ...) fall back to re-decoding the whole stream
+// on each token (quadratic, rare), holding back trailing U+FFFD.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tokenizer/tokenizer.h"
 
@@ -34,6 +37,9 @@ class IncrementalDetokenizer {
   bool skip_special_;
   bool at_start_ = true;  // before the first token: decoders strip a leading space there
   std::string pending_;
+  // Fallback (no per-token decoding): every id so far and the text already released.
+  std::vector<int32_t> ids_;
+  std::string released_;
 };
 
 }  // namespace gpstream::tokenizer

@@ -54,8 +54,10 @@ std::string strip_accents(const std::string& s) {
   for (size_t i = 0; i < s.size();) {
     size_t start = i;
     char32_t cp = next_code_point(s, i);
-    if (utf8proc_category(static_cast<utf8proc_int32_t>(cp)) != UTF8PROC_CATEGORY_MN)
+    auto cat = utf8proc_category(static_cast<utf8proc_int32_t>(cp));  // any mark: Mn, Mc, Me
+    if (cat != UTF8PROC_CATEGORY_MN && cat != UTF8PROC_CATEGORY_MC && cat != UTF8PROC_CATEGORY_ME) {
       out.append(s, start, i - start);
+    }
   }
   return out;
 }

@@ -152,6 +152,10 @@ Result<Tokenizer> Tokenizer::from_json_text(std::string_view json_text, std::str
       t.post_ = std::move(r).value();
     }
     t.style_ = detect_style(t.decoder_.get(), t.pre_tokenizer_.get());
+    if (t.decoder_) {
+      std::string probe;
+      t.incremental_decoding_ = t.decoder_->token_bytes("a", true, probe);
+    }
     GPS_TRY(t.load_config(config_json));
   } catch (const Json::exception& e) {
     return format_error(where + ": " + e.what());
@@ -284,6 +288,16 @@ bool Tokenizer::token_bytes(int32_t id, bool first, std::string& out) const {
 bool Tokenizer::starts_word(int32_t id) const {
   if (is_special(id)) return false;
   std::string b;
+  if (!incremental_decoding_) {
+    // Look at the token itself: '▁', or a byte-level char standing for a whitespace byte.
+    auto t = id_to_token(id);
+    if (!t || t->empty()) return false;
+    if (t->rfind(kMetaspace, 0) == 0) return true;
+    size_t i = 0;
+    char32_t cp = next_code_point(*t, i);
+    int byte = style_ == TokenizerStyle::ByteLevel ? char_to_byte(cp) : -1;
+    return byte >= 0 ? (byte == ' ' || (byte >= '\t' && byte <= '\r')) : is_unicode_whitespace(cp);
+  }
   if (!token_bytes(id, false, b) || b.empty()) return false;
   if (static_cast<uint8_t>(b[0]) < 0x80) return b[0] == ' ' || (b[0] >= '\t' && b[0] <= '\r');
   if (valid_sequence_length(b, 0) == 0) return false;

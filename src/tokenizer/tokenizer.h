@@ -68,6 +68,8 @@ class Tokenizer {
   // Streaming: the bytes token `id` adds to the decoded text (`first`: at the start of a stream, where
   // decoders strip a leading space). False if the id is unknown or the decoder cannot work token by token.
   bool token_bytes(int32_t id, bool first, std::string& out) const;
+  // False if the decoder cannot decode token by token (see Decoder::token_bytes).
+  bool incremental_decoding() const { return incremental_decoding_; }
   // True if the token's text begins with whitespace (' ', '▁', byte-level 'Ġ'/'Ċ'/'ĉ', <0x20>...).
   bool starts_word(int32_t id) const;
 
@@ -87,6 +89,7 @@ class Tokenizer {
   int32_t vocab_size_ = 0;
   std::optional<int32_t> bos_id_, eos_id_;
   TokenizerStyle style_ = TokenizerStyle::Other;
+  bool incremental_decoding_ = true;
 };
 
 }  // namespace gpstream::tokenizer
