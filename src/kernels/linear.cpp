@@ -11,7 +11,10 @@
 namespace gpstream::kernels {
 namespace {
 
-constexpr int64_t kSmallBatch = 6;   // at most this many tokens: dot products from the stored rows
+// At most this many tokens: dot products from the stored rows, for every dtype. Measured (bench_engine
+// shapes, one thread): the dot path holds ~36 GFLOP/s for any n_tok, while sgemm with 2-7 rows runs at
+// 9-25 GFLOP/s (7 is its worst: an odd remainder of OpenBLAS's row blocking); sgemm wins from ~12 rows.
+constexpr int64_t kSmallBatch = 8;
 constexpr int64_t kTileRows = 64;    // rows converted per tile in the GEMM regime
 // Below this many multiply-adds a parallel region costs more than it saves (and on a loaded machine
 // a spinning second thread can cost far more): run on one thread.
@@ -28,7 +31,7 @@ void linear_forward(float* out, int64_t ldo, const float* x, int64_t ldx, const 
                     int64_t n_tok, float* scratch, int n_threads) {
   const int64_t rows = w.rows, cols = w.cols;
   if (n_tok <= 0 || rows <= 0) return;
-  if (w.type == WeightType::F32 && n_tok > 1) {
+  if (w.type == WeightType::F32 && n_tok > kSmallBatch) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n_tok), static_cast<int>(rows),
                 static_cast<int>(cols), 1.0f, x, static_cast<int>(ldx), static_cast<const float*>(w.data),
                 static_cast<int>(cols), 0.0f, out, static_cast<int>(ldo));
@@ -38,7 +41,7 @@ void linear_forward(float* out, int64_t ldo, const float* x, int64_t ldx, const 
     }
     return;
   }
-  if (n_tok <= kSmallBatch || w.type == WeightType::F32) {
+  if (n_tok <= kSmallBatch) {
     const bool parallel = rows * cols * n_tok >= kMinParallelWork;
 #pragma omp parallel for num_threads(n_threads) schedule(static) if (parallel)
     for (int64_t r = 0; r < rows; ++r) {

@@ -1,7 +1,7 @@
 // Linear layer forward: out[n_tok, w.rows] = x[n_tok, w.cols] · Wᵀ (+ bias). Three regimes:
-//  - F32 weights: one OpenBLAS sgemm (multi-threaded by OpenBLAS's OpenMP pool).
-//  - 16-bit weights, few tokens (decode, small batches): row-parallel dot products straight from the
+//  - Few tokens (decode, small batches), any dtype: row-parallel dot products straight from the
 //    stored row — memory-bandwidth bound, one pass over the weights.
+//  - F32 weights, many tokens: one OpenBLAS sgemm (multi-threaded by OpenBLAS's OpenMP pool).
 //  - 16-bit weights, many tokens (prefill, training): row tiles converted to fp32 in per-thread scratch,
 //    each tile multiplied by a single-threaded sgemm, so conversion stays in cache.
 #pragma once

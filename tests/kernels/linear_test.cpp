@@ -84,12 +84,21 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 }
 
 // Rows and columns avoid multiples of 8/16/64 (tails of every vector loop and of the 64-row tiles);
-// 130 rows = two full tiles plus 2; n_tok straddles the small-batch threshold (6).
+// 130 rows = two full tiles plus 2; n_tok straddles the small-batch threshold (8).
 INSTANTIATE_TEST_SUITE_P(
     OddShapes, LinearForward,
     ::testing::Combine(::testing::Values(std::make_pair(1, 1), std::make_pair(7, 13), std::make_pair(67, 33),
                                          std::make_pair(130, 101), std::make_pair(5, 259)),
                        ::testing::Values(1, 3, 6, 7, 33, 130),
+                       ::testing::Values(WeightType::F32, WeightType::F16, WeightType::BF16),
+                       ::testing::Values(1, 2)),
+    case_name);
+
+// Large enough (rows·cols·n_tok ≥ 2^18) for the kernel to really split rows or tiles over two threads,
+// on both sides of the small-batch threshold.
+INSTANTIATE_TEST_SUITE_P(
+    Threaded, LinearForward,
+    ::testing::Combine(::testing::Values(std::make_pair(611, 449)), ::testing::Values(1, 3, 8, 9),
                        ::testing::Values(WeightType::F32, WeightType::F16, WeightType::BF16),
                        ::testing::Values(1, 2)),
     case_name);
