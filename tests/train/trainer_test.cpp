@@ -1,0 +1,171 @@
+// The training loop end to end on a tiny byte-level model: learning (dev loss below the unigram entropy
+// of the dev targets), bit-identical resume from a checkpoint, refusal of corrupted checkpoints, exports
+// that reload with the same logits, config errors.
+#include "train/trainer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "io/safetensors.h"
+#include "model/kv_cache.h"
+#include "model/transformer.h"
+#include "train/byte_codec.h"
+#include "train/checkpoint.h"
+#include "train/export.h"
+#include "trainer_test_util.h"
+
+namespace gpstream::train {
+namespace {
+
+using testing::base_config;
+using testing::corpus_tsv;
+using testing::parse;
+using testing::tmp_dir;
+
+TEST(TrainConfig, RefusesBadKeysAndValues) {
+  const std::string ok = base_config("/tmp/x", "a.tsv", "b.tsv", 5);
+  EXPECT_TRUE(parse_train_config(ok).ok());
+  auto bad = [&](const std::string& from, const std::string& to, const std::string& expect) {
+    std::string t = ok;
+    const size_t p = t.find(from);
+    ASSERT_NE(p, std::string::npos) << from;
+    t.replace(p, from.size(), to);
+    auto r = parse_train_config(t);
+    ASSERT_FALSE(r.ok()) << to;
+    EXPECT_NE(r.error().message().find(expect), std::string::npos) << r.error().message();
+  };
+  bad("\"mode\": \"batch\"", "\"mode\": \"reencode\"", "mode");
+  bad("\"lr\": 0.005", "\"lr\": \"fast\"", "'lr' must be a number");
+  bad("\"seed\": 7", "\"seed\": 7, \"stepz\": 5", "unknown key 'stepz'");
+  bad("\"max_seq\": 256", "\"max_seq\": 2.5", "integer");
+  bad("\"seed\": 7", "\"seed\": 7, \"lora\": {\"targets\": [\"qq\"]}", "unknown LoRA target");
+  bad("{\"tokenizer\": \"bytes\",", "{", "tokenizer");
+  EXPECT_FALSE(parse_train_config("{").ok());
+}
+
+TEST(Trainer, ResumeFromCheckpointIsBitIdentical) {
+  const std::string dir = tmp_dir("resume");
+  const std::string train = corpus_tsv(dir, "train", 300), dev = corpus_tsv(dir, "dev", 20);
+  const std::string extra = R"(, "checkpoint": {"every_steps": 4, "every_minutes": 0, "keep": 2},
+                               "lora": {"rank": 0})";
+  // Uninterrupted.
+  auto full = run_training(parse(base_config(dir + "/a", train, dev, 12, extra)));
+  ASSERT_TRUE(full.ok()) << full.error().message();
+  // Killed after step 10 (last checkpoint: step 8), then resumed.
+  TrainRunOptions stop;
+  stop.stop_after_steps = 10;
+  auto first = run_training(parse(base_config(dir + "/b", train, dev, 12, extra)), stop);
+  ASSERT_TRUE(first.ok()) << first.error().message();
+  EXPECT_EQ(first->losses.size(), 10u);
+  TrainRunOptions resume;
+  resume.resume = dir + "/b";
+  auto second = run_training(parse(base_config(dir + "/b", train, dev, 12, extra)), resume);
+  ASSERT_TRUE(second.ok()) << second.error().message();
+  EXPECT_EQ(second->first_step, 8);
+  ASSERT_EQ(second->losses.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(second->losses[i], full->losses[8 + i]) << "step " << 9 + i;
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(first->losses[i], full->losses[i]);
+  EXPECT_EQ(second->dev_loss, full->dev_loss);
+  // keep = 2: only the last two checkpoints remain.
+  EXPECT_EQ(list_checkpoints(dir + "/b/checkpoints").size(), 2u);
+}
+
+TEST(Checkpoint, CorruptedOrTruncatedIsRefused) {
+  const std::string dir = tmp_dir("ckpt");
+  CheckpointState s;
+  s.step = 3;
+  s.fingerprint = "x";
+  s.values = {1, 2, 3};
+  s.m = {4, 5, 6};
+  s.v = {7, 8, 9};
+  const std::string p = dir + "/checkpoint-00000003.bin";
+  ASSERT_TRUE(write_checkpoint(p, s).ok());
+  auto r = read_checkpoint(p);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->values, s.values);
+  EXPECT_EQ(r->v, s.v);
+  std::string bytes;
+  {
+    std::ifstream in(p, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto check_bad = [&](const std::string& content, const char* what) {
+    const std::string q = dir + "/bad.bin";
+    std::ofstream(q, std::ios::binary) << content;
+    auto b = read_checkpoint(q);
+    ASSERT_FALSE(b.ok()) << what;
+    EXPECT_NE(b.error().message().find("corrupted or incomplete"), std::string::npos) << b.error().message();
+  };
+  std::string flipped = bytes;
+  flipped[bytes.size() - 12] ^= 1;  // one bit of the data
+  check_bad(flipped, "bit flip");
+  check_bad(bytes.substr(0, bytes.size() - 5), "truncated");
+  check_bad(bytes.substr(0, 10), "header cut");
+  check_bad("GPSCKPT1" + std::string(16, '\xff'), "huge header length");
+}
+
+TEST(Export, HfDirectoryReloadsWithTheSameLogitsAndPeftRoundTrips) {
+  const std::string dir = tmp_dir("export");
+  const std::string train = corpus_tsv(dir, "train", 100), dev = corpus_tsv(dir, "dev", 10);
+  const std::string extra = R"(, "lora": {"rank": 4, "alpha": 8, "targets": ["q", "v", "down"]},
+                               "export": {"merge_lora": true})";
+  // LoRA needs a base: make one by a short full run first.
+  auto base = run_training(parse(base_config(dir + "/base", train, dev, 3)));
+  ASSERT_TRUE(base.ok()) << base.error().message();
+  std::string cfg = base_config(dir + "/lora", train, dev, 3, extra);
+  const std::string scratch_begin = "\"scratch\"";
+  cfg.replace(cfg.find(scratch_begin), cfg.find("}},") + 1 - cfg.find(scratch_begin),
+              "\"init\": \"" + dir + "/base/model\"");
+  auto lr = run_training(parse(cfg));
+  ASSERT_TRUE(lr.ok()) << lr.error().message();
+  for (const char* f : {"config.json", "model.safetensors", "generation_config.json", "gpstream.json"})
+    EXPECT_TRUE(std::filesystem::exists(dir + "/lora/model/" + f)) << f;
+  for (const char* f : {"adapter_config.json", "adapter_model.safetensors"})
+    EXPECT_TRUE(std::filesystem::exists(dir + "/lora/adapter/" + f)) << f;
+
+  // The LoRA model (base + adapter loaded through the PEFT import) vs the merged export through the
+  // inference engine, on a group layout.
+  auto mc = model::load_hf_config(dir + "/base/model");
+  auto bt = io::read_safetensors_dir(dir + "/base/model");
+  ASSERT_TRUE(mc.ok() && bt.ok());
+  LoraOptions lo;
+  lo.rank = 4;
+  lo.alpha = 8;
+  lo.targets = {true, false, true, false, false, false, true};
+  auto tm = TrainModel::create(*mc, *bt, lo, 0, {256, 256}, 2);
+  ASSERT_TRUE(tm.ok());
+  ASSERT_TRUE(load_peft_adapter(**tm, dir + "/lora/adapter").ok());
+  io::TensorMap adapter;
+  ASSERT_TRUE(io::read_safetensors(dir + "/lora/adapter/adapter_model.safetensors", adapter).ok());
+  EXPECT_NE(adapter.find("base_model.model.model.layers.1.mlp.down_proj.lora_B.weight"), nullptr);
+  EXPECT_NE(adapter.find("base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight"), nullptr);
+  EXPECT_EQ(adapter.find("base_model.model.model.layers.0.self_attn.k_proj.lora_A.weight"), nullptr);
+
+  ByteCodec codec;
+  auto layout =
+      codec_layout_fn(codec)({"open the file", "ouvrez le fichier"}, stream::Paradigm::Group, 2, {});
+  ASSERT_TRUE(layout.ok());
+  TrainBatch b;
+  b.seqs.push_back(sequence_from_layout(*layout));
+  ForwardOptions fo;
+  fo.all_logits = true;
+  fo.training = false;
+  ASSERT_TRUE((*tm)->forward(b, fo).ok());
+  auto inf = model::Transformer::load(dir + "/lora/model", 1);
+  ASSERT_TRUE(inf.ok()) << inf.error().message();
+  model::KvCache cache((*inf)->config());
+  std::vector<float> logits;
+  ASSERT_TRUE((*inf)->forward(layout->to_batch(), cache, logits).ok());
+  ASSERT_EQ(static_cast<int64_t>(logits.size()), (*tm)->n_logit_rows() * mc->n_vocab);
+  float worst = 0;
+  for (size_t i = 0; i < logits.size(); ++i)
+    worst = std::max(worst, std::abs(logits[i] - (*tm)->logits()[i]));
+  EXPECT_LE(worst, 1e-4f);
+}
+
+}  // namespace
+}  // namespace gpstream::train
