@@ -55,6 +55,54 @@ Status read_number_list(const nlohmann::json& j, std::string_view key, std::stri
 
 }  // namespace
 
+std::vector<std::string> prediction_units(std::string_view content, LatencyUnit unit) {
+  std::vector<std::string> out;
+  if (unit == LatencyUnit::Word) {
+    for (auto w : python_split(content)) out.emplace_back(w);
+    return out;
+  }
+  for (const auto& c : decode_utf8(content)) {
+    if (c.cp == ' ') continue;
+    out.emplace_back(content.substr(c.offset, c.length));
+  }
+  return out;
+}
+
+std::string join_prediction(const std::vector<std::string>& units, LatencyUnit unit) {
+  std::string out;
+  for (size_t i = 0; i < units.size(); ++i) {
+    if (i && unit == LatencyUnit::Word) out += ' ';
+    out += units[i];
+  }
+  return out;
+}
+
+void TextOutputRecorder::receive(std::string_view content, double delay, double elapsed_ms) {
+  for (auto& u : prediction_units(content, unit)) {
+    units.push_back(std::move(u));
+    delays.push_back(delay);
+    elapsed.push_back(elapsed_ms);
+  }
+}
+
+InstanceRecord TextOutputRecorder::finish(int64_t index, std::optional<std::string> reference,
+                                          std::string source, double source_length, bool delays_int,
+                                          bool elapsed_int) const {
+  InstanceRecord r;
+  r.index = index;
+  r.prediction = join_prediction(units, unit);
+  r.delays = delays;
+  r.delays_int = delays_int;
+  r.elapsed = elapsed;
+  r.elapsed_int = elapsed_int;
+  r.prediction_length = static_cast<int64_t>(units.size());
+  r.reference = std::move(reference);
+  r.source = std::move(source);
+  r.source_length = source_length;
+  r.source_length_int = delays_int;
+  return r;
+}
+
 std::string python_json_string(std::string_view s) {
   std::string out = "\"";
   for (const auto& c : decode_utf8(s)) {

@@ -15,6 +15,9 @@
 
 namespace gpstream::eval {
 
+// Latency unit (SimulEval --eval-latency-unit): word or char (spm is not supported).
+enum class LatencyUnit { Word, Char };
+
 struct InstanceRecord {
   int64_t index = 0;
   std::string prediction;
@@ -34,6 +37,27 @@ struct InstanceRecord {
 
   // The record as SimulEval's json.dumps writes it (no trailing newline).
   std::string to_json_line() const;
+};
+
+// SimulEval's TextOutputInstance bookkeeping, for evaluators that record predictions as SimulEval
+// does (metrics.md A.1): each write's content is split into latency units — word:
+// content.strip().split(); char: list(content.replace(" ", "")) — and every unit gets the write's
+// delay and elapsed time. Empty content adds nothing.
+std::vector<std::string> prediction_units(std::string_view content, LatencyUnit unit);
+// The prediction string BLEU sees: word → " ".join(units), char → "".join(units) (no spaces).
+std::string join_prediction(const std::vector<std::string>& units, LatencyUnit unit);
+
+struct TextOutputRecorder {
+  LatencyUnit unit = LatencyUnit::Word;
+  std::vector<std::string> units;
+  std::vector<double> delays;
+  std::vector<double> elapsed;
+  // One agent write (SimulEval receive_prediction).
+  void receive(std::string_view content, double delay, double elapsed_ms);
+  // The finished record; delays_int/elapsed_int say whether the times are whole numbers to be
+  // written as JSON ints (text input: word counts and elapsed 0).
+  InstanceRecord finish(int64_t index, std::optional<std::string> reference, std::string source,
+                        double source_length, bool delays_int, bool elapsed_int) const;
 };
 
 // Python json.dumps of a string (ensure_ascii=True): "\u00e9", surrogate pairs above U+FFFF.

@@ -49,7 +49,6 @@ Result<double> latency_atd_speech(std::span<const double> delays, std::span<cons
 // elapsed is all zeros (text input).
 std::vector<double> atd_compute_times(std::span<const double> delays, std::span<const double> elapsed);
 
-enum class LatencyUnit { Word, Char };
 enum class SourceType { Text, Speech };
 
 // Reference length (metrics.md A.2): word → len(reference.split(" ")) (the "\n" SimulEval keeps

@@ -160,3 +160,27 @@ TEST(ScoreInstances, EmptyHypothesisAndEmptyReference) {
 
 }  // namespace
 }  // namespace gpstream::eval
+
+namespace gpstream::eval {
+namespace {
+
+// metrics.md A.1: word units = content.strip().split(); char units = list(content.replace(" ", ""))
+// (only ASCII spaces dropped), joined without spaces for BLEU. Recording the A.7 example
+// (source "a b c d e", writes "a" at 2, "b" at 3, "c" at 4, "d e" at 5) gives SimulEval's line.
+TEST(TextOutputRecorder, SimulEvalBookkeeping) {
+  EXPECT_EQ(prediction_units("  a b\u00a0c ", LatencyUnit::Word), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(prediction_units("n\u00e9 \u6771", LatencyUnit::Char),
+            (std::vector<std::string>{"n", "\u00e9", "\u6771"}));
+  EXPECT_EQ(join_prediction({"n", "\u00e9"}, LatencyUnit::Char), "n\u00e9");
+  TextOutputRecorder rec;
+  rec.receive("a", 2, 0);
+  rec.receive("", 3, 0);
+  rec.receive("b", 3, 0);
+  rec.receive("c", 4, 0);
+  rec.receive("d e", 5, 0);
+  const auto r = rec.finish(0, "a b c d e\n", "a b c d e", 5, true, true);
+  EXPECT_EQ(r.to_json_line(), kSimulEvalLine);
+}
+
+}  // namespace
+}  // namespace gpstream::eval
