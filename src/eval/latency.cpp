@@ -255,7 +255,7 @@ Result<LatencyReport> compute_latency(const std::vector<InstanceRecord>& instanc
   LatencyReport report;
   std::unordered_set<int64_t> skipped_set;
   auto skip = [&](const InstanceRecord& ins, const std::string& metric, const char* what) {
-    if (skipped_set.insert(ins.index).second && std::string(what) == "delay")
+    if (std::string(what) == "delay" && skipped_set.insert(ins.index).second)
       report.skipped.push_back(ins.index);
     report.warnings.push_back(std::to_string(ins.index) + " instance has no " + what +
                               " information. Skipped (" + metric + ")");
