@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
   auto tok = tokenizer::Tokenizer::load(root + "/../shared/fixtures/tokenizers/qwen3");
   if (!tok) return std::fprintf(stderr, "%s\n", tok.error().message().c_str()), 1;
   auto tokp = std::make_shared<const tokenizer::Tokenizer>(std::move(tok).value());
-  stream::TokenizerCodec codec(tokp, stream::PromptTemplate::named("qwen")->with_languages("English", "French"));
+  stream::TokenizerCodec codec(tokp, tokenizer::Template::builtin("qwen")->with_languages("English", "French"));
   auto cfg = shape(small, 151936);
   model::RandomInitOptions ro;
   ro.dtype = io::DType::BF16;

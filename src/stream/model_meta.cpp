@@ -8,50 +8,6 @@
 
 namespace gpstream::stream {
 
-std::optional<PromptTemplate> PromptTemplate::named(const std::string& name) {
-  if (name == "gpstream") return PromptTemplate{};
-  if (name == "qwen")
-    return PromptTemplate{"qwen",
-                          "<|im_start|>system\nTranslate the following {src} paragraph to {tgt}<|im_end|>\n"
-                          "<|im_start|>user\n",
-                          "<|im_end|>\n", "<|im_start|>assistant\n", "<|im_end|>\n"};
-  if (name == "llama3")
-    return PromptTemplate{"llama3",
-                          "<|begin_of_text|><|start_header_id|>system<|end_header_id|>Translate the following {src} "
-                          "paragraph to {tgt}\n<|start_header_id|>user<|end_header_id|>",
-                          "<|eot_id|>", "<|start_header_id|>assistant<|end_header_id|>", "<|eot_id|>"};
-  if (name == "gemma2")
-    return PromptTemplate{"gemma2", "<bos><start_of_turn>userTranslate the following {src} paragraph to {tgt}\n",
-                          "<end_of_turn>", "<start_of_turn>model", "<end_of_turn>"};
-  return std::nullopt;
-}
-
-static std::string substitute(std::string s, const std::string& src, const std::string& tgt) {
-  for (auto [key, value] : {std::pair<std::string, std::string>{"{src}", src}, {"{tgt}", tgt}}) {
-    size_t p = 0;
-    while ((p = s.find(key, p)) != std::string::npos) {
-      s.replace(p, key.size(), value);
-      p += value.size();
-    }
-  }
-  return s;
-}
-
-PromptTemplate PromptTemplate::with_languages(const std::string& src, const std::string& tgt) const {
-  PromptTemplate t = *this;
-  for (std::string* s : {&t.prompt, &t.source_end, &t.header, &t.target_end}) *s = substitute(*s, src, tgt);
-  return t;
-}
-
-std::string language_name(const std::string& code) {
-  static const std::pair<const char*, const char*> kNames[] = {
-      {"en", "English"}, {"fr", "French"}, {"de", "German"}, {"es", "Spanish"}, {"it", "Italian"},
-      {"pt", "Portuguese"}, {"zh", "Chinese"}, {"ja", "Japanese"}, {"ru", "Russian"}};
-  for (auto [c, n] : kNames)
-    if (code == c) return n;
-  return code;
-}
-
 Result<ModelMeta> ModelMeta::parse(const std::string& text, const std::string& where) {
   using json = nlohmann::json;
   json j;
@@ -96,8 +52,8 @@ Result<ModelMeta> ModelMeta::parse(const std::string& text, const std::string& w
   if (j.contains("template")) {
     const json& t = j["template"];
     if (t.is_string()) {
-      auto named = PromptTemplate::named(t.get<std::string>());
-      if (!named) return format_error(where + ": unknown template '" + t.get<std::string>() + "'");
+      auto named = tokenizer::Template::builtin(t.get<std::string>());
+      if (!named) return named.error().with_context(where);
       m.prompt_template = *named;
     } else if (t.is_object()) {
       for (auto [key, field] : {std::pair<const char*, std::string*>{"name", &m.prompt_template.name},

@@ -8,9 +8,7 @@ Result<StreamingModel> StreamingModel::load(const std::string& dir, int n_thread
   StreamingModel m;
   GPS_ASSIGN(m.meta, ModelMeta::load(dir));
   if (!template_name.empty()) {
-    auto t = PromptTemplate::named(template_name);
-    if (!t) return invalid_argument("unknown template '" + template_name + "' (known: gpstream, qwen, llama3, gemma2)");
-    m.meta.prompt_template = *t;
+    GPS_ASSIGN(m.meta.prompt_template, tokenizer::Template::builtin(template_name));
   }
   if (!src_lang.empty()) m.meta.source_lang = src_lang;
   if (!tgt_lang.empty()) m.meta.target_lang = tgt_lang;
@@ -21,8 +19,8 @@ Result<StreamingModel> StreamingModel::load(const std::string& dir, int n_thread
                         std::to_string(m.model->config().n_vocab));
   m.tokenizer = std::make_shared<const tokenizer::Tokenizer>(std::move(tok));
   m.codec = std::make_unique<TokenizerCodec>(
-      m.tokenizer, m.meta.prompt_template.with_languages(language_name(m.meta.source_lang),
-                                                         language_name(m.meta.target_lang)));
+      m.tokenizer, m.meta.prompt_template.with_languages(tokenizer::language_name(m.meta.source_lang),
+                                                         tokenizer::language_name(m.meta.target_lang)));
   return m;
 }
 

@@ -1,32 +1,22 @@
-// Per-segment encoding with a real tokenizer.
+// SegmentCodec over tokenizer::SegmentEncoder.
 #include "stream/tokenizer_codec.h"
 
 namespace gpstream::stream {
 
 Result<std::vector<int32_t>> TokenizerCodec::encode(SegmentKind kind, std::string_view text, bool first) const {
-  std::vector<int32_t> out;
-  tokenizer::EncodeOptions o;
-  o.add_special = false;
-  o.prefix = false;
   switch (kind) {
-    case SegmentKind::Prompt:
-      o.prefix = true;
-      tok_->encode(tmpl_.prompt, o, out);
-      break;
-    case SegmentKind::SourceEnd: tok_->encode(tmpl_.source_end, o, out); break;
-    case SegmentKind::Header: tok_->encode(tmpl_.header, o, out); break;
-    case SegmentKind::TargetEnd: tok_->encode(tmpl_.target_end, o, out); break;
+    case SegmentKind::Prompt: return enc_.encode_prompt();
+    case SegmentKind::SourceEnd: return enc_.encode_source_end();
+    case SegmentKind::Header: return enc_.encode_header();
+    case SegmentKind::TargetEnd: return enc_.encode_target_end();
     case SegmentKind::SourceWord:
-    case SegmentKind::TargetWord: {
-      if (text.empty()) return invalid_argument("empty word");
-      std::string w = first ? std::string(text) : " " + std::string(text);
-      tok_->encode(w, o, out);
-      break;
-    }
+      if (text.empty()) return invalid_argument("empty source word");
+      return enc_.encode_source_word(text, first);
+    case SegmentKind::TargetWord:
+      if (text.empty()) return invalid_argument("empty target word");
+      return enc_.encode_target_word(text, first);
   }
-  return out;
+  return invalid_argument("unknown segment kind");
 }
-
-std::string TokenizerCodec::decode(std::span<const int32_t> ids) const { return tok_->decode(ids, true); }
 
 }  // namespace gpstream::stream
