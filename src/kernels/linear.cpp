@@ -11,10 +11,12 @@
 namespace gpstream::kernels {
 namespace {
 
-// At most this many tokens: dot products from the stored rows, for every dtype. Measured (bench_engine
-// shapes, one thread): the dot path holds ~36 GFLOP/s for any n_tok, while sgemm with 2-7 rows runs at
-// 9-25 GFLOP/s (7 is its worst: an odd remainder of OpenBLAS's row blocking); sgemm wins from ~12 rows.
+// At most this many tokens: dot products from the stored rows. Measured on bench_engine's shapes with one
+// thread (docs/performance.md): the BF16 dot path holds ~36 GFLOP/s for any n_tok and beats the tiled
+// path up to 8 tokens (7 is the tiled sgemm's worst case, at ~20); with F32 weights the dot path runs at
+// 20-30 GFLOP/s and beats sgemm (9-26 GFLOP/s with 2-7 rows) up to 7 tokens, sgemm wins from 8.
 constexpr int64_t kSmallBatch = 8;
+constexpr int64_t kSmallBatchF32 = 7;
 constexpr int64_t kTileRows = 64;    // rows converted per tile in the GEMM regime
 // Below this many multiply-adds a parallel region costs more than it saves (and on a loaded machine
 // a spinning second thread can cost far more): run on one thread.
@@ -31,7 +33,7 @@ void linear_forward(float* out, int64_t ldo, const float* x, int64_t ldx, const 
                     int64_t n_tok, float* scratch, int n_threads) {
   const int64_t rows = w.rows, cols = w.cols;
   if (n_tok <= 0 || rows <= 0) return;
-  if (w.type == WeightType::F32 && n_tok > kSmallBatch) {
+  if (w.type == WeightType::F32 && n_tok > kSmallBatchF32) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n_tok), static_cast<int>(rows),
                 static_cast<int>(cols), 1.0f, x, static_cast<int>(ldx), static_cast<const float*>(w.data),
                 static_cast<int>(cols), 0.0f, out, static_cast<int>(ldo));
@@ -41,7 +43,7 @@ void linear_forward(float* out, int64_t ldo, const float* x, int64_t ldx, const 
     }
     return;
   }
-  if (n_tok <= kSmallBatch) {
+  if (n_tok <= (w.type == WeightType::F32 ? kSmallBatchF32 : kSmallBatch)) {
     const bool parallel = rows * cols * n_tok >= kMinParallelWork;
 #pragma omp parallel for num_threads(n_threads) schedule(static) if (parallel)
     for (int64_t r = 0; r < rows; ++r) {
