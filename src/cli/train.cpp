@@ -1,0 +1,83 @@
+// `gpstream train CONFIG.json [--resume DIR]`: trains or fine-tunes a model (docs/training.md). On a
+// terminal a live progress line (step, loss, tokens/s, learning rate, ETA); otherwise one plain line
+// every log_every steps. Metrics go to OUTPUT/metrics.jsonl, the loss curve to OUTPUT/loss.svg, the model
+// to OUTPUT/model (and OUTPUT/adapter for LoRA).
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "cli/command.h"
+#include "train/trainer.h"
+#include "util/mapped_file.h"
+
+namespace gpstream::cli {
+namespace {
+
+std::string hms(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  const long t = std::lround(s);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", t / 3600, (t / 60) % 60, t % 60);
+  return buf;
+}
+
+int run_train(int argc, char** argv) {
+  CLI::App app{"Train or fine-tune a model from a JSON config (see docs/training.md)", "gpstream train"};
+  std::string config_path, resume;
+  int threads = 0;
+  app.add_option("config", config_path, "training config (JSON)")->required();
+  app.add_option("--resume", resume,
+                 "continue from a run folder (its newest checkpoint) or a checkpoint file");
+  app.add_option("-t,--threads", threads, "threads (overrides the config)")->check(CLI::Range(1, 1024));
+  if (auto rc = parse_args(app, argc, argv)) return *rc;
+
+  auto text = read_text_file(config_path);
+  if (!text) return fail("train", text.error());
+  auto cfg = train::parse_train_config(*text, config_path);
+  if (!cfg) return fail("train", cfg.error());
+  if (threads > 0) cfg->threads = threads;
+
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  train::TrainRunOptions opt;
+  opt.resume = resume;
+  bool line_open = false;
+  opt.on_message = [&](const std::string& m) {
+    if (line_open) std::fprintf(stderr, "\n"), line_open = false;
+    std::fprintf(stderr, "%s\n", m.c_str());
+  };
+  const int64_t every = cfg->log_every;
+  opt.on_step = [&](const train::StepReport& r) {
+    char dev[48] = "";
+    if (r.dev_loss) std::snprintf(dev, sizeof dev, "  dev %.4f", *r.dev_loss);
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "step %lld/%lld  loss %.4f%s  %.0f tok/s  lr %.2e  |g| %.2f  %s elapsed  ETA %s",
+                  static_cast<long long>(r.step), static_cast<long long>(r.total_steps), r.loss, dev,
+                  r.tokens_per_s, r.lr, r.grad_norm, hms(r.elapsed_s).c_str(), hms(r.eta_s).c_str());
+    if (tty) {
+      std::fprintf(stderr, "\r\033[K%s", buf);
+      line_open = true;
+      if (r.dev_loss) std::fprintf(stderr, "\n"), line_open = false;
+    } else if (r.step % every == 0 || r.dev_loss || r.step == r.total_steps) {
+      std::fprintf(stderr, "%s\n", buf);
+    }
+    std::fflush(stderr);
+  };
+  auto r = train::run_training(*cfg, opt);
+  if (line_open) std::fprintf(stderr, "\n");
+  if (!r) return fail("train", r.error());
+  std::printf("trained %lld steps, %lld tokens, %lld parameters (%lld trained)%s\n",
+              static_cast<long long>(r->first_step + static_cast<int64_t>(r->losses.size())),
+              static_cast<long long>(r->tokens_seen), static_cast<long long>(r->n_params),
+              static_cast<long long>(r->n_trainable),
+              r->dev_loss ? (", dev loss " + std::to_string(*r->dev_loss)).c_str() : "");
+  if (!r->model_dir.empty()) std::printf("model: %s\n", r->model_dir.c_str());
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace gpstream::cli
+
+GPSTREAM_COMMAND("train", "train or fine-tune a model from a JSON config", gpstream::cli::run_train);
