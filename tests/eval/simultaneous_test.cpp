@@ -1,0 +1,79 @@
+// The simultaneous evaluator with a scripted model: SimulEval-style word-by-word driving gives wait-k
+// delays; instances.log lines carry SimulEval's keys in order; rescoring the log (gpstream score's
+// path) reproduces the scores computed from the in-memory records; paced runs use ms.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "../stream/copy_model.h"
+#include "eval/scores.h"
+#include "eval/simultaneous.h"
+
+namespace gpstream {
+namespace {
+
+TEST(Simultaneous, WaitKDelaysInstancesLogAndRescoring) {
+  testing::CharCodec codec;
+  testing::CopyModel model(codec);
+  stream::SessionOptions so;
+  so.k = 2;
+  const std::vector<eval::TestPair> pairs = {{"the cat sat on the mat", "the cat sat on the mat"},
+                                             {"hello world", "hello there world"}};
+  auto recs = eval::evaluate_corpus(model, codec, so, pairs, {});
+  ASSERT_TRUE(recs.ok()) << recs.error().message();
+  ASSERT_EQ(recs->size(), 2u);
+  // By hand: word j after min(2 + j − 1, M) words.
+  EXPECT_EQ((*recs)[0].delays, (std::vector<double>{2, 3, 4, 5, 6, 6}));
+  EXPECT_EQ((*recs)[1].delays, (std::vector<double>{2, 2}));
+  EXPECT_EQ((*recs)[0].prediction, "the cat sat on the mat");
+  EXPECT_EQ((*recs)[0].source_length, 6);
+
+  const std::string line = (*recs)[1].to_json_line();
+  auto j = nlohmann::ordered_json::parse(line);
+  std::vector<std::string> keys;
+  for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"index", "prediction", "delays", "elapsed", "prediction_length",
+                                            "reference", "source", "source_length"}));
+  EXPECT_EQ(j["index"], 1);
+  EXPECT_EQ(j["prediction"], "hello world");
+
+  std::string log;
+  for (const auto& r : *recs) log += r.to_json_line() + "\n";
+  auto parsed = eval::parse_instances_log(log, "instances.log");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  auto a = eval::score_instances(*recs, {});
+  auto b = eval::score_instances(parsed->records, {});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(eval::format_scores_tsv(a->scores), eval::format_scores_tsv(b->scores));
+  // Sentence 2: AL with reference length 3: γ = 3/2; d = 2, 2; τ = 1 (d_1 ≥ |X|) → AL = 2.
+  EXPECT_EQ(eval::latency_al(std::vector<double>{2, 2}, 2, 3), 2.0);
+}
+
+TEST(Simultaneous, PacedRunsReportMilliseconds) {
+  testing::CharCodec codec;
+  testing::CopyModel model(codec);
+  stream::SessionOptions so;
+  so.k = 1;
+  auto rec = eval::evaluate_sentence(model, codec, so, {"a b c", "a b c"}, {2.0});  // 2 words/s: 500 ms a word
+  ASSERT_TRUE(rec.ok());
+  EXPECT_EQ(rec->delays, (std::vector<double>{500, 1000, 1500}));
+  EXPECT_EQ(rec->source_length, 1500);
+  ASSERT_EQ(rec->elapsed.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_GE(rec->elapsed[i], rec->delays[i]);  // never before the word was heard
+}
+
+TEST(Simultaneous, TestFilesAreCheckedLineByLine) {
+  EXPECT_FALSE(eval::read_test_tsv("/nonexistent.tsv").ok());
+  const std::string dir = ::testing::TempDir();
+  {
+    std::FILE* f = std::fopen((dir + "/bad.tsv").c_str(), "w");
+    std::fputs("a\tb\nno tab here\n", f);
+    std::fclose(f);
+  }
+  auto r = eval::read_test_tsv(dir + "/bad.tsv");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find(":2:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpstream
