@@ -24,8 +24,9 @@ Result<DType> parse_dtype(const std::string& s, const std::string& where) {
 }
 
 Result<uint64_t> json_u64(const json& v, const std::string& where) {
-  if (!v.is_number_integer() && !v.is_number_unsigned()) return format_error(where + ": expected an integer");
-  if (v.is_number_integer() && v.get<int64_t>() < 0) return format_error(where + ": negative value");
+  if (v.is_number_unsigned()) return v.get<uint64_t>();  // before the signed test: 2^63 and up read as < 0
+  if (!v.is_number_integer()) return format_error(where + ": expected an integer");
+  if (v.get<int64_t>() < 0) return format_error(where + ": negative value");
   return v.get<uint64_t>();
 }
 

@@ -107,6 +107,7 @@ TEST(SafetensorsRead, OffsetsNearUint64MaxDoNotWrap) {
       R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[18446744073709551612,18446744073709551615]}})";
   Error e = read_error(dir, safetensors_bytes(header, kTwoFloats));
   expect_mentions(e, "tensor w");
+  expect_mentions(e, "data_offsets end 18446744073709551615 is past the end");
 }
 
 TEST(SafetensorsRead, NegativeOffset) {
