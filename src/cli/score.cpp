@@ -4,7 +4,6 @@
 // SimulEval does, but the count and indices are printed on stderr.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "cli/command.h"
 #include "eval/python_format.h"
@@ -79,11 +78,9 @@ int run_score(int argc, char** argv) {
   if (!output.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(output, ec);
-    const std::string tsv = output + "/scores.tsv";
-    std::ofstream f(tsv, std::ios::binary | std::ios::trunc);
-    f << eval::format_scores_tsv(res->scores);
-    f.flush();
-    if (!f) return cli::fail("score", io_error("cannot write " + tsv));
+    if (auto st = eval::write_scores_tsv(output + "/scores.tsv", res->scores); !st.ok()) {
+      return cli::fail("score", st.error());
+    }
   }
   if (json) {
     std::string s = "{";

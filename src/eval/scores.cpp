@@ -1,6 +1,8 @@
 #include "eval/scores.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 
 namespace gpstream::eval {
 
@@ -60,6 +62,19 @@ std::string format_scores_tsv(const NamedScores& scores) {
     row += python_repr(python_round(scores[i].second, 3));
   }
   return header + "\n" + row + "\n";
+}
+
+Status write_scores_tsv(const std::string& path, const NamedScores& scores) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return io_error("cannot write " + tmp);
+    out << format_scores_tsv(scores);
+    out.flush();
+    if (!out) return io_error("error writing " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return io_error("cannot rename " + tmp + " to " + path);
+  return {};
 }
 
 std::string format_scores_table(const NamedScores& scores) {

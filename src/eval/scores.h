@@ -40,6 +40,8 @@ Result<ScoreResult> score_instances(const std::vector<InstanceRecord>& instances
 
 // scores.tsv: header line and one row, each value round(x, 3) written as Python repr.
 std::string format_scores_tsv(const NamedScores& scores);
+// Writes format_scores_tsv(scores) to path atomically (temp file + rename).
+Status write_scores_tsv(const std::string& path, const NamedScores& scores);
 // The table SimulEval prints (values round(x, 3)), without a trailing newline.
 std::string format_scores_table(const NamedScores& scores);
 
