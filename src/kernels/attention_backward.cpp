@@ -8,6 +8,8 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/fast_exp.h"
+
 namespace gpstream::kernels {
 
 void attention_mask_build(float* mask, const uint8_t* groups, const int32_t* n_src, const int32_t* n_tgt,
@@ -25,57 +27,104 @@ void attention_mask_build(float* mask, const uint8_t* groups, const int32_t* n_s
   }
 }
 
+namespace {
+
+constexpr int64_t kRowBlock = 64;
+
+// One past the largest visible key of rows [r0, r1).
+int64_t block_end(const int32_t* row_end, int64_t r0, int64_t r1, int64_t n_tok) {
+  if (!row_end) return n_tok;
+  int64_t e = 0;
+  for (int64_t i = r0; i < r1; ++i) e = std::max<int64_t>(e, row_end[i]);
+  return e;
+}
+
+}  // namespace
+
+void attention_row_end(int32_t* row_end, const float* mask, int64_t n_tok) {
+  for (int64_t i = 0; i < n_tok; ++i) {
+    int64_t e = n_tok;
+    while (e > 0 && std::isinf(mask[i * n_tok + e - 1])) --e;
+    row_end[i] = static_cast<int32_t>(e);
+  }
+}
+
 void attention_forward_seq(float* out, int64_t ldo, float* probs, const float* q, int64_t ldq, const float* k,
                            const float* v, int64_t ldkv, const float* mask, int64_t n_tok, int64_t head_dim,
-                           float scale) {
+                           float scale, const int32_t* row_end) {
   const int T = static_cast<int>(n_tok), D = static_cast<int>(head_dim);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, D, scale, q, static_cast<int>(ldq), k,
-              static_cast<int>(ldkv), 0.0f, probs, T);
-  for (int64_t i = 0; i < n_tok; ++i) {
-    float* p = probs + i * n_tok;
-    const float* m = mask + i * n_tok;
-    float mx = -std::numeric_limits<float>::infinity();
-    for (int64_t j = 0; j < n_tok; ++j) {
-      p[j] += m[j];
-      mx = std::max(mx, p[j]);
-    }
-    if (mx == -std::numeric_limits<float>::infinity()) {
-      std::fill(p, p + n_tok, 0.0f);
+  const float ninf = -std::numeric_limits<float>::infinity();
+  for (int64_t r0 = 0; r0 < n_tok; r0 += kRowBlock) {
+    const int64_t r1 = std::min(n_tok, r0 + kRowBlock);
+    const int R = static_cast<int>(r1 - r0);
+    const int64_t kb = block_end(row_end, r0, r1, n_tok);
+    if (kb == 0) {
+      for (int64_t i = r0; i < r1; ++i) {
+        std::fill(probs + i * n_tok, probs + i * n_tok + n_tok, 0.0f);
+        std::fill(out + i * ldo, out + i * ldo + head_dim, 0.0f);
+      }
       continue;
     }
-    float sum = 0.0f;
-    for (int64_t j = 0; j < n_tok; ++j) {
-      p[j] = std::exp(p[j] - mx);
-      sum += p[j];
+    const int K = static_cast<int>(kb);
+    float* pb = probs + r0 * n_tok;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, R, K, D, scale, q + r0 * ldq, static_cast<int>(ldq),
+                k, static_cast<int>(ldkv), 0.0f, pb, T);
+    for (int64_t i = r0; i < r1; ++i) {
+      float* p = probs + i * n_tok;
+      const float* m = mask + i * n_tok;
+      float mx = ninf;
+      for (int64_t j = 0; j < kb; ++j) {
+        p[j] += m[j];
+        mx = std::max(mx, p[j]);
+      }
+      if (mx == ninf) {
+        std::fill(p, p + kb, 0.0f);
+        continue;
+      }
+      float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+      for (int64_t j = 0; j < kb; ++j) {
+        p[j] = fast_exp(p[j] - mx);
+        sum += p[j];
+      }
+      const float inv = 1.0f / sum;
+      for (int64_t j = 0; j < kb; ++j) p[j] *= inv;
     }
-    const float inv = 1.0f / sum;
-    for (int64_t j = 0; j < n_tok; ++j) p[j] *= inv;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, R, D, K, 1.0f, pb, T, v, static_cast<int>(ldkv),
+                0.0f, out + r0 * ldo, static_cast<int>(ldo));
   }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, D, T, 1.0f, probs, T, v, static_cast<int>(ldkv),
-              0.0f, out, static_cast<int>(ldo));
 }
 
 void attention_backward_seq(float* dq, int64_t lddq, float* dk, float* dv, int64_t lddkv, float* scratch,
                             const float* dout, int64_t lddo, const float* probs, const float* q, int64_t ldq,
                             const float* k, const float* v, int64_t ldkv, int64_t n_tok, int64_t head_dim,
-                            float scale) {
+                            float scale, const int32_t* row_end) {
   const int T = static_cast<int>(n_tok), D = static_cast<int>(head_dim);
-  // dP = dout vᵀ
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, D, 1.0f, dout, static_cast<int>(lddo), v,
-              static_cast<int>(ldkv), 0.0f, scratch, T);
-  for (int64_t i = 0; i < n_tok; ++i) {
-    const float* p = probs + i * n_tok;
-    float* ds = scratch + i * n_tok;
-    float dot = 0.0f;
-    for (int64_t j = 0; j < n_tok; ++j) dot += p[j] * ds[j];
-    for (int64_t j = 0; j < n_tok; ++j) ds[j] = p[j] * (ds[j] - dot);
+  for (int64_t r0 = 0; r0 < n_tok; r0 += kRowBlock) {
+    const int64_t r1 = std::min(n_tok, r0 + kRowBlock);
+    const int R = static_cast<int>(r1 - r0);
+    const int64_t kb = block_end(row_end, r0, r1, n_tok);
+    if (kb == 0) continue;
+    const int K = static_cast<int>(kb);
+    const float* pb = probs + r0 * n_tok;
+    float* sb = scratch + r0 * n_tok;
+    // dP = dout vᵀ
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, R, K, D, 1.0f, dout + r0 * lddo,
+                static_cast<int>(lddo), v, static_cast<int>(ldkv), 0.0f, sb, T);
+    for (int64_t i = 0; i < R; ++i) {
+      const float* p = pb + i * n_tok;
+      float* ds = sb + i * n_tok;
+      float dot = 0.0f;
+      for (int64_t j = 0; j < kb; ++j) dot += p[j] * ds[j];
+      for (int64_t j = 0; j < kb; ++j) ds[j] = p[j] * (ds[j] - dot);
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, R, D, K, scale, sb, T, k, static_cast<int>(ldkv),
+                1.0f, dq + r0 * lddq, static_cast<int>(lddq));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, D, R, scale, sb, T, q + r0 * ldq,
+                static_cast<int>(ldq), 1.0f, dk, static_cast<int>(lddkv));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, D, R, 1.0f, pb, T, dout + r0 * lddo,
+                static_cast<int>(lddo), 1.0f, dv, static_cast<int>(lddkv));
   }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, D, T, scale, scratch, T, k,
-              static_cast<int>(ldkv), 1.0f, dq, static_cast<int>(lddq));
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, D, T, scale, scratch, T, q, static_cast<int>(ldq),
-              1.0f, dk, static_cast<int>(lddkv));
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, D, T, 1.0f, probs, T, dout, static_cast<int>(lddo),
-              1.0f, dv, static_cast<int>(lddkv));
 }
 
 void attention_forward_seq_ref(float* out, int64_t ldo, float* probs, const float* q, int64_t ldq,

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/fast_exp.h"
+
 namespace gpstream::kernels {
 namespace {
 
@@ -11,9 +13,10 @@ namespace {
 void row_stats(const float* z, int64_t n, float& mx, double& lse) {
   mx = z[0];
   for (int64_t j = 1; j < n; ++j) mx = std::max(mx, z[j]);
-  double sum = 0.0;
-  for (int64_t j = 0; j < n; ++j) sum += std::exp(static_cast<double>(z[j] - mx));
-  lse = static_cast<double>(mx) + std::log(sum);
+  float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < n; ++j) sum += fast_exp(z[j] - mx);
+  lse = static_cast<double>(mx) + std::log(static_cast<double>(sum));
 }
 
 }  // namespace
@@ -38,7 +41,8 @@ void cross_entropy_backward(float* dlogits, const float* logits, const int32_t* 
     double lse;
     row_stats(z, n_vocab, mx, lse);
     const float l = static_cast<float>(lse);
-    for (int64_t j = 0; j < n_vocab; ++j) dz[j] = scale * std::exp(z[j] - l);
+#pragma omp simd
+    for (int64_t j = 0; j < n_vocab; ++j) dz[j] = scale * fast_exp(z[j] - l);
     dz[targets[r]] -= scale;
   }
 }

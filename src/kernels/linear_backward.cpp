@@ -6,12 +6,13 @@
 namespace gpstream::kernels {
 
 void linear_backward(float* dx, int64_t lddx, float* dweight, float* dbias, const float* dout, int64_t lddo,
-                     const float* x, int64_t ldx, const float* w, int64_t rows, int64_t cols, int64_t n_tok) {
+                     const float* x, int64_t ldx, const float* w, int64_t rows, int64_t cols, int64_t n_tok,
+                     bool accumulate_dx) {
   if (n_tok <= 0 || rows <= 0 || cols <= 0) return;
   const int N = static_cast<int>(n_tok), R = static_cast<int>(rows), C = static_cast<int>(cols);
   if (dx)
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, R, 1.0f, dout, static_cast<int>(lddo), w, C,
-                1.0f, dx, static_cast<int>(lddx));
+                accumulate_dx ? 1.0f : 0.0f, dx, static_cast<int>(lddx));
   if (dweight)
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, R, C, N, 1.0f, dout, static_cast<int>(lddo), x,
                 static_cast<int>(ldx), 1.0f, dweight, C);

@@ -279,6 +279,7 @@ Result<double> TrainModel::forward(const TrainBatch& batch, const ForwardOptions
   {
     float* x = A + layer_acts_[0].x;
     std::vector<float> pos(static_cast<size_t>(N));
+    row_end_.resize(static_cast<size_t>(N));
     for (size_t s = 0; s < S; ++s)
       for (size_t i = 0; i < batch.seqs[s].size(); ++i) {
         const int64_t t = seq_begin_[s] + static_cast<int64_t>(i);
@@ -291,6 +292,8 @@ Result<double> TrainModel::forward(const TrainBatch& batch, const ForwardOptions
       const TrainSequence& sq = batch.seqs[s];
       kernels::attention_mask_build(A + glob_.mask + mask_off_[s], sq.groups.data(), sq.n_src.data(),
                                     sq.n_tgt.data(), static_cast<int64_t>(sq.size()));
+      kernels::attention_row_end(row_end_.data() + seq_begin_[s], A + glob_.mask + mask_off_[s],
+                                 static_cast<int64_t>(sq.size()));
     }
   }
   auto rmsnorm_rows = [&](float* out, const float* x, const float* w, int64_t rows) {
@@ -331,7 +334,7 @@ Result<double> TrainModel::forward(const TrainBatch& batch, const ForwardOptions
       if (T == 0) continue;
       kernels::attention_forward_seq(att + t0 * Q + h * D, Q, probs + H * mask_off_[s] + h * T * T,
                                      q + t0 * Q + h * D, Q, k + t0 * KV + kvh * D, v + t0 * KV + kvh * D, KV,
-                                     A + glob_.mask + mask_off_[s], T, D, scale);
+                                     A + glob_.mask + mask_off_[s], T, D, scale, row_end_.data() + t0);
     }
     linear(x_mid, att, L.wo, L.bo, E, Q);
     lora_forward(il, LoraTarget::O, x_mid, att, Q, E, N, o);
@@ -443,8 +446,7 @@ void TrainModel::backward(float loss_scale) {
                 *att = A + la.att, *x_mid = A + la.x_mid, *h2 = A + la.h2, *gate = A + la.gate,
                 *up = A + la.up, *act = A + la.act, *probs = A + la.probs;
     // x_next = x_mid + down(act)
-    zero(dact, N * F);
-    kernels::linear_backward(dact, F, gb(L.w_down), nullptr, dx, E, act, F, P + L.w_down, E, F, N);
+    kernels::linear_backward(dact, F, gb(L.w_down), nullptr, dx, E, act, F, P + L.w_down, E, F, N, false);
     lora_backward(il, LoraTarget::Down, dact, dx, act, F, E, N);
 #pragma omp parallel num_threads(nt)
     {
@@ -454,15 +456,13 @@ void TrainModel::backward(float loss_scale) {
         kernels::gated_act_backward(dgate + b * F, dup + b * F, dact + b * F, F, gate + b * F, up + b * F, F,
                                     e - b, F, kernels::Activation::Silu);
     }
-    zero(dh, N * E);
-    kernels::linear_backward(dh, E, gb(L.w_gate), nullptr, dgate, F, h2, E, P + L.w_gate, F, E, N);
+    kernels::linear_backward(dh, E, gb(L.w_gate), nullptr, dgate, F, h2, E, P + L.w_gate, F, E, N, false);
     lora_backward(il, LoraTarget::Gate, dh, dgate, h2, E, F, N);
     kernels::linear_backward(dh, E, gb(L.w_up), nullptr, dup, F, h2, E, P + L.w_up, F, E, N);
     lora_backward(il, LoraTarget::Up, dh, dup, h2, E, F, N);
     rmsnorm_bwd_parallel(dx, gb(L.ffn_norm), dh, x_mid, P + L.ffn_norm, N);
     // x_mid = x + o(att)
-    zero(datt, N * Q);
-    kernels::linear_backward(datt, Q, gb(L.wo), gb(L.bo), dx, E, att, Q, P + L.wo, E, Q, N);
+    kernels::linear_backward(datt, Q, gb(L.wo), gb(L.bo), dx, E, att, Q, P + L.wo, E, Q, N, false);
     lora_backward(il, LoraTarget::O, datt, dx, att, Q, E, N);
     // Attention, parallel over (sequence, key/value head): the query heads of a group add into one dk/dv.
     zero(dq, N * Q);
@@ -477,16 +477,15 @@ void TrainModel::backward(float loss_scale) {
       float* scratch =
           A + glob_.att_scratch + int64_t{omp_get_thread_num()} * shape_.max_seq * shape_.max_seq;
       for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h)
-        kernels::attention_backward_seq(dq + t0 * Q + h * D, Q, dk + t0 * KV + kvh * D,
-                                        dv + t0 * KV + kvh * D, KV, scratch, datt + t0 * Q + h * D, Q,
-                                        probs + H * mask_off_[s] + h * T * T, q + t0 * Q + h * D, Q,
-                                        k + t0 * KV + kvh * D, v + t0 * KV + kvh * D, KV, T, D, scale);
+        kernels::attention_backward_seq(
+            dq + t0 * Q + h * D, Q, dk + t0 * KV + kvh * D, dv + t0 * KV + kvh * D, KV, scratch,
+            datt + t0 * Q + h * D, Q, probs + H * mask_off_[s] + h * T * T, q + t0 * Q + h * D, Q,
+            k + t0 * KV + kvh * D, v + t0 * KV + kvh * D, KV, T, D, scale, row_end_.data() + t0);
     }
     // RoPE is a rotation: its backward is the inverse rotation.
     kernels::rope_apply(dq, Q, A + glob_.cos_t, A + glob_.sin_t, N, H, D, -1.0f);
     kernels::rope_apply(dk, KV, A + glob_.cos_t, A + glob_.sin_t, N, HKV, D, -1.0f);
-    zero(dh, N * E);
-    kernels::linear_backward(dh, E, gb(L.wq), gb(L.bq), dq, Q, h1, E, P + L.wq, Q, E, N);
+    kernels::linear_backward(dh, E, gb(L.wq), gb(L.bq), dq, Q, h1, E, P + L.wq, Q, E, N, false);
     lora_backward(il, LoraTarget::Q, dh, dq, h1, E, Q, N);
     kernels::linear_backward(dh, E, gb(L.wk), gb(L.bk), dk, KV, h1, E, P + L.wk, KV, E, N);
     lora_backward(il, LoraTarget::K, dh, dk, h1, E, KV, N);

@@ -140,6 +140,7 @@ class TrainModel {
   std::vector<int64_t> seq_begin_;  // token offset of each sequence
   std::vector<int64_t> mask_off_;   // offset of each sequence's mask / probs block (per head for probs)
   int64_t n_tok_ = 0, n_out_ = 0, probs_per_head_ = 0;
+  std::vector<int32_t> row_end_;      // per token: one past its last visible key in its sequence
   std::vector<int64_t> out_rows_;     // token index of each logits row
   std::vector<int32_t> out_targets_;  // label of each logits row (< 0: none)
   ForwardOptions fwd_opts_;

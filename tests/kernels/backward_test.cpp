@@ -245,3 +245,46 @@ TEST(AttentionBackward, StructuredMaskMatchesFiniteDifferences) {
 
 }  // namespace
 }  // namespace gpstream::kernels
+
+namespace gpstream::kernels {
+namespace {
+
+// Row blocks that stop at each block's last visible key give the same outputs and gradients as the
+// full T×T products, on a multi-block causal-like layout with a row that sees nothing.
+TEST(AttentionBackward, RowEndBlockingEqualsFullProducts) {
+  const int64_t T = 150, D = 8;
+  std::vector<uint8_t> groups(T);
+  std::vector<int32_t> ns(T), nt(T);
+  int cnt[2] = {0, 0};
+  for (int64_t i = 0; i < T; ++i) {
+    groups[i] = (i % 3 == 2) ? 1 : 0;
+    ++cnt[groups[i]];
+    ns[i] = groups[i] ? std::max(0, cnt[0] - 2) : cnt[0];
+    nt[i] = groups[i] ? cnt[1] : 0;
+  }
+  ns[70] = 0;  // row 70 is a source row seeing nothing
+  std::vector<float> mask(T * T);
+  std::vector<int32_t> row_end(T);
+  attention_mask_build(mask.data(), groups.data(), ns.data(), nt.data(), T);
+  attention_row_end(row_end.data(), mask.data(), T);
+  EXPECT_EQ(row_end[70], 0);
+  auto q = randn(T * D, 21), k = randn(T * D, 22), v = randn(T * D, 23), c = randn(T * D, 24);
+  std::vector<float> o1(T * D), o2(T * D), p1(T * T), p2(T * T), s(T * T);
+  attention_forward_seq(o1.data(), D, p1.data(), q.data(), D, k.data(), v.data(), D, mask.data(), T, D, 0.3f);
+  attention_forward_seq(o2.data(), D, p2.data(), q.data(), D, k.data(), v.data(), D, mask.data(), T, D, 0.3f,
+                        row_end.data());
+  for (int64_t i = 0; i < T * D; ++i) ASSERT_NEAR(o1[i], o2[i], 1e-5) << i;
+  std::vector<float> dq1(T * D, 0), dk1(T * D, 0), dv1(T * D, 0), dq2(T * D, 0), dk2(T * D, 0), dv2(T * D, 0);
+  attention_backward_seq(dq1.data(), D, dk1.data(), dv1.data(), D, s.data(), c.data(), D, p1.data(), q.data(),
+                         D, k.data(), v.data(), D, T, D, 0.3f);
+  attention_backward_seq(dq2.data(), D, dk2.data(), dv2.data(), D, s.data(), c.data(), D, p2.data(), q.data(),
+                         D, k.data(), v.data(), D, T, D, 0.3f, row_end.data());
+  for (int64_t i = 0; i < T * D; ++i) {
+    ASSERT_NEAR(dq1[i], dq2[i], 1e-5) << i;
+    ASSERT_NEAR(dk1[i], dk2[i], 1e-5) << i;
+    ASSERT_NEAR(dv1[i], dv2[i], 1e-5) << i;
+  }
+}
+
+}  // namespace
+}  // namespace gpstream::kernels
