@@ -87,6 +87,7 @@ class Handler {
       if (out_.has_merges) return fail("model.merges appears twice");
       mode_ = Mode::Merges;
       out_.has_merges = true;
+      out_.merges.reserve(out_.vocab.size() * 2);
       return true;
     }
     if (mode_ == Mode::Merges) {
@@ -133,7 +134,7 @@ class Handler {
     if (v >= static_cast<uint64_t>(BpeModel::kMaxId)) {
       return fail("model.vocab[\"" + key_ + "\"]: id " + std::to_string(v) + " is too large");
     }
-    if (!out_.vocab.emplace(key_, static_cast<int32_t>(v)).second) {
+    if (!out_.vocab.try_emplace(std::move(key_), static_cast<int32_t>(v)).second) {
       return fail("model.vocab: duplicate entry \"" + key_ + "\"");
     }
     return true;
