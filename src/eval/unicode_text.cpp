@@ -1,5 +1,7 @@
 #include "eval/unicode_text.h"
 
+#include "tokenizer/unicode.h"
+
 #include <utf8proc.h>
 
 namespace gpstream::eval {
@@ -128,20 +130,8 @@ size_t utf8_length(std::string_view s) {
 void append_utf8(std::string& out, char32_t cp) {
   if (is_escaped_byte(cp)) {
     out.push_back(static_cast<char>(cp - kEscapeBase));
-  } else if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
   } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    tokenizer::append_utf8(out, cp);
   }
 }
 

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "tokenizer/unicode.h"
+
 namespace gpstream::stream {
 namespace {
 
@@ -28,30 +30,15 @@ std::vector<std::string> split_words(std::string_view text) {
   return out;
 }
 
-// Well-formed UTF-8 (RFC 3629): no overlongs, no surrogates, nothing past U+10FFFF.
-bool valid_utf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    int n;
-    unsigned char lo = 0x80, hi = 0xbf;  // allowed range of the second byte
-    if (c < 0x80) n = 0;
-    else if (c >= 0xc2 && c <= 0xdf) n = 1;
-    else if (c >= 0xe0 && c <= 0xef) n = 2, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-    else if (c >= 0xf0 && c <= 0xf4) n = 3, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-    else return false;
-    if (i + n >= s.size() + (n == 0)) return false;
-    for (int k = 1; k <= n; ++k) {
-      const unsigned char b = static_cast<unsigned char>(s[i + k]);
-      if (k == 1 ? (b < lo || b > hi) : (b & 0xc0) != 0x80) return false;
-    }
-    i += n + 1;
-  }
-  return true;
-}
-
 bool is_blank(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return is_space(c); });
+}
+
+Event make_event(EventKind kind, bool truncated = false) {
+  Event e;
+  e.kind = kind;
+  e.truncated = truncated;
+  return e;
 }
 
 }  // namespace
@@ -102,7 +89,7 @@ double Session::now_ms() const { return opts_.clock(); }
 
 Status Session::push_source(std::string_view text) {
   if (stream_finished_) return invalid_argument("push_source after end_source");
-  if (!valid_utf8(text)) return invalid_argument("source text is not valid UTF-8");
+  if (!tokenizer::is_valid_utf8(text)) return invalid_argument("source text is not valid UTF-8");
   for (std::string& w : split_words(text)) {
     if (opts_.continuous && (source_finished_ || !next_words_.empty())) {
       next_words_.push_back(std::move(w));
@@ -186,7 +173,7 @@ Result<bool> Session::poll() {
   if (!pending_.empty()) return true;
   switch (state_) {
     case State::Finished:
-      events_.push_back({EventKind::Finished});
+      events_.push_back(make_event(EventKind::Finished));
       return false;
     case State::Decode:
       GPS_ASSERT(false, "Decode state without a pending forward");
@@ -195,7 +182,7 @@ Result<bool> Session::poll() {
       std::vector<int> units;
       GPS_ASSIGN(bool ready, collect_reads(units));
       if (!ready) {
-        events_.push_back({EventKind::NeedSource});
+        events_.push_back(make_event(EventKind::NeedSource));
         return false;
       }
       if (!prompt_fed_) {
@@ -222,7 +209,7 @@ Result<bool> Session::poll() {
       std::vector<int> units;
       GPS_ASSIGN(bool ready, collect_reads(units));
       if (!ready) {
-        events_.push_back({EventKind::NeedSource});
+        events_.push_back(make_event(EventKind::NeedSource));
         return false;
       }
       GPS_ASSERT(!units.empty(), "NeedRead without a unit to read");
@@ -299,7 +286,7 @@ void Session::emit_current_word() {
   if (word_ids_.empty()) return;
   const std::string text = codec_.decode(word_ids_);
   const double elapsed = now_ms() - t0_.value_or(now_ms());
-  for (std::string& w : split_words(text)) events_.push_back({EventKind::Word, std::move(w), words_read_, elapsed});
+  for (std::string& w : split_words(text)) events_.push_back({EventKind::Word, std::move(w), words_read_, elapsed, false});
   word_ids_.clear();
   word_has_text_ = false;
   ++words_written_;
@@ -345,10 +332,10 @@ Status Session::complete(const float* row) {
 void Session::finish_sentence(bool truncated) {
   if (!opts_.continuous) {
     state_ = State::Finished;
-    events_.push_back({EventKind::Finished, "", 0, 0, truncated});
+    events_.push_back(make_event(EventKind::Finished, truncated));
     return;
   }
-  events_.push_back({EventKind::SegmentEnd, "", 0, 0, truncated});
+  events_.push_back(make_event(EventKind::SegmentEnd, truncated));
   start_segment();
 }
 
@@ -378,7 +365,7 @@ void Session::start_segment() {
   if (stream_finished_ && next_words_.empty()) source_finished_ = true;
   if (stream_finished_ && words_.empty()) {
     state_ = State::Finished;
-    events_.push_back({EventKind::Finished});
+    events_.push_back(make_event(EventKind::Finished));
     return;
   }
   state_ = State::Start;
