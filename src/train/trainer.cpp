@@ -67,7 +67,7 @@ std::string fingerprint(const TrainModel& m) {
     << c.n_head_kv << " d" << c.head_dim << " tied" << c.tie_word_embeddings << " lora"
     << m.lora_options().rank;
   for (bool t : m.lora_options().targets) s << t;
-  s << " n" << const_cast<TrainModel&>(m).trainable().size();
+  s << " n" << (m.lora_enabled() ? m.lora().size() : m.base().size());
   return s.str();
 }
 
