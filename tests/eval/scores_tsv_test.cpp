@@ -1,0 +1,53 @@
+// scores.tsv reading (for gpstream plot): the format gpstream eval writes reads back; bad files are refused.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "eval/scores.h"
+#include "eval/scores_tsv.h"
+#include "eval/plot.h"
+
+namespace gpstream {
+namespace {
+
+std::string write_tmp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+  return path;
+}
+
+TEST(ScoresTsv, ReadsWhatEvalWrites) {
+  eval::NamedScores s = {{"BLEU", {12.3456, false}}, {"LAAL", {3.0, false}}, {"AL", {2, true}}};
+  auto r = eval::read_scores_tsv(write_tmp("ok.tsv", eval::format_scores_tsv(s)));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_EQ(r->size(), 3u);
+  EXPECT_EQ((*r)[0].first, "BLEU");
+  EXPECT_DOUBLE_EQ((*r)[0].second, 12.346);  // round(x, 3) as SimulEval writes it
+  EXPECT_DOUBLE_EQ((*r)[2].second, 2.0);
+}
+
+TEST(ScoresTsv, RefusesMalformedFiles) {
+  EXPECT_FALSE(eval::read_scores_tsv(write_tmp("a.tsv", "BLEU\tAL\n1.0\n")).ok());
+  EXPECT_FALSE(eval::read_scores_tsv(write_tmp("b.tsv", "BLEU\nabc\n")).ok());
+  EXPECT_FALSE(eval::read_scores_tsv(write_tmp("c.tsv", "BLEU\n")).ok());
+  EXPECT_FALSE(eval::read_scores_tsv("/nonexistent/scores.tsv").ok());
+}
+
+TEST(Plot, SvgHasOneCurvePerSeriesAndEscapesText) {
+  eval::PlotSpec spec{"a < b", "LAAL", "BLEU",
+                      {{"group", {{1, 10, "k=1"}, {2, 20, "k=3"}}, false}, {"offline", {{0, 30, ""}}, true}}};
+  const std::string svg = eval::render_svg(spec);
+  EXPECT_NE(svg.find("<svg"), std::string::npos);
+  EXPECT_NE(svg.find("a &lt; b"), std::string::npos);
+  EXPECT_EQ(svg.find("a < b"), std::string::npos);
+  size_t polylines = 0, dashed = 0;
+  for (size_t p = 0; (p = svg.find("<polyline", p)) != std::string::npos; ++p) ++polylines;
+  for (size_t p = 0; (p = svg.find("stroke-dasharray", p)) != std::string::npos; ++p) ++dashed;
+  EXPECT_EQ(polylines, 1u);
+  EXPECT_EQ(dashed, 1u);
+}
+
+}  // namespace
+}  // namespace gpstream
