@@ -83,8 +83,8 @@ int main(int argc, char** argv) {
   if (json) {
     std::printf(
         "{\"lines\": %zu, \"bytes\": %zu, \"tokens\": %zu, \"seconds\": %.4f, \"tokens_per_s\": %.0f, "
-        "\"load_s\": %.3f}\n",
-        lines.size(), bytes, tokens, best, tokens / best, load_s);
+        "\"cpu_s\": %.4f, \"tokens_per_cpu_s\": %.0f, \"load_s\": %.3f}\n",
+        lines.size(), bytes, tokens, best, tokens / best, best_cpu, tokens / best_cpu, load_s);
   } else {
     std::printf("gpstream  %-40s %8zu lines %9zu bytes %9zu tokens  %.3f s (CPU %.3f s)  %10.0f tokens/s  "
                 "(load %.2f s)\n",
