@@ -76,6 +76,7 @@ int run_translate(int argc, char** argv) {
     stream::Session& s = **session;
     const double t0 = now_ms();
     size_t pushed = 0;
+    bool ended = false;
     std::string src_shown, tgt_shown;
     std::vector<std::string> out;
     std::vector<int> out_delays;
@@ -95,9 +96,9 @@ int run_translate(int argc, char** argv) {
         wait = false;
         if (word_ms > 0) break;
       }
-      if (pushed == words.size() && !s.finished()) {
-        Status st = s.end_source();
-        (void)st;  // a second end_source is refused; harmless here
+      if (pushed == words.size() && !ended) {
+        ended = true;
+        return s.end_source();
       }
       return {};
     };
