@@ -71,6 +71,10 @@ int run_translate(int argc, char** argv) {
   std::string line;
   while (std::getline(std::cin, line)) {
     const auto words = split_words(line);
+    if (words.empty()) {  // nothing to translate: keep the line structure
+      std::printf(delays ? "{\"prediction\": \"\", \"delays\": [], \"elapsed\": []}\n" : "\n");
+      continue;
+    }
     auto session = stream::Session::create(*m->model, *m->codec, *so);
     if (!session) return fail("translate", session.error());
     stream::Session& s = **session;
