@@ -13,25 +13,13 @@
 #include "cli/cli_util.h"
 #include "cli/command.h"
 #include "eval/instance_log.h"
+#include "tokenizer/segment_encoder.h"
 
 namespace gpstream::cli {
 namespace {
 
 double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-std::vector<std::string> split_words(const std::string& line) {
-  std::vector<std::string> w;
-  std::string cur;
-  for (char c : line + " ") {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      if (!cur.empty()) w.push_back(cur), cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  return w;
 }
 
 struct LiveView {
@@ -70,7 +58,7 @@ int run_translate(int argc, char** argv) {
 
   std::string line;
   while (std::getline(std::cin, line)) {
-    const auto words = split_words(line);
+    const auto words = tokenizer::split_words(line);
     if (words.empty()) {  // nothing to translate: keep the line structure
       std::printf(delays ? "{\"prediction\": \"\", \"delays\": [], \"elapsed\": []}\n" : "\n");
       continue;

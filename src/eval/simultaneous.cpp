@@ -4,24 +4,11 @@
 #include <chrono>
 #include <fstream>
 
+#include "tokenizer/segment_encoder.h"
 #include "util/mapped_file.h"
 
 namespace gpstream::eval {
 namespace {
-
-std::vector<std::string> split_ws(const std::string& s) {
-  std::vector<std::string> out;
-  std::string w;
-  for (char c : s) {
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
-      if (!w.empty()) out.push_back(std::move(w)), w.clear();
-    } else {
-      w += c;
-    }
-  }
-  if (!w.empty()) out.push_back(std::move(w));
-  return out;
-}
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
@@ -80,7 +67,7 @@ Result<InstanceRecord> evaluate_sentence(model::ForwardModel& model, const strea
   stream::SessionOptions so = session_options;
   so.clock = clock;
   GPS_ASSIGN(auto session, stream::Session::create(model, codec, so));
-  const std::vector<std::string> words = split_ws(pair.source);
+  const std::vector<std::string> words = tokenizer::split_words(pair.source);
   InstanceRecord rec;
   rec.source = [&] {
     std::string s;

@@ -5,6 +5,7 @@
 #include <array>
 
 #include "stream/session.h"
+#include "tokenizer/segment_encoder.h"
 
 namespace gpstream::stream {
 namespace {
@@ -66,21 +67,13 @@ Result<Layout> make_layout(const SegmentCodec& codec, std::string_view source, s
                             " has no single training layout; train with batch-stream (gpe.md §6)");
   // Target tokens, per segment.
   std::vector<int32_t> forced;
-  {
-    size_t i = 0;
-    bool first = true;
-    while (i < target.size()) {
-      while (i < target.size() && std::isspace(static_cast<unsigned char>(target[i]))) ++i;
-      size_t j = i;
-      while (j < target.size() && !std::isspace(static_cast<unsigned char>(target[j]))) ++j;
-      if (j > i) {
-        GPS_ASSIGN(auto ids, codec.encode(SegmentKind::TargetWord, target.substr(i, j - i), first));
-        forced.insert(forced.end(), ids.begin(), ids.end());
-        first = false;
-      }
-      i = j;
-    }
+  bool first = true;
+  for (const std::string& w : tokenizer::split_words(target)) {
+    GPS_ASSIGN(auto ids, codec.encode(SegmentKind::TargetWord, w, first));
+    forced.insert(forced.end(), ids.begin(), ids.end());
+    first = false;
   }
+
   RecordingModel rec(o.n_vocab);
   SessionOptions so;
   so.paradigm = o.paradigm;

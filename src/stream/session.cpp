@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "tokenizer/segment_encoder.h"
 #include "tokenizer/unicode.h"
 
 namespace gpstream::stream {
@@ -17,18 +18,6 @@ namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
-std::vector<std::string> split_words(std::string_view text) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && is_space(text[i])) ++i;
-    size_t j = i;
-    while (j < text.size() && !is_space(text[j])) ++j;
-    if (j > i) out.emplace_back(text.substr(i, j - i));
-    i = j;
-  }
-  return out;
-}
 
 bool is_blank(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return is_space(c); });
@@ -90,7 +79,7 @@ double Session::now_ms() const { return opts_.clock(); }
 Status Session::push_source(std::string_view text) {
   if (stream_finished_) return invalid_argument("push_source after end_source");
   if (!tokenizer::is_valid_utf8(text)) return invalid_argument("source text is not valid UTF-8");
-  for (std::string& w : split_words(text)) {
+  for (std::string& w : tokenizer::split_words(text)) {
     if (opts_.continuous && (source_finished_ || !next_words_.empty())) {
       next_words_.push_back(std::move(w));
       continue;
@@ -286,7 +275,7 @@ void Session::emit_current_word() {
   if (word_ids_.empty()) return;
   const std::string text = codec_.decode(word_ids_);
   const double elapsed = now_ms() - t0_.value_or(now_ms());
-  for (std::string& w : split_words(text)) events_.push_back({EventKind::Word, std::move(w), words_read_, elapsed, false});
+  for (std::string& w : tokenizer::split_words(text)) events_.push_back({EventKind::Word, std::move(w), words_read_, elapsed, false});
   word_ids_.clear();
   word_has_text_ = false;
   ++words_written_;

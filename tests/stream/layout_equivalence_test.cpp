@@ -30,8 +30,6 @@ class Recorder final : public model::ForwardModel {
     GPS_TRY(inner_.forward(b, caches, logits));
     int r = 0;
     const int V = config().n_vocab;
-    std::map<Group, int> next{{Group::Source, 0}, {Group::Target, 0}};
-    for (auto g : {Group::Source, Group::Target}) next[g] = caches[0]->rows(g);
     for (const auto& t : b.tokens) ++forwarded[t.group];
     // Row index of each logits row: the batch's target rows are the last rows of the target region.
     int tgt_in_batch = 0;
