@@ -2,11 +2,16 @@
 // command line. Output (docs/evaluation.md): the `sacrebleu --format text` line by default,
 // `-f json` sacreBLEU's default JSON (score rounded to --width), `--json` the same JSON with the
 // full-precision score and the statistics, `-b` the score alone.
+// `-i BASELINE SYSTEM... --paired-bs`: sacreBLEU's paired bootstrap resampling (eval/bootstrap.h):
+// each system against the first, with 95% confidence intervals of the score and of the difference.
 #include "eval/bleu.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "eval/bootstrap.h"
 #include "eval/python_format.h"
 #include "eval/text_lines.h"
 
@@ -29,17 +34,62 @@ std::string number_list(const std::vector<double>& xs) {
   return s + "]";
 }
 
+// One line per system (the first is the baseline), or JSON lines with --json.
+int print_paired_bootstrap(const std::vector<std::string>& names,
+                           const std::vector<std::vector<eval::BleuStats>>& stats, const eval::BleuOptions& o,
+                           int n_samples, uint64_t seed, int width, bool json) {
+  size_t name_width = 0;
+  for (const auto& n : names) name_width = std::max(name_width, n.size());
+  for (size_t i = 1; i < stats.size(); ++i) {
+    auto r = eval::paired_bootstrap_bleu(stats[0], stats[i], o, n_samples, seed);
+    if (!r.ok()) return cli::fail("bleu", r.error());
+    if (json) {
+      if (i == 1) {
+        std::printf("{\"system\": %s, \"baseline\": true, \"score\": %s, \"mean\": %s, \"ci\": %s}\n",
+                    nlohmann::json(names[0]).dump().c_str(), eval::python_float_repr(r->baseline.score).c_str(),
+                    eval::python_float_repr(r->baseline.mean).c_str(),
+                    eval::python_float_repr(r->baseline.ci).c_str());
+      }
+      std::printf(
+          "{\"system\": %s, \"baseline\": false, \"score\": %s, \"mean\": %s, \"ci\": %s, \"diff\": %s, "
+          "\"diff_lower\": %s, \"diff_upper\": %s, \"p_value\": %s, \"n_samples\": %d, \"seed\": %llu}\n",
+          nlohmann::json(names[i]).dump().c_str(), eval::python_float_repr(r->system.score).c_str(),
+          eval::python_float_repr(r->system.mean).c_str(), eval::python_float_repr(r->system.ci).c_str(),
+          eval::python_float_repr(r->diff).c_str(), eval::python_float_repr(r->diff_lower).c_str(),
+          eval::python_float_repr(r->diff_upper).c_str(), eval::python_float_repr(r->p_value).c_str(),
+          r->n_samples, static_cast<unsigned long long>(r->seed));
+      continue;
+    }
+    if (i == 1) {
+      std::printf("%-*s  BLEU (mean +- 95%% CI)  difference to baseline [95%% CI]  p-value\n",
+                  static_cast<int>(name_width), "system");
+      std::printf("%-*s  %s (%s +- %s)  baseline\n", static_cast<int>(name_width), names[0].c_str(),
+                  fixed(r->baseline.score, width).c_str(), fixed(r->baseline.mean, width).c_str(),
+                  fixed(r->baseline.ci, width).c_str());
+    }
+    std::printf("%-*s  %s (%s +- %s)  %+.*f [%+.*f, %+.*f]  %.4f%s\n", static_cast<int>(name_width),
+                names[i].c_str(), fixed(r->system.score, width).c_str(), fixed(r->system.mean, width).c_str(),
+                fixed(r->system.ci, width).c_str(), width, r->diff, width, r->diff_lower, width, r->diff_upper,
+                r->p_value, r->p_value < 0.05 ? " *" : "");
+  }
+  return cli::kExitOk;
+}
+
 int run_bleu(int argc, char** argv) {
   CLI::App app{"BLEU as sacreBLEU 2.6.0 computes it (same numbers, same signature)", "gpstream bleu"};
   std::vector<std::string> ref_paths;
-  std::string hyp_path = "-";
+  std::vector<std::string> hyp_paths;
   std::string tokenize = "13a", smooth = "exp", format = "text";
   std::optional<double> smooth_value;
   bool lowercase = false, force = false, score_only = false, json = false, short_sig = false,
        sentence = false;
-  int width = 1, num_refs = 1;
+  int width = 1, num_refs = 1, paired_bs_n = 1000;
+  uint64_t paired_bs_seed = 12345;
+  bool paired_bs = false;
   app.add_option("refs", ref_paths, "reference file(s), one segment per line")->required();
-  app.add_option("-i,--input", hyp_path, "hypothesis file ('-' or absent: standard input)");
+  app.add_option("-i,--input", hyp_paths,
+                 "hypothesis file ('-' or absent: standard input); several with --paired-bs, the first is the "
+                 "baseline");
   app.add_option("--tokenize", tokenize, "13a, intl, char or none (default 13a)");
   app.add_option("-s,--smooth-method", smooth, "exp, floor, add-k or none (default exp)");
   app.add_option("--smooth-value", smooth_value, "floor / add-k value (defaults 0.1 / 1)");
@@ -54,6 +104,9 @@ int run_bleu(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}));
   app.add_flag("--json", json, "JSON with the full-precision score and the n-gram statistics");
   app.add_flag("--short", short_sig, "short signature");
+  app.add_flag("--paired-bs", paired_bs, "paired bootstrap resampling of each system against the first (sacreBLEU)");
+  app.add_option("--paired-bs-n", paired_bs_n, "bootstrap resamples (default 1000)")->check(CLI::Range(1, 1000000));
+  app.add_option("--paired-bs-seed", paired_bs_seed, "resampling seed (default 12345, as SACREBLEU_SEED)");
   if (auto code = cli::parse_args(app, argc, argv)) return *code;
 
   eval::BleuOptions o;
@@ -75,6 +128,29 @@ int run_bleu(int argc, char** argv) {
 
   auto refs = eval::read_reference_streams(ref_paths, num_refs);
   if (!refs.ok()) return cli::fail("bleu", refs.error());
+  if (hyp_paths.empty()) hyp_paths.push_back("-");
+  if (paired_bs != (hyp_paths.size() > 1)) {
+    std::fprintf(stderr, "gpstream bleu: --paired-bs needs two or more -i files (baseline first), and several -i "
+                         "files need --paired-bs\n");
+    return cli::kExitUsage;
+  }
+  if (paired_bs && sentence) {
+    std::fprintf(stderr, "gpstream bleu: --paired-bs and --sentence-level exclude each other\n");
+    return cli::kExitUsage;
+  }
+  if (paired_bs) {
+    std::vector<std::vector<eval::BleuStats>> all_stats;
+    for (const auto& path : hyp_paths) {
+      auto h = eval::read_text_lines(path, true);
+      if (!h.ok()) return cli::fail("bleu", h.error());
+      if (auto st = eval::check_hyps_and_refs(*h, path, *refs, ref_paths); !st.ok()) return cli::fail("bleu", st.error());
+      auto st = eval::bleu_corpus_stats(*h, *refs, o, nullptr);
+      if (!st.ok()) return cli::fail("bleu", st.error());
+      all_stats.push_back(std::move(*st));
+    }
+    return print_paired_bootstrap(hyp_paths, all_stats, o, paired_bs_n, paired_bs_seed, width, json);
+  }
+  const std::string hyp_path = hyp_paths[0];
   auto hyps = eval::read_text_lines(hyp_path, true);
   if (!hyps.ok()) return cli::fail("bleu", hyps.error());
   const std::string hyp_name = hyp_path == "-" ? "<stdin>" : hyp_path;

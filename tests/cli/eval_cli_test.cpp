@@ -84,6 +84,41 @@ TEST_F(EvalCli, BleuErrors) {
   EXPECT_EQ(run("bleu -i hyp.txt").code, 2);
 }
 
+// Paired bootstrap: the full-corpus scores are the plain corpus BLEU of each file (48.53 is metrics.md's
+// B.2.7 value; a system identical to one reference scores 100), the difference is theirs, and it lies inside
+// its own 95% interval.
+TEST_F(EvalCli, BleuPairedBootstrap) {
+  auto r = run("bleu ref1.txt ref2.txt -i hyp.txt ref1.txt --paired-bs --paired-bs-n 200 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto nl = r.out.find('\n');
+  ASSERT_NE(nl, std::string::npos);
+  const std::string base = r.out.substr(0, nl), sys = r.out.substr(nl + 1);
+  EXPECT_NE(base.find("\"system\": \"hyp.txt\", \"baseline\": true, \"score\": 48.53"), std::string::npos) << base;
+  EXPECT_NE(sys.find("\"system\": \"ref1.txt\", \"baseline\": false, \"score\": 100.0"), std::string::npos) << sys;
+  auto number_after = [&](const std::string& key) {
+    const auto at = sys.find("\"" + key + "\": ");
+    EXPECT_NE(at, std::string::npos) << key;
+    return std::stod(sys.substr(at + key.size() + 4));
+  };
+  const double diff = number_after("diff"), lo = number_after("diff_lower"), hi = number_after("diff_upper");
+  EXPECT_NEAR(diff, 100.0 - 48.53, 0.01);
+  EXPECT_LE(lo, diff);
+  EXPECT_GE(hi, diff);
+  const double p = number_after("p_value");
+  EXPECT_GT(p, 0.0);
+  EXPECT_LE(p, 1.0);
+  EXPECT_EQ(number_after("n_samples"), 200);
+
+  auto text = run("bleu ref1.txt ref2.txt -i hyp.txt ref1.txt --paired-bs --paired-bs-n 200");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("hyp.txt   48.5 ("), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("ref1.txt  100.0 ("), std::string::npos) << text.out;
+
+  EXPECT_EQ(run("bleu ref1.txt -i hyp.txt ref1.txt").code, 2);
+  EXPECT_EQ(run("bleu ref1.txt -i hyp.txt --paired-bs").code, 2);
+  EXPECT_EQ(run("bleu ref1.txt -i hyp.txt missing.txt --paired-bs").code, 1);
+}
+
 TEST_F(EvalCli, Chrf) {
   auto r = run("chrf ref1.txt ref2.txt -i hyp.txt -w 2");
   EXPECT_EQ(r.code, 0) << r.err;
