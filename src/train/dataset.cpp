@@ -100,7 +100,9 @@ void append_causal(TrainSequence& seq, const stream::Layout& layout, bool label_
   const auto& rows = layout.rows;
   for (size_t i = 0; i < rows.size(); ++i) {
     int32_t label = rows[i].label;
-    if (label_all) label = i + 1 < rows.size() ? rows[i + 1].id : -1;
+    // Every row predicts the next one; the last row keeps its own label (the target end marker, which is
+    // predicted but never fed, so it is not a row).
+    if (label_all && i + 1 < rows.size()) label = rows[i + 1].id;
     const int32_t r = base + static_cast<int32_t>(i);
     seq.push(rows[i].id, static_cast<float>(r), 0, r + 1, 0, label);
   }

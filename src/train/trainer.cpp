@@ -350,7 +350,8 @@ Result<TrainResult> run_training(const TrainConfig& cfg, const TrainRunOptions& 
   eo.meta.prompt_template = codec.tmpl;
   eo.meta.source_lang = cfg.source_lang;
   eo.meta.target_lang = cfg.target_lang;
-  eo.meta.phi = cfg.data.phi;
+  // Batch mode trains consecutive positions (the target group starts right after the source): φ = S.
+  eo.meta.phi = cfg.data.mode == TrainMode::Batch ? stream::Phi{0.0f, true} : cfg.data.phi;
   eo.meta.k = cfg.data.k_min == cfg.data.k_max ? cfg.data.k_min : (cfg.data.k_min + cfg.data.k_max) / 2;
   eo.meta.k_min = cfg.data.k_min;
   eo.meta.k_max = cfg.data.k_max;

@@ -62,6 +62,26 @@ TEST(Dataset, BatchModeIsCausalWithTargetLabels) {
   EXPECT_EQ(s.labels, labels);
 }
 
+// loss_on_all: every row predicts the next fed row, and the last one still predicts the end marker (a model
+// pretrained without it never learns to stop).
+TEST(Dataset, LossOnAllKeepsTheEndMarker) {
+  ByteCodec codec;
+  DataOptions o;
+  o.max_seq = 64;
+  o.batch_tokens = 64;
+  o.loss_on_all = true;
+  auto d = Dataset::create({{"ab", "xy"}}, codec_layout_fn(codec), o);
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  auto b = d->next_batch();
+  ASSERT_TRUE(b.ok());
+  const TrainSequence& s = b->seqs[0];
+  const std::vector<int32_t> ids = {ByteCodec::kPrompt, 'a', 'b', ByteCodec::kSourceEnd, ByteCodec::kHeader, 'x', 'y'};
+  ASSERT_EQ(s.ids, ids);
+  const std::vector<int32_t> labels = {'a', 'b', ByteCodec::kSourceEnd, ByteCodec::kHeader, 'x', 'y',
+                                       ByteCodec::kTargetEnd};
+  EXPECT_EQ(s.labels, labels);
+}
+
 TEST(Dataset, GroupModeUsesTheStreamLayout) {
   ByteCodec codec;
   DataOptions o;

@@ -13,6 +13,7 @@
 #include "io/safetensors.h"
 #include "model/kv_cache.h"
 #include "model/transformer.h"
+#include "stream/model_meta.h"
 #include "train/byte_codec.h"
 #include "train/checkpoint.h"
 #include "train/export.h"
@@ -116,6 +117,11 @@ TEST(Export, HfDirectoryReloadsWithTheSameLogitsAndPeftRoundTrips) {
   // LoRA needs a base: make one by a short full run first.
   auto base = run_training(parse(base_config(dir + "/base", train, dev, 3)));
   ASSERT_TRUE(base.ok()) << base.error().message();
+  // Batch mode trains consecutive positions, so the exported model runs with φ = S (gpe.md §6 offline).
+  auto base_meta = stream::ModelMeta::load(dir + "/base/model");
+  ASSERT_TRUE(base_meta.ok()) << base_meta.error().message();
+  EXPECT_TRUE(base_meta->phi.source_length);
+  EXPECT_EQ(base_meta->paradigm, stream::Paradigm::Offline);
   std::string cfg = base_config(dir + "/lora", train, dev, 3, extra);
   const std::string scratch_begin = "\"scratch\"";
   cfg.replace(cfg.find(scratch_begin), cfg.find("}},") + 1 - cfg.find(scratch_begin),
