@@ -212,7 +212,7 @@ class ReencodeChecker final : public model::ForwardModel {
  public:
   explicit ReencodeChecker(model::Transformer& tf) : tf_(tf) {}
   const model::ModelConfig& config() const override { return tf_.config(); }
-  const std::vector<float>& inv_freq() const override { return tf_.inv_freq(); }
+  const model::RopeFrequencies& rope() const override { return tf_.rope(); }
   Status forward(const model::Batch& b, std::span<model::KvCache* const> caches, std::vector<float>& logits) override {
     GPS_TRY(tf_.forward(b, caches, logits));
     // Shadow of token ids per region.
