@@ -1,4 +1,5 @@
-// gpe.md §8 invariants on a tiny random transformer:
+// gpe.md §8 invariants on tiny random transformers of every family (llama; Gemma 2 and Phi-3 with sliding
+// windows short enough to cut into every case, soft-caps, longrope, partial rotary):
 //  1. train/infer equivalence: a forced Session's row logits (each row's last forward) and cached K/V
 //     equal one full forward over the layout, for group, batch-stream, interleaved, interleaved-blocked;
 //  3. forward counts: each source token once; each target token once plus one re-feed per boundary at
@@ -7,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <string>
+#include <tuple>
 
 #include "../model/tiny_models.h"
 #include "stream/layout.h"
@@ -25,7 +28,7 @@ class Recorder final : public model::ForwardModel {
  public:
   explicit Recorder(model::ForwardModel& inner) : inner_(inner) {}
   const model::ModelConfig& config() const override { return inner_.config(); }
-  const std::vector<float>& inv_freq() const override { return inner_.inv_freq(); }
+  const model::RopeFrequencies& rope() const override { return inner_.rope(); }
   Status forward(const model::Batch& b, std::span<model::KvCache* const> caches, std::vector<float>& logits) override {
     GPS_TRY(inner_.forward(b, caches, logits));
     int r = 0;
@@ -66,11 +69,17 @@ int count_words(const std::string& s) {
   return n;
 }
 
-class Equivalence : public ::testing::TestWithParam<Paradigm> {};
+model::ModelConfig family_config(const std::string& family) {
+  if (family == "gemma2") return testing::tiny_gemma2_config();
+  if (family == "phi3") return testing::tiny_phi3_config();
+  return testing::tiny_config(false, false, false);
+}
+
+class Equivalence : public ::testing::TestWithParam<std::tuple<Paradigm, std::string>> {};
 
 TEST_P(Equivalence, ForcedSessionMatchesFullForwardOverLayout) {
-  const Paradigm paradigm = GetParam();
-  auto cfg = testing::tiny_config(false, false, false);
+  const Paradigm paradigm = std::get<0>(GetParam());
+  auto cfg = family_config(std::get<1>(GetParam()));
   auto tf = testing::tiny_transformer(cfg, model::random_tensors(cfg, testing::tiny_init(21)), 2);
   testing::CharCodec codec;
   const std::vector<Case> cases = {
@@ -166,13 +175,14 @@ TEST_P(Equivalence, ForcedSessionMatchesFullForwardOverLayout) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Paradigms, Equivalence,
-                         ::testing::Values(Paradigm::Group, Paradigm::BatchStream, Paradigm::Interleaved,
-                                           Paradigm::InterleavedBlocked),
+                         ::testing::Combine(::testing::Values(Paradigm::Group, Paradigm::BatchStream,
+                                                              Paradigm::Interleaved, Paradigm::InterleavedBlocked),
+                                            ::testing::Values("llama", "gemma2", "phi3")),
                          [](const auto& info) {
-                           std::string n = stream::paradigm_name(info.param);
+                           std::string n = stream::paradigm_name(std::get<0>(info.param));
                            for (char& ch : n)
                              if (ch == '-') ch = '_';
-                           return n;
+                           return n + "_" + std::get<1>(info.param);
                          });
 
 TEST(Paradigms, ReadingEverythingFirstGivesOfflineTokens) {
