@@ -191,6 +191,8 @@ Status parse_phi3(const Reader& r, ModelConfig& c) {
   if (j.contains("hidden_act") && !j["hidden_act"].is_null() && j["hidden_act"] != "silu")
     return unsupported(r.where + ": field 'hidden_act' " + j["hidden_act"].dump() + " is not supported (supported: silu)");
   GPS_ASSIGN(c.partial_rotary_factor, r.get_float("partial_rotary_factor", 1.0f));
+  if (!(c.partial_rotary_factor > 0 && c.partial_rotary_factor <= 1))
+    return format_error(r.where + ": field 'partial_rotary_factor' must be in (0, 1]");
   GPS_ASSIGN(c.sliding_window, r.get_int("sliding_window", 0));
   GPS_ASSIGN(bool bias, r.get_bool("attention_bias", false));
   if (bias) return unsupported(r.where + ": field 'attention_bias': Phi-3 attention biases are not supported");
@@ -329,7 +331,7 @@ Result<ModelConfig> config_from_hf_json(const std::string& text, const std::stri
       GPS_ASSIGN(c.rope_scaling.original_max_position_embeddings, rr.get_int("original_max_position_embeddings"));
       if (!(c.rope_scaling.high_freq_factor > c.rope_scaling.low_freq_factor) || !(c.rope_scaling.factor > 0))
         return format_error(where + ": rope_scaling: need factor > 0 and high_freq_factor > low_freq_factor");
-    } else if (type == "longrope") {
+    } else if (type == "longrope" || (type == "su" && c.model_type == "phi3")) {  // "su": early Phi-3 configs
       GPS_TRY(parse_longrope(r, rr, c));
     } else if (type != "default") {
       return unsupported(where + ": rope_scaling type '" + type +

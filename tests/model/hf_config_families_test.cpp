@@ -122,10 +122,11 @@ TEST(HfConfigPhi3, ParsesPhi35MiniWithLongrope) {
   EXPECT_NEAR(s[0], 1.0, 1e-7);
   EXPECT_NEAR(l[10], 1.0 / (16.0 * std::pow(10000.0, 20.0 / 96.0)), 1e-9);
   EXPECT_NEAR(s[47], 1.0 / (3.35 * std::pow(10000.0, 94.0 / 96.0)), 1e-10);
-  // gpstream's rule: long factors from position 4095 (p + 1 > 4096).
+  // gpstream's rule: long factors from position 4096 (p + 1 > 4096); 4095.5 is past it too.
   const RopeFrequencies r = RopeFrequencies::from_config(*c);
-  EXPECT_EQ(&r.for_position(4094.0f), &r.inv_short);
-  EXPECT_EQ(&r.for_position(4095.0f), &r.inv_long);
+  EXPECT_EQ(&r.for_position(4095.0f), &r.inv_short);
+  EXPECT_EQ(&r.for_position(4095.5f), &r.inv_long);
+  EXPECT_EQ(&r.for_position(4096.0f), &r.inv_long);
   EXPECT_EQ(r.scale, c->rope_scaling.attention_factor);
 }
 

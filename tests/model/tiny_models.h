@@ -56,7 +56,7 @@ inline model::ModelConfig tiny_gemma2_config(int window = 3) {
 }
 
 // Phi-3 features: fused qkv / gate_up, partial rotary (6 of 8 dims), longrope with a small original
-// context (positions from 16 use the long factors), a window of `window` rows per group on every layer.
+// context (positions p with p + 1 > 16 use the long factors), a window of `window` rows per group on every layer.
 inline model::ModelConfig tiny_phi3_config(int window = 3) {
   model::ModelConfig c = tiny_config(false, false, false);
   c.architecture = "Phi3ForCausalLM";

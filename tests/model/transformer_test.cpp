@@ -97,7 +97,7 @@ TEST_P(TransformerTest, IncrementalDecodingEqualsFullForward) {
 }
 
 // Gemma 2 (windows of 3 per group on layers 0 and 2, soft-caps) and Phi-3 (window 3 on every layer,
-// longrope switching to the long factors at position 15 (p + 1 > 16): φ = 14 crosses it mid-target).
+// longrope switching to the long factors past position 15 (p + 1 > 16): φ = 14 crosses it mid-target).
 TEST(TransformerFamilies, IncrementalDecodingEqualsFullForward) {
   for (const auto& cfg : {testing::tiny_gemma2_config(), testing::tiny_phi3_config()}) {
     SCOPED_TRACE(cfg.model_type);

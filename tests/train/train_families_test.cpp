@@ -20,7 +20,7 @@ TrainBatch family_batch(int n_vocab) {
   TrainBatch b;
   b.seqs.push_back(group_sequence(1, n_vocab, 0.5f));
   b.seqs.push_back(group_sequence(2, n_vocab, 0.0f));
-  // Causal, positions 10..21: Phi-3's tiny longrope switches to the long factors at 15 within the sequence.
+  // Causal, positions 10..21: Phi-3's tiny longrope switches to the long factors at 16 within the sequence.
   TrainSequence s;
   for (int i = 0; i < 12; ++i)
     s.push((i * 37 + 5) % n_vocab, 10.0f + static_cast<float>(i), 0, i + 1, 0, (i * 11 + 3) % n_vocab);
