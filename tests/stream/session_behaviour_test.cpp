@@ -337,16 +337,22 @@ TEST(FamilyInvariants, ReencodeLogitsEqualAPlainCausalForward) {
   for (auto cfg : window_families(64)) {
     SCOPED_TRACE(cfg.model_type);
     cfg.n_vocab = codec.vocab_size();
-    auto tf = testing::tiny_transformer(cfg, model::random_tensors(cfg, testing::tiny_init(12)), 1);
-    ReencodeChecker checker(*tf);
-    stream::SessionOptions so;
-    so.paradigm = Paradigm::Reencode;
-    so.k = 1;
-    so.max_target_tokens = 12;
-    auto s = stream::Session::create(checker, codec, so);
-    run_live(**s, "alpha beta gamma delta");
-    EXPECT_GT(checker.checked, 3);
-    EXPECT_LT(checker.max_diff, 1e-4);
+    // A random model may end at once: the first seed (from 12) that writes a few tokens.
+    bool found = false;
+    for (uint64_t seed = 12; seed < 50 && !found; ++seed) {
+      auto tf = testing::tiny_transformer(cfg, model::random_tensors(cfg, testing::tiny_init(seed)), 1);
+      ReencodeChecker checker(*tf);
+      stream::SessionOptions so;
+      so.paradigm = Paradigm::Reencode;
+      so.k = 1;
+      so.max_target_tokens = 12;
+      auto s = stream::Session::create(checker, codec, so);
+      run_live(**s, "alpha beta gamma delta");
+      if (checker.checked <= 3) continue;
+      EXPECT_LT(checker.max_diff, 1e-4);
+      found = true;
+    }
+    EXPECT_TRUE(found);
   }
 }
 
@@ -357,6 +363,7 @@ TEST(FamilyInvariants, EachContinuousSegmentEqualsAFreshSession) {
     cfg.n_vocab = codec.vocab_size();
     auto tf = testing::tiny_transformer(cfg, model::random_tensors(cfg, testing::tiny_init(8)), 1);
     const std::vector<std::string> sentences = {"the cat sat.", "a dog ran far!", "yes"};
+    // (Empty segments compare too: equality holds either way.)
     stream::SessionOptions so;
     so.k = 2;
     so.max_target_tokens = 10;
