@@ -1,8 +1,9 @@
-"""Independent Python reference of the Llama / Qwen2 causal-LM forward (and loss + gradients) used to make the
-model and training fixtures of gpstream (tests/model/data/, tests/train/data/).
+"""Independent Python reference of the Llama / Qwen2 / Gemma 2 / Phi-3 causal-LM forward (and loss + gradients)
+used to make the model and training fixtures of gpstream (tests/model/data/, tests/train/data/).
 
 Written from the Hugging Face transformers modeling code (modeling_llama.py, modeling_qwen2.py,
-modeling_rope_utils.py), not from gpstream's C++ sources. Everything is computed in float64 with torch:
+modeling_gemma2.py, modeling_phi3.py, modeling_rope_utils.py), not from gpstream's C++ sources.
+Gemma 2 and Phi-3 are in forward_gemma2_phi3 (see its docstring for what each family changes). Everything is computed in float64 with torch:
 
   RMSNorm       y = w * (x * rsqrt(mean(x^2) + eps))
   RoPE          rotate-half (NEOX) layout: dims i and i + d/2 form a pair; angle = position * inv_freq[i],
@@ -180,9 +181,146 @@ def lm_head_weight(cfg, W):
     return W["lm_head.weight"]
 
 
+def window_visibility(groups, n_src, n_tgt, window):
+    """The structured mask with a sliding window counted per group (gpstream's rule, docs/models.md, sliding windows): token i
+    sees source token j iff n_src[i] - window <= srcidx(j) < n_src[i], target likewise. For one group with
+    n[i] = i + 1 this is transformers' kv_idx > q_idx - sliding_window."""
+    vis = visibility(groups, n_src, n_tgt)
+    idx, cnt = [], {"s": 0, "t": 0}
+    for g in groups:
+        idx.append(cnt[g])
+        cnt[g] += 1
+    for i in range(len(groups)):
+        for j in range(len(groups)):
+            lim = n_src[i] if groups[j] == "s" else n_tgt[i]
+            if idx[j] < lim - window:
+                vis[i, j] = False
+    return vis
+
+
+def round_to_dtype(x, name):
+    """x rounded to the torch dtype named in config.json (float32 / bfloat16 / float16), back as a float."""
+    dt = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
+    return float(torch.tensor(x, dtype=dt).double())
+
+
+def longrope_inv_freq(cfg, positions, dtype):
+    """Phi-3 longrope (modeling_rope_utils _compute_longrope_parameters + dynamic_rope_update): inverse frequencies
+    1 / (ext_factor_i * theta^(2i/dim)) with the long factors iff max(position) + 1 > original_max_position_embeddings
+    (transformers decides once per forward call), and the attention factor multiplying cos and sin."""
+    rs = cfg["rope_scaling"]
+    dim = int(head_dim(cfg) * cfg.get("partial_rotary_factor", 1.0))
+    theta = float(cfg.get("rope_theta", 10000.0))
+    if "original_max_position_embeddings" in cfg:
+        orig = cfg["original_max_position_embeddings"]
+        factor = cfg["max_position_embeddings"] / orig
+    else:
+        orig = rs.get("original_max_position_embeddings", cfg["max_position_embeddings"])
+        factor = rs.get("factor", 1.0)
+    af = rs.get("attention_factor")
+    if af is None:
+        af = 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(orig))
+    long_ = max(positions) + 1 > orig
+    ext = torch.tensor(rs["long_factor"] if long_ else rs["short_factor"], dtype=torch.float32).to(dtype)
+    shape = torch.arange(0, dim, 2, dtype=torch.float32).to(dtype) / dim
+    return 1.0 / (ext * theta ** shape), af
+
+
+def forward_gemma2_phi3(cfg, W, ids, positions, groups, n_src, n_tgt):
+    """Gemma2ForCausalLM / Phi3ForCausalLM.
+    Gemma 2: embeddings * normalizer (sqrt(hidden) rounded to the config's torch_dtype), RMSNorm x * (1 + w),
+    h = x + post_attention_layernorm(attn(input_layernorm(x))), x = h + post_feedforward_layernorm(mlp(
+    pre_feedforward_layernorm(h))), MLP down(gelu_tanh(gate) * up), scores * query_pre_attn_scalar^-0.5 then
+    tanh(s / cap) * cap (attn_logit_softcapping), sliding_window on layers with an even index (Gemma2Attention:
+    `sliding_window if not bool(layer_idx % 2)`), logits tanh(z / cap) * cap (final_logit_softcapping), tied.
+    Phi-3: qkv_proj rows [q; k; v], gate_up_proj rows [gate; up] (chunk(2)), rotary on the first
+    int(head_dim * partial_rotary_factor) dims only, longrope (longrope_inv_freq), sliding_window on every layer."""
+    T = len(ids)
+    gemma = cfg["model_type"] == "gemma2"
+    nh = cfg["num_attention_heads"]
+    nkv = cfg.get("num_key_value_heads", nh)
+    hd = head_dim(cfg)
+    eps = float(cfg["rms_norm_eps"])
+    dt = W["model.embed_tokens.weight"].dtype
+    vis_full = visibility(groups, n_src, n_tgt)
+    sw = cfg.get("sliding_window")
+    vis_sw = window_visibility(groups, n_src, n_tgt, sw) if sw else vis_full
+    if not bool(vis_sw.any(dim=1).all()):
+        raise ValueError("a row sees no token")
+
+    def norm(x, w):
+        return rms_norm(x, (1.0 + w) if gemma else w, eps)
+
+    pos = torch.tensor([float(p) for p in positions], dtype=dt)
+    scale_cs = 1.0
+    if gemma:
+        inv = 1.0 / float(cfg.get("rope_theta", 10000.0)) ** (torch.arange(0, hd, 2, dtype=dt) / hd)
+        rot = hd
+    else:
+        rot = int(hd * cfg.get("partial_rotary_factor", 1.0))
+        rs = cfg.get("rope_scaling") or {}
+        if rs.get("type", rs.get("rope_type")) == "longrope":
+            inv, scale_cs = longrope_inv_freq(cfg, positions, dt)
+        else:
+            inv = 1.0 / float(cfg.get("rope_theta", 10000.0)) ** (torch.arange(0, rot, 2, dtype=dt) / rot)
+    ang = pos[:, None] * inv[None, :]
+    emb = torch.cat((ang, ang), dim=-1)  # [T, rot]
+    cos, sin = emb.cos() * scale_cs, emb.sin() * scale_cs
+
+    def rope(t):  # [heads, T, hd]: rotate-half on the first rot dims, the rest passes
+        r, rest = t[..., :rot], t[..., rot:]
+        return torch.cat((r * cos + rotate_half(r) * sin, rest), dim=-1)
+
+    x = W["model.embed_tokens.weight"][torch.tensor(ids, dtype=torch.long)]
+    if gemma:
+        x = x * round_to_dtype(cfg["hidden_size"] ** 0.5, cfg.get("torch_dtype", "float32"))
+    scaling = (cfg["query_pre_attn_scalar"] if gemma else hd) ** -0.5
+    cap = cfg.get("attn_logit_softcapping") if gemma else None
+    for l in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{l}."
+        h = norm(x, W[p + "input_layernorm.weight"])
+        if gemma:
+            q = h @ W[p + "self_attn.q_proj.weight"].T
+            k = h @ W[p + "self_attn.k_proj.weight"].T
+            v = h @ W[p + "self_attn.v_proj.weight"].T
+        else:
+            qkv = h @ W[p + "self_attn.qkv_proj.weight"].T
+            q, k, v = qkv[:, :nh * hd], qkv[:, nh * hd:(nh + nkv) * hd], qkv[:, (nh + nkv) * hd:]
+        q = rope(q.reshape(T, nh, hd).transpose(0, 1))
+        k = rope(k.reshape(T, nkv, hd).transpose(0, 1)).repeat_interleave(nh // nkv, dim=0)
+        v = v.reshape(T, nkv, hd).transpose(0, 1).repeat_interleave(nh // nkv, dim=0)
+        s = (q @ k.transpose(1, 2)) * scaling
+        if cap:
+            s = torch.tanh(s / cap) * cap
+        sliding = sw and (l % 2 == 0 if gemma else True)
+        s = s.masked_fill(~(vis_sw if sliding else vis_full)[None], float("-inf"))
+        a = (torch.softmax(s, dim=-1) @ v).transpose(0, 1).reshape(T, nh * hd)
+        o = a @ W[p + "self_attn.o_proj.weight"].T
+        if gemma:
+            x = x + norm(o, W[p + "post_attention_layernorm.weight"])
+            h = norm(x, W[p + "pre_feedforward_layernorm.weight"])
+            g = torch.nn.functional.gelu(h @ W[p + "mlp.gate_proj.weight"].T, approximate="tanh")
+            u = h @ W[p + "mlp.up_proj.weight"].T
+            x = x + norm((g * u) @ W[p + "mlp.down_proj.weight"].T, W[p + "post_feedforward_layernorm.weight"])
+        else:
+            x = x + o
+            h = norm(x, W[p + "post_attention_layernorm.weight"])
+            gu = h @ W[p + "mlp.gate_up_proj.weight"].T
+            g, u = gu.chunk(2, dim=-1)
+            x = x + (u * torch.nn.functional.silu(g)) @ W[p + "mlp.down_proj.weight"].T
+    x = norm(x, W["model.norm.weight"])
+    z = x @ lm_head_weight(cfg, W).T
+    fcap = cfg.get("final_logit_softcapping") if gemma else None
+    if fcap:
+        z = torch.tanh(z / fcap) * fcap
+    return z
+
+
 def forward(cfg, W, ids, positions, groups, n_src, n_tgt):
     """Logits [T, vocab] (torch tensor in the dtype of W: float64 for the fixtures, float32 only to measure how
     far a float32 computation lands; differentiable w.r.t. the tensors of W)."""
+    if cfg["model_type"] in ("gemma2", "phi3"):
+        return forward_gemma2_phi3(cfg, W, ids, positions, groups, n_src, n_tgt)
     T = len(ids)
     H, nh = cfg["hidden_size"], cfg["num_attention_heads"]
     nkv = cfg.get("num_key_value_heads", nh)

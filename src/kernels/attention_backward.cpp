@@ -13,7 +13,7 @@
 namespace gpstream::kernels {
 
 void attention_mask_build(float* mask, const uint8_t* groups, const int32_t* n_src, const int32_t* n_tgt,
-                          int64_t n_tok) {
+                          int64_t n_tok, int64_t window) {
   const float inf = std::numeric_limits<float>::infinity();
   std::vector<int32_t> rank(static_cast<size_t>(n_tok));
   int32_t counts[2] = {0, 0};
@@ -21,7 +21,8 @@ void attention_mask_build(float* mask, const uint8_t* groups, const int32_t* n_s
   for (int64_t i = 0; i < n_tok; ++i) {
     float* m = mask + i * n_tok;
     for (int64_t j = 0; j < n_tok; ++j) {
-      const bool visible = groups[j] ? rank[j] < n_tgt[i] : rank[j] < n_src[i];
+      const int32_t limit = groups[j] ? n_tgt[i] : n_src[i];
+      const bool visible = rank[j] < limit && (window <= 0 || rank[j] >= limit - window);
       m[j] = visible ? 0.0f : -inf;
     }
   }
@@ -51,7 +52,7 @@ void attention_row_end(int32_t* row_end, const float* mask, int64_t n_tok) {
 
 void attention_forward_seq(float* out, int64_t ldo, float* probs, const float* q, int64_t ldq, const float* k,
                            const float* v, int64_t ldkv, const float* mask, int64_t n_tok, int64_t head_dim,
-                           float scale, const int32_t* row_end) {
+                           float scale, const int32_t* row_end, float softcap) {
   const int T = static_cast<int>(n_tok), D = static_cast<int>(head_dim);
   const float ninf = -std::numeric_limits<float>::infinity();
   for (int64_t r0 = 0; r0 < n_tok; r0 += kRowBlock) {
@@ -73,6 +74,8 @@ void attention_forward_seq(float* out, int64_t ldo, float* probs, const float* q
       float* p = probs + i * n_tok;
       const float* m = mask + i * n_tok;
       float mx = ninf;
+      if (softcap > 0.0f)
+        for (int64_t j = 0; j < kb; ++j) p[j] = softcap * std::tanh(p[j] / softcap);
       for (int64_t j = 0; j < kb; ++j) {
         p[j] += m[j];
         mx = std::max(mx, p[j]);
@@ -98,7 +101,7 @@ void attention_forward_seq(float* out, int64_t ldo, float* probs, const float* q
 void attention_backward_seq(float* dq, int64_t lddq, float* dk, float* dv, int64_t lddkv, float* scratch,
                             const float* dout, int64_t lddo, const float* probs, const float* q, int64_t ldq,
                             const float* k, const float* v, int64_t ldkv, int64_t n_tok, int64_t head_dim,
-                            float scale, const int32_t* row_end) {
+                            float scale, const int32_t* row_end, float softcap) {
   const int T = static_cast<int>(n_tok), D = static_cast<int>(head_dim);
   for (int64_t r0 = 0; r0 < n_tok; r0 += kRowBlock) {
     const int64_t r1 = std::min(n_tok, r0 + kRowBlock);
@@ -118,6 +121,17 @@ void attention_backward_seq(float* dq, int64_t lddq, float* dk, float* dv, int64
       for (int64_t j = 0; j < kb; ++j) dot += p[j] * ds[j];
       for (int64_t j = 0; j < kb; ++j) ds[j] = p[j] * (ds[j] - dot);
     }
+    if (softcap > 0.0f) {
+      // dS = dC · (1 − tanh²(S/cap)), S recomputed into the second half of the scratch.
+      float* raw = scratch + n_tok * n_tok + r0 * n_tok;
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, R, K, D, scale, q + r0 * ldq, static_cast<int>(ldq),
+                  k, static_cast<int>(ldkv), 0.0f, raw, T);
+      for (int64_t i = 0; i < R; ++i)
+        for (int64_t j = 0; j < kb; ++j) {
+          const float th = std::tanh(raw[i * n_tok + j] / softcap);
+          sb[i * n_tok + j] *= 1.0f - th * th;
+        }
+    }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, R, D, K, scale, sb, T, k, static_cast<int>(ldkv),
                 1.0f, dq + r0 * lddq, static_cast<int>(lddq));
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, D, R, scale, sb, T, q + r0 * ldq,
@@ -129,14 +143,16 @@ void attention_backward_seq(float* dq, int64_t lddq, float* dk, float* dv, int64
 
 void attention_forward_seq_ref(float* out, int64_t ldo, float* probs, const float* q, int64_t ldq,
                                const float* k, const float* v, int64_t ldkv, const float* mask, int64_t n_tok,
-                               int64_t head_dim, float scale) {
+                               int64_t head_dim, float scale, float softcap) {
   std::vector<double> s(static_cast<size_t>(n_tok));
   for (int64_t i = 0; i < n_tok; ++i) {
     double mx = -std::numeric_limits<double>::infinity();
     for (int64_t j = 0; j < n_tok; ++j) {
       double d = 0.0;
       for (int64_t c = 0; c < head_dim; ++c) d += static_cast<double>(q[i * ldq + c]) * k[j * ldkv + c];
-      s[j] = std::isinf(mask[i * n_tok + j]) ? -std::numeric_limits<double>::infinity() : d * scale;
+      d *= scale;
+      if (softcap > 0.0f) d = softcap * std::tanh(d / softcap);
+      s[j] = std::isinf(mask[i * n_tok + j]) ? -std::numeric_limits<double>::infinity() : d;
       mx = std::max(mx, s[j]);
     }
     double sum = 0.0;

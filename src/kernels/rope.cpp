@@ -17,8 +17,8 @@ void rope_table(float* cos_out, float* sin_out, const float* positions, const fl
 }
 
 void rope_apply(float* x, int64_t ld, const float* cos_t, const float* sin_t, int64_t n_tok, int64_t n_heads,
-                int64_t head_dim, float sign) {
-  const int64_t half = head_dim / 2;
+                int64_t head_dim, float sign, int64_t rot_dim) {
+  const int64_t half = (rot_dim > 0 ? rot_dim : head_dim) / 2;
   for (int64_t t = 0; t < n_tok; ++t) {
     const float* c = cos_t + t * half;
     const float* s = sin_t + t * half;

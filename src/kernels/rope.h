@@ -16,8 +16,10 @@ void rope_table(float* cos_out, float* sin_out, const float* positions, const fl
                 int64_t half, float scale = 1.0f);
 
 // Rotates x in place: x is [n_tok, n_heads, head_dim] with row stride ld (floats between tokens).
-// cos/sin: [n_tok, head_dim/2]. Pass sign = -1 to apply the inverse rotation (backward pass).
+// Only the first rot_dim dims of each head rotate (partial rotary, Phi-3's partial_rotary_factor; 0 means
+// head_dim); the rest pass through. cos/sin: [n_tok, rot_dim/2]. Pass sign = -1 to apply the inverse
+// rotation (backward pass).
 void rope_apply(float* x, int64_t ld, const float* cos_t, const float* sin_t, int64_t n_tok, int64_t n_heads,
-                int64_t head_dim, float sign = 1.0f);
+                int64_t head_dim, float sign = 1.0f, int64_t rot_dim = 0);
 
 }  // namespace gpstream::kernels

@@ -63,19 +63,13 @@ void KvCache::erase(Group g, int begin, int end) {
   r.rows -= end - begin;
 }
 
-void KvCache::rerotate(Group g, int begin, const float* new_positions, int n, const std::vector<float>& inv_freq) {
+void KvCache::rerotate(Group g, int begin, const float* new_positions, int n, const RopeFrequencies& rope) {
   Region& r = region(g);
   GPS_ASSERT(begin >= 0 && begin + n <= r.rows, "rerotate outside the region");
-  const int64_t half = head_dim_ / 2;
-  std::vector<float> cos_t(half), sin_t(half);
   for (int i = 0; i < n; ++i) {
     const int row = begin + i;
-    // Rotate by the position difference: RoPE(p') = R(p' - p) · RoPE(p). The difference is taken in
-    // double inside rope_table by passing it as a position.
-    const float delta = static_cast<float>(static_cast<double>(new_positions[i]) - r.pos[row]);
-    kernels::rope_table(cos_t.data(), sin_t.data(), &delta, inv_freq.data(), 1, half);
     for (int l = 0; l < n_layer_; ++l)
-      kernels::rope_apply(r.k[l].data() + row * kv_dim_, kv_dim_, cos_t.data(), sin_t.data(), 1, n_head_kv_, head_dim_);
+      rope.rerotate_row(r.k[l].data() + row * kv_dim_, n_head_kv_, r.pos[row], new_positions[i]);
     r.pos[row] = new_positions[i];
   }
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/model_config.h"
+#include "model/rope_frequencies.h"
 #include "util/error.h"
 
 namespace gpstream::model {
@@ -39,7 +40,7 @@ class KvCache {
   // Removes rows [begin, end) of a region, shifting later rows down (drop a finished segment).
   void erase(Group g, int begin, int end);
   // Moves rows [begin, begin + n) to new positions by rotating their keys by the position difference.
-  void rerotate(Group g, int begin, const float* new_positions, int n, const std::vector<float>& inv_freq);
+  void rerotate(Group g, int begin, const float* new_positions, int n, const RopeFrequencies& rope);
   void clear();
   size_t bytes() const;
 

@@ -38,33 +38,46 @@ io::TensorMap random_tensors(const ModelConfig& c, const RandomInitOptions& o) {
   };
   auto norm = [&](int64_t n) {
     std::uniform_real_distribution<float> d(-o.norm_noise, o.norm_noise);
-    std::vector<float> v(static_cast<size_t>(n), 1.0f);
+    std::vector<float> v(static_cast<size_t>(n), 1.0f - c.norm_weight_offset);  // effective scale 1
     if (o.norm_noise > 0)
       for (float& x : v) x += d(rng);
     return v;
   };
   const int64_t E = c.n_embd, Q = int64_t{c.n_head} * c.head_dim, KV = int64_t{c.n_head_kv} * c.head_dim;
   const float out_std = o.std / std::sqrt(2.0f * static_cast<float>(c.n_layer));
-  add(m, hf_name(TensorId::TokEmbd), {c.n_vocab, E}, normal(c.n_vocab * E, o.std), o.dtype);
+  auto name = [&](TensorId id, int il = 0) { return hf_name(c, id, il); };
+  add(m, name(TensorId::TokEmbd), {c.n_vocab, E}, normal(c.n_vocab * E, o.std), o.dtype);
   for (int il = 0; il < c.n_layer; ++il) {
-    add(m, hf_name(TensorId::AttnNorm, il), {E}, norm(E), io::DType::F32);
-    add(m, hf_name(TensorId::AttnQ, il), {Q, E}, normal(Q * E, o.std), o.dtype);
-    add(m, hf_name(TensorId::AttnK, il), {KV, E}, normal(KV * E, o.std), o.dtype);
-    add(m, hf_name(TensorId::AttnV, il), {KV, E}, normal(KV * E, o.std), o.dtype);
-    add(m, hf_name(TensorId::AttnOut, il), {E, Q}, normal(E * Q, out_std), o.dtype);
-    if (c.qkv_bias) {
-      add(m, hf_name(TensorId::AttnQBias, il), {Q}, normal(Q, o.bias_std), io::DType::F32);
-      add(m, hf_name(TensorId::AttnKBias, il), {KV}, normal(KV, o.bias_std), io::DType::F32);
-      add(m, hf_name(TensorId::AttnVBias, il), {KV}, normal(KV, o.bias_std), io::DType::F32);
+    add(m, name(TensorId::AttnNorm, il), {E}, norm(E), io::DType::F32);
+    if (c.fused_qkv) {
+      add(m, name(TensorId::AttnQkv, il), {Q + 2 * KV, E}, normal((Q + 2 * KV) * E, o.std), o.dtype);
+    } else {
+      add(m, name(TensorId::AttnQ, il), {Q, E}, normal(Q * E, o.std), o.dtype);
+      add(m, name(TensorId::AttnK, il), {KV, E}, normal(KV * E, o.std), o.dtype);
+      add(m, name(TensorId::AttnV, il), {KV, E}, normal(KV * E, o.std), o.dtype);
     }
-    if (c.o_bias) add(m, hf_name(TensorId::AttnOutBias, il), {E}, normal(E, o.bias_std), io::DType::F32);
-    add(m, hf_name(TensorId::FfnNorm, il), {E}, norm(E), io::DType::F32);
-    add(m, hf_name(TensorId::FfnGate, il), {c.n_ff, E}, normal(c.n_ff * E, o.std), o.dtype);
-    add(m, hf_name(TensorId::FfnUp, il), {c.n_ff, E}, normal(c.n_ff * E, o.std), o.dtype);
-    add(m, hf_name(TensorId::FfnDown, il), {E, c.n_ff}, normal(E * c.n_ff, out_std), o.dtype);
+    add(m, name(TensorId::AttnOut, il), {E, Q}, normal(E * Q, out_std), o.dtype);
+    if (c.qkv_bias) {
+      add(m, name(TensorId::AttnQBias, il), {Q}, normal(Q, o.bias_std), io::DType::F32);
+      add(m, name(TensorId::AttnKBias, il), {KV}, normal(KV, o.bias_std), io::DType::F32);
+      add(m, name(TensorId::AttnVBias, il), {KV}, normal(KV, o.bias_std), io::DType::F32);
+    }
+    if (c.o_bias) add(m, name(TensorId::AttnOutBias, il), {E}, normal(E, o.bias_std), io::DType::F32);
+    if (c.sandwich_norms) {
+      add(m, name(TensorId::AttnPostNorm, il), {E}, norm(E), io::DType::F32);
+      add(m, name(TensorId::FfnPostNorm, il), {E}, norm(E), io::DType::F32);
+    }
+    add(m, name(TensorId::FfnNorm, il), {E}, norm(E), io::DType::F32);
+    if (c.fused_gate_up) {
+      add(m, name(TensorId::FfnGateUp, il), {2 * c.n_ff, E}, normal(2 * c.n_ff * E, o.std), o.dtype);
+    } else {
+      add(m, name(TensorId::FfnGate, il), {c.n_ff, E}, normal(c.n_ff * E, o.std), o.dtype);
+      add(m, name(TensorId::FfnUp, il), {c.n_ff, E}, normal(c.n_ff * E, o.std), o.dtype);
+    }
+    add(m, name(TensorId::FfnDown, il), {E, c.n_ff}, normal(E * c.n_ff, out_std), o.dtype);
   }
-  add(m, hf_name(TensorId::OutputNorm), {E}, norm(E), io::DType::F32);
-  if (!c.tie_word_embeddings) add(m, hf_name(TensorId::Output), {c.n_vocab, E}, normal(c.n_vocab * E, o.std), o.dtype);
+  add(m, name(TensorId::OutputNorm), {E}, norm(E), io::DType::F32);
+  if (!c.tie_word_embeddings) add(m, name(TensorId::Output), {c.n_vocab, E}, normal(c.n_vocab * E, o.std), o.dtype);
   return m;
 }
 

@@ -22,8 +22,18 @@ std::string hf_name(TensorId id, int layer) {
     case TensorId::FfnGate: return p + "mlp.gate_proj.weight";
     case TensorId::FfnUp: return p + "mlp.up_proj.weight";
     case TensorId::FfnDown: return p + "mlp.down_proj.weight";
+    case TensorId::AttnPostNorm: return p + "post_attention_layernorm.weight";
+    case TensorId::FfnPostNorm: return p + "post_feedforward_layernorm.weight";
+    case TensorId::AttnQkv: return p + "self_attn.qkv_proj.weight";
+    case TensorId::FfnGateUp: return p + "mlp.gate_up_proj.weight";
   }
   return "";
+}
+
+std::string hf_name(const ModelConfig& c, TensorId id, int layer) {
+  if (c.sandwich_norms && id == TensorId::FfnNorm)
+    return "model.layers." + std::to_string(layer) + ".pre_feedforward_layernorm.weight";
+  return hf_name(id, layer);
 }
 
 }  // namespace gpstream::model

@@ -17,7 +17,7 @@
 namespace gpstream::model {
 
 Transformer::Transformer(ModelConfig config, Weights weights, int n_threads)
-    : config_(std::move(config)), weights_(std::move(weights)), inv_freq_(config_.rope_inv_freq()) {
+    : config_(std::move(config)), weights_(std::move(weights)), rope_(RopeFrequencies::from_config(config_)) {
   set_threads(n_threads);
 }
 
@@ -66,7 +66,7 @@ Status Transformer::forward(const Batch& batch, std::span<KvCache* const> caches
   const ModelConfig& c = config_;
   const int64_t T = batch.size();
   const int64_t E = c.n_embd, D = c.head_dim, Q = int64_t{c.n_head} * D, KV = int64_t{c.n_head_kv} * D,
-                F = c.n_ff, half = D / 2;
+                F = c.n_ff, half = rope_.half();
   const int nt = n_threads_;
   logits.clear();
   if (T == 0) return {};
@@ -120,22 +120,28 @@ Status Transformer::forward(const Batch& batch, std::span<KvCache* const> caches
       std::copy_n(batch.embeddings + t * E, E, w.x.data() + t * E);
     } else {
       kernels::convert_row(w.x.data() + t * E, weights_.tok_embd.row(batch.tokens[t].id), weights_.tok_embd.type, E);
+      if (c.embed_scale != 1.0f)
+        for (int64_t i = 0; i < E; ++i) w.x[t * E + i] *= c.embed_scale;
     }
   }
   std::vector<float> positions(T);
   for (int64_t t = 0; t < T; ++t) positions[t] = batch.tokens[t].pos;
-  kernels::rope_table(w.cos_t.data(), w.sin_t.data(), positions.data(), inv_freq_.data(), T, half);
+  rope_.table(w.cos_t.data(), w.sin_t.data(), positions.data(), T);
 
-  kernels::AttentionShape shape{c.n_head, c.n_head_kv, D, KV, 1.0f / std::sqrt(static_cast<float>(D)), 0.0f};
+  const kernels::AttentionShape shape{c.n_head, c.n_head_kv, D, KV, c.attention_scale(), c.attn_softcap};
+  const kernels::Activation act =
+      c.hidden_act == HiddenAct::GeluTanh ? kernels::Activation::GeluTanh : kernels::Activation::Silu;
+  const float off = c.norm_weight_offset;
   float* sc = w.scratch.data();
   for (int il = 0; il < c.n_layer; ++il) {
     const LayerWeights& L = weights_.layers[il];
-    kernels::rmsnorm_forward(w.h.data(), E, w.x.data(), E, L.attn_norm.data(), T, E, c.norm_eps);
+    kernels::rmsnorm_forward(w.h.data(), E, w.x.data(), E, L.attn_norm.data(), T, E, c.norm_eps, off);
     kernels::linear_forward(w.q.data(), Q, w.h.data(), E, L.wq, L.bq.empty() ? nullptr : L.bq.data(), T, sc, nt);
     kernels::linear_forward(w.k.data(), KV, w.h.data(), E, L.wk, L.bk.empty() ? nullptr : L.bk.data(), T, sc, nt);
     kernels::linear_forward(w.v.data(), KV, w.h.data(), E, L.wv, L.bv.empty() ? nullptr : L.bv.data(), T, sc, nt);
-    kernels::rope_apply(w.q.data(), Q, w.cos_t.data(), w.sin_t.data(), T, c.n_head, D);
-    kernels::rope_apply(w.k.data(), KV, w.cos_t.data(), w.sin_t.data(), T, c.n_head_kv, D);
+    rope_.apply(w.q.data(), Q, w.cos_t.data(), w.sin_t.data(), T, c.n_head);
+    rope_.apply(w.k.data(), KV, w.cos_t.data(), w.sin_t.data(), T, c.n_head_kv);
+    const int window = c.layer_slides(il) ? c.sliding_window : 0;
     for (int64_t t = 0; t < T; ++t) {
       const BatchToken& bt = batch.tokens[t];
       KvCache& kc = *caches[bt.seq];
@@ -149,20 +155,29 @@ Status Transformer::forward(const Batch& batch, std::span<KvCache* const> caches
       const int64_t t = item / c.n_head, h = item % c.n_head;
       const BatchToken& bt = batch.tokens[t];
       const KvCache& kc = *caches[bt.seq];
-      kernels::KvRegion src{kc.k(il, Group::Source), kc.v(il, Group::Source), bt.n_src};
-      kernels::KvRegion tgt{kc.k(il, Group::Target), kc.v(il, Group::Target), bt.n_tgt};
+      // Sliding window: the last `window` visible rows of each group (docs/models.md, sliding windows).
+      const int s0 = window > 0 ? std::max(0, bt.n_src - window) : 0;
+      const int t0 = window > 0 ? std::max(0, bt.n_tgt - window) : 0;
+      kernels::KvRegion src{kc.k(il, Group::Source) + int64_t{s0} * KV, kc.v(il, Group::Source) + int64_t{s0} * KV,
+                            bt.n_src - s0};
+      kernels::KvRegion tgt{kc.k(il, Group::Target) + int64_t{t0} * KV, kc.v(il, Group::Target) + int64_t{t0} * KV,
+                            bt.n_tgt - t0};
       kernels::attention_forward_token(w.attn.data() + t * Q, w.q.data() + t * Q, src, tgt, shape, h, h + 1,
                                        w.scores.data() + int64_t{omp_get_thread_num()} * max_visible);
     }
     // x += o(attn): computed into h, then added.
     kernels::linear_forward(w.h.data(), E, w.attn.data(), Q, L.wo, L.bo.empty() ? nullptr : L.bo.data(), T, sc, nt);
+    if (c.sandwich_norms)
+      kernels::rmsnorm_forward(w.h.data(), E, w.h.data(), E, L.attn_post_norm.data(), T, E, c.norm_eps, off);
     for (int64_t i = 0; i < T * E; ++i) w.x[i] += w.h[i];
 
-    kernels::rmsnorm_forward(w.h.data(), E, w.x.data(), E, L.ffn_norm.data(), T, E, c.norm_eps);
+    kernels::rmsnorm_forward(w.h.data(), E, w.x.data(), E, L.ffn_norm.data(), T, E, c.norm_eps, off);
     kernels::linear_forward(w.gate.data(), F, w.h.data(), E, L.w_gate, nullptr, T, sc, nt);
     kernels::linear_forward(w.up.data(), F, w.h.data(), E, L.w_up, nullptr, T, sc, nt);
-    kernels::gated_act_forward(w.gate.data(), F, w.gate.data(), w.up.data(), F, T, F, kernels::Activation::Silu);
+    kernels::gated_act_forward(w.gate.data(), F, w.gate.data(), w.up.data(), F, T, F, act);
     kernels::linear_forward(w.h.data(), E, w.gate.data(), F, L.w_down, nullptr, T, sc, nt);
+    if (c.sandwich_norms)
+      kernels::rmsnorm_forward(w.h.data(), E, w.h.data(), E, L.ffn_post_norm.data(), T, E, c.norm_eps, off);
     for (int64_t i = 0; i < T * E; ++i) w.x[i] += w.h[i];
   }
 
@@ -173,7 +188,7 @@ Status Transformer::forward(const Batch& batch, std::span<KvCache* const> caches
   for (int64_t t = 0; t < T; ++t) {
     if (!batch.tokens[t].logits) continue;
     kernels::rmsnorm_forward(w.out_hidden.data() + r * E, E, w.x.data() + t * E, E, weights_.output_norm.data(), 1, E,
-                             c.norm_eps);
+                             c.norm_eps, off);
     ++r;
   }
   if (n_out > 0) {
@@ -181,6 +196,8 @@ Status Transformer::forward(const Batch& batch, std::span<KvCache* const> caches
     logits.resize(static_cast<size_t>(n_out * c.n_vocab));
     kernels::linear_forward(logits.data(), c.n_vocab, w.out_hidden.data(), E, weights_.output, nullptr, n_out,
                             w.scratch.data(), nt);
+    if (c.final_softcap > 0)
+      for (float& z : logits) z = c.final_softcap * std::tanh(z / c.final_softcap);
   }
   tokens_forwarded_ += T;
   return {};

@@ -2,6 +2,9 @@
 // nothing of streaming: positions and visibility arrive in the Batch, K/V rows go to each sequence's
 // KvCache region in batch order, and logits come back only for the rows that asked for them.
 //   block: x += o(attn(rope(q(norm(x))), rope(k(norm(x))), v(norm(x))));  x += down(act(gate(norm(x))) * up(norm(x)))
+// Gemma 2 wraps both sublayer outputs in a further norm (x += norm(o(...)), x += norm(down(...))), scales
+// the embeddings, soft-caps attention scores and logits, and slides a window over alternate layers
+// (docs/models.md, sliding windows: the window counts rows of each group separately).
 #pragma once
 
 #include <memory>
@@ -25,7 +28,7 @@ class Transformer : public ForwardModel {
 
   const ModelConfig& config() const override { return config_; }
   const Weights& weights() const { return weights_; }
-  const std::vector<float>& inv_freq() const override { return inv_freq_; }
+  const RopeFrequencies& rope() const override { return rope_; }
   int n_threads() const { return n_threads_; }
   void set_threads(int n);
   // Counts tokens forwarded since construction (tests check gpe.md §8.3 with it).
@@ -50,7 +53,7 @@ class Transformer : public ForwardModel {
 
   ModelConfig config_;
   Weights weights_;
-  std::vector<float> inv_freq_;
+  RopeFrequencies rope_;
   int n_threads_;
   int64_t tokens_forwarded_ = 0;
   Workspace ws_;

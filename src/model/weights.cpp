@@ -24,6 +24,10 @@ struct Loader {
     GPS_ASSIGN(const io::TensorData* t, get(name, {rows, cols}));
     return kernels::MatrixView{weight_type(t->dtype), rows, cols, t->bytes.data()};
   }
+  // Rows [row0, row0 + rows) of a fused matrix.
+  static kernels::MatrixView rows_of(const kernels::MatrixView& m, int64_t row0, int64_t rows) {
+    return kernels::MatrixView{m.type, rows, m.cols, m.row(row0)};
+  }
   Result<std::vector<float>> vec(const std::string& name, int64_t n) const {
     GPS_ASSIGN(const io::TensorData* t, get(name, {n}));
     return io::tensor_to_f32(*t);
@@ -46,33 +50,51 @@ Result<Weights> weights_from_tensors(const ModelConfig& c, io::TensorMap tensors
   w.storage = std::move(tensors);
   Loader L{w.storage};
   const int64_t E = c.n_embd, Q = int64_t{c.n_head} * c.head_dim, KV = int64_t{c.n_head_kv} * c.head_dim;
-  GPS_ASSIGN(w.tok_embd, L.matrix(hf_name(TensorId::TokEmbd), c.n_vocab, E));
-  GPS_ASSIGN(w.output_norm, L.vec(hf_name(TensorId::OutputNorm), E));
+  auto name = [&](TensorId id, int il = 0) { return hf_name(c, id, il); };
+  GPS_ASSIGN(w.tok_embd, L.matrix(name(TensorId::TokEmbd), c.n_vocab, E));
+  GPS_ASSIGN(w.output_norm, L.vec(name(TensorId::OutputNorm), E));
   if (c.tie_word_embeddings) {
     w.output = w.tok_embd;
   } else {
-    GPS_ASSIGN(w.output, L.matrix(hf_name(TensorId::Output), c.n_vocab, E));
+    GPS_ASSIGN(w.output, L.matrix(name(TensorId::Output), c.n_vocab, E));
   }
   w.layers.resize(c.n_layer);
   for (int il = 0; il < c.n_layer; ++il) {
     LayerWeights& l = w.layers[il];
-    GPS_ASSIGN(l.attn_norm, L.vec(hf_name(TensorId::AttnNorm, il), E));
-    GPS_ASSIGN(l.wq, L.matrix(hf_name(TensorId::AttnQ, il), Q, E));
-    GPS_ASSIGN(l.wk, L.matrix(hf_name(TensorId::AttnK, il), KV, E));
-    GPS_ASSIGN(l.wv, L.matrix(hf_name(TensorId::AttnV, il), KV, E));
-    GPS_ASSIGN(l.wo, L.matrix(hf_name(TensorId::AttnOut, il), E, Q));
+    GPS_ASSIGN(l.attn_norm, L.vec(name(TensorId::AttnNorm, il), E));
+    if (c.fused_qkv) {
+      GPS_ASSIGN(kernels::MatrixView qkv, L.matrix(name(TensorId::AttnQkv, il), Q + 2 * KV, E));
+      l.wq = Loader::rows_of(qkv, 0, Q);
+      l.wk = Loader::rows_of(qkv, Q, KV);
+      l.wv = Loader::rows_of(qkv, Q + KV, KV);
+    } else {
+      GPS_ASSIGN(l.wq, L.matrix(name(TensorId::AttnQ, il), Q, E));
+      GPS_ASSIGN(l.wk, L.matrix(name(TensorId::AttnK, il), KV, E));
+      GPS_ASSIGN(l.wv, L.matrix(name(TensorId::AttnV, il), KV, E));
+    }
+    GPS_ASSIGN(l.wo, L.matrix(name(TensorId::AttnOut, il), E, Q));
     if (c.qkv_bias) {
-      GPS_ASSIGN(l.bq, L.vec(hf_name(TensorId::AttnQBias, il), Q));
-      GPS_ASSIGN(l.bk, L.vec(hf_name(TensorId::AttnKBias, il), KV));
-      GPS_ASSIGN(l.bv, L.vec(hf_name(TensorId::AttnVBias, il), KV));
+      GPS_ASSIGN(l.bq, L.vec(name(TensorId::AttnQBias, il), Q));
+      GPS_ASSIGN(l.bk, L.vec(name(TensorId::AttnKBias, il), KV));
+      GPS_ASSIGN(l.bv, L.vec(name(TensorId::AttnVBias, il), KV));
     }
     if (c.o_bias) {
-      GPS_ASSIGN(l.bo, L.vec(hf_name(TensorId::AttnOutBias, il), E));
+      GPS_ASSIGN(l.bo, L.vec(name(TensorId::AttnOutBias, il), E));
     }
-    GPS_ASSIGN(l.ffn_norm, L.vec(hf_name(TensorId::FfnNorm, il), E));
-    GPS_ASSIGN(l.w_gate, L.matrix(hf_name(TensorId::FfnGate, il), c.n_ff, E));
-    GPS_ASSIGN(l.w_up, L.matrix(hf_name(TensorId::FfnUp, il), c.n_ff, E));
-    GPS_ASSIGN(l.w_down, L.matrix(hf_name(TensorId::FfnDown, il), E, c.n_ff));
+    if (c.sandwich_norms) {
+      GPS_ASSIGN(l.attn_post_norm, L.vec(name(TensorId::AttnPostNorm, il), E));
+      GPS_ASSIGN(l.ffn_post_norm, L.vec(name(TensorId::FfnPostNorm, il), E));
+    }
+    GPS_ASSIGN(l.ffn_norm, L.vec(name(TensorId::FfnNorm, il), E));
+    if (c.fused_gate_up) {
+      GPS_ASSIGN(kernels::MatrixView gu, L.matrix(name(TensorId::FfnGateUp, il), 2 * int64_t{c.n_ff}, E));
+      l.w_gate = Loader::rows_of(gu, 0, c.n_ff);
+      l.w_up = Loader::rows_of(gu, c.n_ff, c.n_ff);
+    } else {
+      GPS_ASSIGN(l.w_gate, L.matrix(name(TensorId::FfnGate, il), c.n_ff, E));
+      GPS_ASSIGN(l.w_up, L.matrix(name(TensorId::FfnUp, il), c.n_ff, E));
+    }
+    GPS_ASSIGN(l.w_down, L.matrix(name(TensorId::FfnDown, il), E, c.n_ff));
   }
   return w;
 }

@@ -1,5 +1,6 @@
 // Model weights as read-only views in their stored precision (F32/F16/BF16), pointing into memory-mapped
-// safetensors or buffers held by `storage`. Norm weights and biases are small and kept as fp32 copies.
+// safetensors or buffers held by `storage`. Fused tensors (Phi-3's qkv_proj, gate_up_proj) are split into
+// row-range views without copying. Norm weights and biases are small and kept as fp32 copies.
 // tensor_names.h maps Hugging Face names to these fields; shapes and dtypes are checked against the
 // ModelConfig at load, with errors naming the tensor.
 #pragma once
@@ -19,7 +20,9 @@ struct LayerWeights {
   std::vector<float> bq, bk, bv;    // empty unless qkv_bias
   kernels::MatrixView wo;           // [n_embd, n_head*head_dim]
   std::vector<float> bo;            // empty unless o_bias
+  std::vector<float> attn_post_norm;  // [n_embd] (sandwich_norms only)
   std::vector<float> ffn_norm;      // [n_embd]
+  std::vector<float> ffn_post_norm; // [n_embd] (sandwich_norms only)
   kernels::MatrixView w_gate, w_up; // [n_ff, n_embd]
   kernels::MatrixView w_down;       // [n_embd, n_ff]
 };

@@ -22,10 +22,10 @@ class RecordingModel final : public model::ForwardModel {
     config_.n_head = 1;
     config_.n_head_kv = 1;
     config_.head_dim = 2;
-    inv_freq_ = {1.0f};
+    rope_ = model::RopeFrequencies::plain({1.0f}, 2);
   }
   const model::ModelConfig& config() const override { return config_; }
-  const std::vector<float>& inv_freq() const override { return inv_freq_; }
+  const model::RopeFrequencies& rope() const override { return rope_; }
 
   Status forward(const model::Batch& batch, std::span<model::KvCache* const> caches,
                  std::vector<float>& logits) override {
@@ -48,7 +48,7 @@ class RecordingModel final : public model::ForwardModel {
 
  private:
   model::ModelConfig config_;
-  std::vector<float> inv_freq_;
+  model::RopeFrequencies rope_;
   int64_t arrival_ = 0;
 };
 

@@ -224,7 +224,7 @@ Result<bool> Session::poll() {
           const int n = cache_.rows(model::Group::Target);
           std::vector<float> pos(n);
           for (int i = 0; i < n; ++i) pos[i] = static_cast<float>(src_rows + i);
-          cache_.rerotate(model::Group::Target, 0, pos.data(), n, model_.inv_freq());
+          cache_.rerotate(model::Group::Target, 0, pos.data(), n, model_.rope());
         }
         queue_target(last, true);
         --stats_.target_tokens;

@@ -16,7 +16,7 @@ std::string substitute(std::string s, std::string_view src, std::string_view tgt
 }  // namespace
 
 std::vector<std::string> Template::builtin_names() {
-  return {"qwen", "llama3", "gemma2", "gpstream"};
+  return {"qwen", "llama3", "gemma2", "phi3", "gpstream"};
 }
 
 Result<Template> Template::builtin(std::string_view name) {
@@ -36,6 +36,12 @@ Result<Template> Template::builtin(std::string_view name) {
   if (name == "gemma2") {
     return Template{"gemma2", "<bos><start_of_turn>userTranslate the following {src} paragraph to {tgt}\n",
                     "<end_of_turn>", "<start_of_turn>model", "<end_of_turn>"};
+  }
+  if (name == "phi3") {
+    // Not in the reference (it never finished Phi-3): Phi-3 / Phi-3.5's chat format, one user turn holding
+    // the instruction and the source, the assistant turn holding the target.
+    return Template{"phi3", "<|user|>\nTranslate the following {src} paragraph to {tgt}\n", "<|end|>\n",
+                    "<|assistant|>\n", "<|end|>\n"};
   }
   if (name == "gpstream") {
     // <s> starts the source group, </src> ends the source, </s> (EOS) ends the target.

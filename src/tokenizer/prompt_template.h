@@ -1,6 +1,7 @@
 // Prompt templates for streaming translation (gpe.md §2, §9): four strings around the source and target
 // words — prompt, source end, header, target end — with {src}/{tgt} standing for language names.
-// Built in: the reference templates of gpe.md §9 (qwen, llama3, gemma2, byte for byte) and "gpstream",
+// Built in: the reference templates of gpe.md §9 (qwen, llama3, gemma2, byte for byte), "phi3" (Phi-3's
+// chat format: <|user|>\n … <|end|>\n<|assistant|>\n … <|end|>\n; the reference has none) and "gpstream",
 // the template of gpstream's own models, whose special tokens the BPE trainer adds (kGpstreamSpecialTokens).
 #pragma once
 
@@ -16,7 +17,7 @@ struct Template {
   std::string name;
   std::string prompt, source_end, header, target_end;
 
-  // Built-in template by name: "qwen", "llama3", "gemma2", "gpstream".
+  // Built-in template by name: "qwen", "llama3", "gemma2", "phi3", "gpstream".
   static Result<Template> builtin(std::string_view name);
   static std::vector<std::string> builtin_names();
 

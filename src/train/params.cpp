@@ -65,36 +65,52 @@ io::TensorMap ParamSet::to_tensors(io::DType dtype) const {
 }
 
 ParamSet model_param_set(const model::ModelConfig& c, ModelLayout& layout) {
-  using model::hf_name;
   using model::TensorId;
+  auto name = [&](TensorId id, int il = 0) { return model::hf_name(c, id, il); };
   ParamSet p;
   const int64_t E = c.n_embd, Q = int64_t{c.n_head} * c.head_dim, KV = int64_t{c.n_head_kv} * c.head_dim,
                 F = c.n_ff;
-  layout.tok_embd = p.add(hf_name(TensorId::TokEmbd), {c.n_vocab, E}, ParamKind::Embedding);
+  const auto rows = [E](int64_t r) { return static_cast<size_t>(r * E); };
+  layout.tok_embd = p.add(name(TensorId::TokEmbd), {c.n_vocab, E}, ParamKind::Embedding);
   layout.layers.clear();
   for (int il = 0; il < c.n_layer; ++il) {
     LayerLayout L;
-    L.attn_norm = p.add(hf_name(TensorId::AttnNorm, il), {E}, ParamKind::Norm);
-    L.wq = p.add(hf_name(TensorId::AttnQ, il), {Q, E}, ParamKind::Matrix);
-    L.wk = p.add(hf_name(TensorId::AttnK, il), {KV, E}, ParamKind::Matrix);
-    L.wv = p.add(hf_name(TensorId::AttnV, il), {KV, E}, ParamKind::Matrix);
-    L.bq = L.bk = L.bv = L.bo = kNoParam;
-    if (c.qkv_bias) {
-      L.bq = p.add(hf_name(TensorId::AttnQBias, il), {Q}, ParamKind::Bias);
-      L.bk = p.add(hf_name(TensorId::AttnKBias, il), {KV}, ParamKind::Bias);
-      L.bv = p.add(hf_name(TensorId::AttnVBias, il), {KV}, ParamKind::Bias);
+    L.attn_norm = p.add(name(TensorId::AttnNorm, il), {E}, ParamKind::Norm);
+    if (c.fused_qkv) {
+      L.wq = p.add(name(TensorId::AttnQkv, il), {Q + 2 * KV, E}, ParamKind::Matrix);
+      L.wk = L.wq + rows(Q);
+      L.wv = L.wq + rows(Q + KV);
+    } else {
+      L.wq = p.add(name(TensorId::AttnQ, il), {Q, E}, ParamKind::Matrix);
+      L.wk = p.add(name(TensorId::AttnK, il), {KV, E}, ParamKind::Matrix);
+      L.wv = p.add(name(TensorId::AttnV, il), {KV, E}, ParamKind::Matrix);
     }
-    L.wo = p.add(hf_name(TensorId::AttnOut, il), {E, Q}, ParamKind::Matrix);
-    if (c.o_bias) L.bo = p.add(hf_name(TensorId::AttnOutBias, il), {E}, ParamKind::Bias);
-    L.ffn_norm = p.add(hf_name(TensorId::FfnNorm, il), {E}, ParamKind::Norm);
-    L.w_gate = p.add(hf_name(TensorId::FfnGate, il), {F, E}, ParamKind::Matrix);
-    L.w_up = p.add(hf_name(TensorId::FfnUp, il), {F, E}, ParamKind::Matrix);
-    L.w_down = p.add(hf_name(TensorId::FfnDown, il), {E, F}, ParamKind::Matrix);
+    L.bq = L.bk = L.bv = L.bo = L.attn_post_norm = L.ffn_post_norm = kNoParam;
+    if (c.qkv_bias) {
+      L.bq = p.add(name(TensorId::AttnQBias, il), {Q}, ParamKind::Bias);
+      L.bk = p.add(name(TensorId::AttnKBias, il), {KV}, ParamKind::Bias);
+      L.bv = p.add(name(TensorId::AttnVBias, il), {KV}, ParamKind::Bias);
+    }
+    L.wo = p.add(name(TensorId::AttnOut, il), {E, Q}, ParamKind::Matrix);
+    if (c.o_bias) L.bo = p.add(name(TensorId::AttnOutBias, il), {E}, ParamKind::Bias);
+    if (c.sandwich_norms) {
+      L.attn_post_norm = p.add(name(TensorId::AttnPostNorm, il), {E}, ParamKind::Norm);
+      L.ffn_post_norm = p.add(name(TensorId::FfnPostNorm, il), {E}, ParamKind::Norm);
+    }
+    L.ffn_norm = p.add(name(TensorId::FfnNorm, il), {E}, ParamKind::Norm);
+    if (c.fused_gate_up) {
+      L.w_gate = p.add(name(TensorId::FfnGateUp, il), {2 * F, E}, ParamKind::Matrix);
+      L.w_up = L.w_gate + rows(F);
+    } else {
+      L.w_gate = p.add(name(TensorId::FfnGate, il), {F, E}, ParamKind::Matrix);
+      L.w_up = p.add(name(TensorId::FfnUp, il), {F, E}, ParamKind::Matrix);
+    }
+    L.w_down = p.add(name(TensorId::FfnDown, il), {E, F}, ParamKind::Matrix);
     layout.layers.push_back(L);
   }
-  layout.output_norm = p.add(hf_name(TensorId::OutputNorm), {E}, ParamKind::Norm);
+  layout.output_norm = p.add(name(TensorId::OutputNorm), {E}, ParamKind::Norm);
   layout.output = c.tie_word_embeddings ? layout.tok_embd
-                                        : p.add(hf_name(TensorId::Output), {c.n_vocab, E}, ParamKind::Matrix);
+                                        : p.add(name(TensorId::Output), {c.n_vocab, E}, ParamKind::Matrix);
   return p;
 }
 

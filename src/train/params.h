@@ -47,6 +47,7 @@ constexpr size_t kNoParam = static_cast<size_t>(-1);
 // Offsets of one block's tensors in the model ParamSet (kNoParam if the config has no such tensor).
 struct LayerLayout {
   size_t attn_norm, wq, wk, wv, bq, bk, bv, wo, bo, ffn_norm, w_gate, w_up, w_down;
+  size_t attn_post_norm, ffn_post_norm;  // Gemma 2 (sandwich_norms); kNoParam otherwise
 };
 
 struct ModelLayout {
@@ -56,7 +57,8 @@ struct ModelLayout {
   size_t output = 0;  // == tok_embd when tied
 };
 
-// Builds the parameter table of a decoder model (values zero) and its layout.
+// Builds the parameter table of a decoder model (values zero) and its layout. Fused tensors (Phi-3) stay
+// one tensor under their Hugging Face name; the layout points wq/wk/wv (w_gate/w_up) at its row blocks.
 ParamSet model_param_set(const model::ModelConfig& config, ModelLayout& layout);
 
 }  // namespace gpstream::train

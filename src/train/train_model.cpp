@@ -106,7 +106,7 @@ Result<std::unique_ptr<TrainModel>> TrainModel::create(const model::ModelConfig&
   GPS_TRY(m->base_.load(init));
   m->lora_params_ = lora_param_set(config, lora, lora_seed, m->lora_layout_);
   m->grads_.assign(m->trainable().size(), 0.0f);
-  m->inv_freq_ = config.rope_inv_freq();
+  m->rope_ = model::RopeFrequencies::from_config(config);
   m->plan();
   return m;
 }
@@ -115,7 +115,7 @@ void TrainModel::plan() {
   const model::ModelConfig& c = config_;
   const int64_t N = shape_.max_tokens, Tm = shape_.max_seq, E = c.n_embd, H = c.n_head,
                 Q = int64_t{c.n_head} * c.head_dim, KV = int64_t{c.n_head_kv} * c.head_dim, F = c.n_ff,
-                V = c.n_vocab, half = c.head_dim / 2, r = lora_.rank;
+                V = c.n_vocab, half = c.rope_dim() / 2, r = lora_.rank;
   size_t off = 0;
   auto take = [&](int64_t n) {
     const size_t o = off;
@@ -137,6 +137,8 @@ void TrainModel::plan() {
     a.up = take(N * F);
     a.act = take(N * F);
     a.probs = take(H * N * Tm);
+    a.o_raw = c.sandwich_norms ? take(N * E) : kNoParam;
+    a.d_raw = c.sandwich_norms ? take(N * E) : kNoParam;
     for (int t = 0; t < kLoraTargets; ++t)
       a.xa[t] = lora_layout_[static_cast<size_t>(il)].a[t] != kNoParam ? take(N * r) : kNoParam;
   }
@@ -147,6 +149,8 @@ void TrainModel::plan() {
   g.cos_t = take(N * half);
   g.sin_t = take(N * half);
   g.mask = take(N * Tm);
+  g.mask_sw = c.sliding_window > 0 ? take(N * Tm) : kNoParam;
+  g.cap_rows = c.final_softcap > 0 ? take(int64_t{n_threads_} * V) : kNoParam;
   g.dx = take(N * E);
   g.dh = take(N * E);
   g.dq = take(N * Q);
@@ -156,7 +160,7 @@ void TrainModel::plan() {
   g.dgate = take(N * F);
   g.dup = take(N * F);
   g.dact = take(N * F);
-  g.att_scratch = take(int64_t{n_threads_} * Tm * Tm);
+  g.att_scratch = take(int64_t{n_threads_} * Tm * Tm * (c.attn_softcap > 0 ? 2 : 1));
   g.dxa = take(N * std::max<int64_t>(r, 1));
   g.drop = take(N * std::max({E, F, Q}));
   g.dnorm = take(int64_t{n_threads_} * E);
@@ -252,7 +256,7 @@ Result<double> TrainModel::forward(const TrainBatch& batch, const ForwardOptions
   n_tok_ = N;
   const int nt = n_threads_;
   const int64_t E = c.n_embd, D = c.head_dim, H = c.n_head, HKV = c.n_head_kv, Q = H * D, KV = HKV * D,
-                F = c.n_ff, V = c.n_vocab, half = D / 2;
+                F = c.n_ff, V = c.n_vocab;
   const size_t S = batch.seqs.size();
   seq_begin_.assign(S + 1, 0);
   mask_off_.assign(S + 1, 0);
@@ -280,20 +284,29 @@ Result<double> TrainModel::forward(const TrainBatch& batch, const ForwardOptions
     float* x = A + layer_acts_[0].x;
     std::vector<float> pos(static_cast<size_t>(N));
     row_end_.resize(static_cast<size_t>(N));
+    row_end_sw_.resize(c.sliding_window > 0 ? static_cast<size_t>(N) : 0);
     for (size_t s = 0; s < S; ++s)
       for (size_t i = 0; i < batch.seqs[s].size(); ++i) {
         const int64_t t = seq_begin_[s] + static_cast<int64_t>(i);
         std::memcpy(x + t * E, P + layout_.tok_embd + static_cast<size_t>(batch.seqs[s].ids[i]) * E,
                     static_cast<size_t>(E) * sizeof(float));
+        if (c.embed_scale != 1.0f)
+          for (int64_t j = 0; j < E; ++j) x[t * E + j] *= c.embed_scale;
         pos[static_cast<size_t>(t)] = batch.seqs[s].positions[i];
       }
-    kernels::rope_table(A + glob_.cos_t, A + glob_.sin_t, pos.data(), inv_freq_.data(), N, half);
+    rope_.table(A + glob_.cos_t, A + glob_.sin_t, pos.data(), N);
     for (size_t s = 0; s < S; ++s) {
       const TrainSequence& sq = batch.seqs[s];
       kernels::attention_mask_build(A + glob_.mask + mask_off_[s], sq.groups.data(), sq.n_src.data(),
                                     sq.n_tgt.data(), static_cast<int64_t>(sq.size()));
       kernels::attention_row_end(row_end_.data() + seq_begin_[s], A + glob_.mask + mask_off_[s],
                                  static_cast<int64_t>(sq.size()));
+      if (c.sliding_window > 0) {
+        kernels::attention_mask_build(A + glob_.mask_sw + mask_off_[s], sq.groups.data(), sq.n_src.data(),
+                                      sq.n_tgt.data(), static_cast<int64_t>(sq.size()), c.sliding_window);
+        kernels::attention_row_end(row_end_sw_.data() + seq_begin_[s], A + glob_.mask_sw + mask_off_[s],
+                                   static_cast<int64_t>(sq.size()));
+      }
     }
   }
   auto rmsnorm_rows = [&](float* out, const float* x, const float* w, int64_t rows) {
@@ -301,15 +314,18 @@ Result<double> TrainModel::forward(const TrainBatch& batch, const ForwardOptions
     {
       int64_t b, e;
       chunk(rows, nt, omp_get_thread_num(), b, e);
-      if (e > b) kernels::rmsnorm_forward(out + b * E, E, x + b * E, E, w, e - b, E, c.norm_eps);
+      if (e > b)
+        kernels::rmsnorm_forward(out + b * E, E, x + b * E, E, w, e - b, E, c.norm_eps, c.norm_weight_offset);
     }
   };
   auto linear = [&](float* y, const float* x, size_t w, size_t b, int64_t out, int64_t in) {
     kernels::linear_forward(y, out, x, in, f32_view(P + w, out, in), b == kNoParam ? nullptr : P + b, N,
                             nullptr, nt);
   };
-  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  const float scale = c.attention_scale();
   const int64_t group = H / HKV;
+  const kernels::Activation act_fn =
+      c.hidden_act == model::HiddenAct::GeluTanh ? kernels::Activation::GeluTanh : kernels::Activation::Silu;
   for (int il = 0; il < c.n_layer; ++il) {
     const LayerLayout& L = layout_.layers[static_cast<size_t>(il)];
     const LayerActs& la = layer_acts_[static_cast<size_t>(il)];
@@ -324,8 +340,11 @@ Result<double> TrainModel::forward(const TrainBatch& batch, const ForwardOptions
     lora_forward(il, LoraTarget::K, k, h1, E, KV, N, o);
     linear(v, h1, L.wv, L.bv, KV, E);
     lora_forward(il, LoraTarget::V, v, h1, E, KV, N, o);
-    kernels::rope_apply(q, Q, A + glob_.cos_t, A + glob_.sin_t, N, H, D);
-    kernels::rope_apply(k, KV, A + glob_.cos_t, A + glob_.sin_t, N, HKV, D);
+    rope_.apply(q, Q, A + glob_.cos_t, A + glob_.sin_t, N, H);
+    rope_.apply(k, KV, A + glob_.cos_t, A + glob_.sin_t, N, HKV);
+    const bool slides = c.layer_slides(il);
+    const float* mask = A + (slides ? glob_.mask_sw : glob_.mask);
+    const int32_t* row_end = slides ? row_end_sw_.data() : row_end_.data();
     const auto items = static_cast<int64_t>(S) * H;
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
     for (int64_t item = 0; item < items; ++item) {
@@ -334,10 +353,12 @@ Result<double> TrainModel::forward(const TrainBatch& batch, const ForwardOptions
       if (T == 0) continue;
       kernels::attention_forward_seq(att + t0 * Q + h * D, Q, probs + H * mask_off_[s] + h * T * T,
                                      q + t0 * Q + h * D, Q, k + t0 * KV + kvh * D, v + t0 * KV + kvh * D, KV,
-                                     A + glob_.mask + mask_off_[s], T, D, scale, row_end_.data() + t0);
+                                     mask + mask_off_[s], T, D, scale, row_end + t0, c.attn_softcap);
     }
-    linear(x_mid, att, L.wo, L.bo, E, Q);
-    lora_forward(il, LoraTarget::O, x_mid, att, Q, E, N, o);
+    float* o_out = c.sandwich_norms ? A + la.o_raw : x_mid;
+    linear(o_out, att, L.wo, L.bo, E, Q);
+    lora_forward(il, LoraTarget::O, o_out, att, Q, E, N, o);
+    if (c.sandwich_norms) rmsnorm_rows(x_mid, o_out, P + L.attn_post_norm, N);
     for (int64_t i = 0; i < N * E; ++i) x_mid[i] += x[i];
     rmsnorm_rows(h2, x_mid, P + L.ffn_norm, N);
     linear(gate, h2, L.w_gate, kNoParam, F, E);
@@ -349,11 +370,12 @@ Result<double> TrainModel::forward(const TrainBatch& batch, const ForwardOptions
       int64_t b, e;
       chunk(N, nt, omp_get_thread_num(), b, e);
       if (e > b)
-        kernels::gated_act_forward(act + b * F, F, gate + b * F, up + b * F, F, e - b, F,
-                                   kernels::Activation::Silu);
+        kernels::gated_act_forward(act + b * F, F, gate + b * F, up + b * F, F, e - b, F, act_fn);
     }
-    linear(x_next, act, L.w_down, kNoParam, E, F);
-    lora_forward(il, LoraTarget::Down, x_next, act, F, E, N, o);
+    float* d_out = c.sandwich_norms ? A + la.d_raw : x_next;
+    linear(d_out, act, L.w_down, kNoParam, E, F);
+    lora_forward(il, LoraTarget::Down, d_out, act, F, E, N, o);
+    if (c.sandwich_norms) rmsnorm_rows(x_next, d_out, P + L.ffn_post_norm, N);
     for (int64_t i = 0; i < N * E; ++i) x_next[i] += x_mid[i];
   }
   // Final norm and LM head over the logit rows only.
@@ -362,9 +384,14 @@ Result<double> TrainModel::forward(const TrainBatch& batch, const ForwardOptions
   const float* xf = A + glob_.x_final;
   for (int64_t r = 0; r < n_out_; ++r)
     kernels::rmsnorm_forward(hf + r * E, E, xf + out_rows_[static_cast<size_t>(r)] * E, E,
-                             P + layout_.output_norm, 1, E, c.norm_eps);
+                             P + layout_.output_norm, 1, E, c.norm_eps, c.norm_weight_offset);
   if (n_out_ == 0) return 0.0;
   kernels::linear_forward(logits, V, hf, E, f32_view(P + layout_.output, V, E), nullptr, n_out_, nullptr, nt);
+  if (c.final_softcap > 0) {
+    const float cap = c.final_softcap;
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int64_t i = 0; i < n_out_ * V; ++i) logits[i] = cap * std::tanh(logits[i] / cap);
+  }
   std::vector<float> losses(static_cast<size_t>(n_out_), 0.0f);
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t r = 0; r < n_out_; ++r)
@@ -393,7 +420,7 @@ void TrainModel::rmsnorm_bwd_parallel(float* dx, float* dw, const float* dout, c
     chunk(n, nt, tid, b, e);
     if (e > b)
       kernels::rmsnorm_backward(dx + b * E, E, dw ? partial + tid * E : nullptr, dout + b * E, E, x + b * E,
-                                E, w, e - b, E, config_.norm_eps);
+                                E, w, e - b, E, config_.norm_eps, config_.norm_weight_offset);
   }
   if (dw)
     for (int t = 0; t < nt; ++t)
@@ -422,10 +449,21 @@ void TrainModel::backward(float loss_scale) {
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t r = 0; r < n_out_; ++r) {
     const int32_t y = out_targets_[static_cast<size_t>(r)];
-    if (y >= 0)
-      kernels::cross_entropy_backward(logits + r * V, logits + r * V, &y, 1, V, loss_scale);
-    else
-      std::fill(logits + r * V, logits + (r + 1) * V, 0.0f);
+    float* z = logits + r * V;
+    if (y < 0) {
+      std::fill(z, z + V, 0.0f);
+      continue;
+    }
+    if (c.final_softcap > 0) {
+      // z = cap·tanh(raw/cap): dz/draw = 1 − (z/cap)², from a copy of the capped row.
+      float* capped = A + glob_.cap_rows + int64_t{omp_get_thread_num()} * V;
+      std::copy_n(z, V, capped);
+      kernels::cross_entropy_backward(z, z, &y, 1, V, loss_scale);
+      const float inv = 1.0f / c.final_softcap;
+      for (int64_t j = 0; j < V; ++j) z[j] *= 1.0f - (capped[j] * inv) * (capped[j] * inv);
+    } else {
+      kernels::cross_entropy_backward(z, z, &y, 1, V, loss_scale);
+    }
   }
   float* dhf = A + glob_.drop;  // [n_out, E] compact
   zero(dhf, n_out_ * E);
@@ -438,32 +476,48 @@ void TrainModel::backward(float loss_scale) {
   zero(dx, N * E);
   rmsnorm_bwd_parallel(dx, gb(layout_.output_norm), dh, A + glob_.x_final, P + layout_.output_norm, N);
 
-  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  const float scale = c.attention_scale();
+  const kernels::Activation act_fn =
+      c.hidden_act == model::HiddenAct::GeluTanh ? kernels::Activation::GeluTanh : kernels::Activation::Silu;
   for (int il = c.n_layer - 1; il >= 0; --il) {
     const LayerLayout& L = layout_.layers[static_cast<size_t>(il)];
     const LayerActs& la = layer_acts_[static_cast<size_t>(il)];
     const float *x = A + la.x, *h1 = A + la.h1, *q = A + la.q, *k = A + la.k, *v = A + la.v,
                 *att = A + la.att, *x_mid = A + la.x_mid, *h2 = A + la.h2, *gate = A + la.gate,
                 *up = A + la.up, *act = A + la.act, *probs = A + la.probs;
-    // x_next = x_mid + down(act)
-    kernels::linear_backward(dact, F, gb(L.w_down), nullptr, dx, E, act, F, P + L.w_down, E, F, N, false);
-    lora_backward(il, LoraTarget::Down, dact, dx, act, F, E, N);
+    // x_next = x_mid + down(act), or x_mid + post_norm(down(act)) (sandwich: dh holds d down(act))
+    const float* d_down = dx;
+    if (c.sandwich_norms) {
+      zero(dh, N * E);
+      rmsnorm_bwd_parallel(dh, gb(L.ffn_post_norm), dx, A + la.d_raw, P + L.ffn_post_norm, N);
+      d_down = dh;
+    }
+    kernels::linear_backward(dact, F, gb(L.w_down), nullptr, d_down, E, act, F, P + L.w_down, E, F, N, false);
+    lora_backward(il, LoraTarget::Down, dact, d_down, act, F, E, N);
 #pragma omp parallel num_threads(nt)
     {
       int64_t b, e;
       chunk(N, nt, omp_get_thread_num(), b, e);
       if (e > b)
         kernels::gated_act_backward(dgate + b * F, dup + b * F, dact + b * F, F, gate + b * F, up + b * F, F,
-                                    e - b, F, kernels::Activation::Silu);
+                                    e - b, F, act_fn);
     }
     kernels::linear_backward(dh, E, gb(L.w_gate), nullptr, dgate, F, h2, E, P + L.w_gate, F, E, N, false);
     lora_backward(il, LoraTarget::Gate, dh, dgate, h2, E, F, N);
     kernels::linear_backward(dh, E, gb(L.w_up), nullptr, dup, F, h2, E, P + L.w_up, F, E, N);
     lora_backward(il, LoraTarget::Up, dh, dup, h2, E, F, N);
     rmsnorm_bwd_parallel(dx, gb(L.ffn_norm), dh, x_mid, P + L.ffn_norm, N);
-    // x_mid = x + o(att)
-    kernels::linear_backward(datt, Q, gb(L.wo), gb(L.bo), dx, E, att, Q, P + L.wo, E, Q, N, false);
-    lora_backward(il, LoraTarget::O, datt, dx, att, Q, E, N);
+    // x_mid = x + o(att), or x + post_norm(o(att))
+    const float* d_o = dx;
+    if (c.sandwich_norms) {
+      zero(dh, N * E);
+      rmsnorm_bwd_parallel(dh, gb(L.attn_post_norm), dx, A + la.o_raw, P + L.attn_post_norm, N);
+      d_o = dh;
+    }
+    kernels::linear_backward(datt, Q, gb(L.wo), gb(L.bo), d_o, E, att, Q, P + L.wo, E, Q, N, false);
+    lora_backward(il, LoraTarget::O, datt, d_o, att, Q, E, N);
+    const bool slides = c.layer_slides(il);
+    const int32_t* row_end = slides ? row_end_sw_.data() : row_end_.data();
     // Attention, parallel over (sequence, key/value head): the query heads of a group add into one dk/dv.
     zero(dq, N * Q);
     zero(dk, N * KV);
@@ -475,16 +529,18 @@ void TrainModel::backward(float loss_scale) {
       const int64_t kvh = item % HKV, T = seq_begin_[s + 1] - seq_begin_[s], t0 = seq_begin_[s];
       if (T == 0) continue;
       float* scratch =
-          A + glob_.att_scratch + int64_t{omp_get_thread_num()} * shape_.max_seq * shape_.max_seq;
+          A + glob_.att_scratch +
+          int64_t{omp_get_thread_num()} * shape_.max_seq * shape_.max_seq * (c.attn_softcap > 0 ? 2 : 1);
       for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h)
         kernels::attention_backward_seq(
             dq + t0 * Q + h * D, Q, dk + t0 * KV + kvh * D, dv + t0 * KV + kvh * D, KV, scratch,
             datt + t0 * Q + h * D, Q, probs + H * mask_off_[s] + h * T * T, q + t0 * Q + h * D, Q,
-            k + t0 * KV + kvh * D, v + t0 * KV + kvh * D, KV, T, D, scale, row_end_.data() + t0);
+            k + t0 * KV + kvh * D, v + t0 * KV + kvh * D, KV, T, D, scale, row_end + t0, c.attn_softcap);
     }
     // RoPE is a rotation: its backward is the inverse rotation.
-    kernels::rope_apply(dq, Q, A + glob_.cos_t, A + glob_.sin_t, N, H, D, -1.0f);
-    kernels::rope_apply(dk, KV, A + glob_.cos_t, A + glob_.sin_t, N, HKV, D, -1.0f);
+    // (With longrope's attention factor the table carries a scale s: forward x → s·R x, backward d → s·Rᵀ d.)
+    rope_.apply(dq, Q, A + glob_.cos_t, A + glob_.sin_t, N, H, -1.0f);
+    rope_.apply(dk, KV, A + glob_.cos_t, A + glob_.sin_t, N, HKV, -1.0f);
     kernels::linear_backward(dh, E, gb(L.wq), gb(L.bq), dq, Q, h1, E, P + L.wq, Q, E, N, false);
     lora_backward(il, LoraTarget::Q, dh, dq, h1, E, Q, N);
     kernels::linear_backward(dh, E, gb(L.wk), gb(L.bk), dk, KV, h1, E, P + L.wk, KV, E, N);
@@ -499,7 +555,7 @@ void TrainModel::backward(float loss_scale) {
       for (size_t i = 0; i < batch.seqs[s].size(); ++i) {
         const float* d = dx + (seq_begin_[s] + static_cast<int64_t>(i)) * E;
         float* g = demb + static_cast<size_t>(batch.seqs[s].ids[i]) * E;
-        for (int64_t j = 0; j < E; ++j) g[j] += d[j];
+        for (int64_t j = 0; j < E; ++j) g[j] += d[j] * c.embed_scale;
       }
   }
 }

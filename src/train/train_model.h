@@ -5,8 +5,11 @@
 // is per (sequence, head) with the structured mask of gpe.md §4/§6 (each row sees the first n_src source
 // and the first n_tgt target rows of its sequence), the same semantics as model::Transformer::forward.
 // Loss: cross-entropy on labelled rows (row r predicts labels[r]; no shift). Backward adds into grads.
-//   block: x += o(attn(rope(q(norm(x))), rope(k(norm(x))), v(norm(x))));  x += down(silu(gate(norm(x))) *
+//   block: x += o(attn(rope(q(norm(x))), rope(k(norm(x))), v(norm(x))));  x += down(act(gate(norm(x))) *
 //   up(norm(x)))
+// with every family feature of ModelConfig (Gemma 2's sandwich norms x += norm(o(...)), embedding scale,
+// (1 + w) norms, soft-caps, per-layer sliding window; Phi-3's fused tensors, partial rotary, longrope) and
+// its exact backward.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +18,7 @@
 
 #include "io/tensor.h"
 #include "model/model_config.h"
+#include "model/rope_frequencies.h"
 #include "train/lora.h"
 #include "train/params.h"
 #include "util/error.h"
@@ -105,10 +109,11 @@ class TrainModel {
   TrainModel() = default;
   struct LayerActs {
     size_t x, h1, q, k, v, att, x_mid, h2, gate, up, act, probs;
+    size_t o_raw, d_raw;  // sandwich norms: attention / MLP outputs before their post-norm
     std::array<size_t, kLoraTargets> xa;
   };
   struct GlobalActs {
-    size_t x_final, hf, logits, cos_t, sin_t, mask;
+    size_t x_final, hf, logits, cos_t, sin_t, mask, mask_sw, cap_rows;
     size_t dx, dh, dq, dk, dv, datt, dgate, dup, dact, att_scratch, dxa, drop, dnorm;
   };
   void plan();
@@ -129,7 +134,7 @@ class TrainModel {
   ParamSet lora_params_;
   std::vector<LoraLayerLayout> lora_layout_;
   std::vector<float> grads_;
-  std::vector<float> inv_freq_;
+  model::RopeFrequencies rope_;
 
   std::vector<float> acts_;  // the one activation block
   std::vector<LayerActs> layer_acts_;
@@ -141,6 +146,7 @@ class TrainModel {
   std::vector<int64_t> mask_off_;   // offset of each sequence's mask / probs block (per head for probs)
   int64_t n_tok_ = 0, n_out_ = 0, probs_per_head_ = 0;
   std::vector<int32_t> row_end_;      // per token: one past its last visible key in its sequence
+  std::vector<int32_t> row_end_sw_;   // the same under the sliding-window mask
   std::vector<int64_t> out_rows_;     // token index of each logits row
   std::vector<int32_t> out_targets_;  // label of each logits row (< 0: none)
   ForwardOptions fwd_opts_;

@@ -184,7 +184,8 @@ TEST(CrossEntropy, ForwardAndBackwardMatchDouble) {
 double attention_objective(const std::vector<float>& q, const std::vector<float>& k,
                            const std::vector<float>& v, const std::vector<uint8_t>& groups,
                            const std::vector<int32_t>& ns, const std::vector<int32_t>& nt, int64_t T,
-                           int64_t D, double scale, const std::vector<float>& c) {
+                           int64_t D, double scale, const std::vector<float>& c, double cap = 0,
+                           int window = 0) {
   std::vector<int> rank(T);
   int cnt[2] = {0, 0};
   for (int64_t j = 0; j < T; ++j) rank[j] = cnt[groups[j]]++;
@@ -194,11 +195,13 @@ double attention_objective(const std::vector<float>& q, const std::vector<float>
     double m = -std::numeric_limits<double>::infinity();
     std::vector<bool> vis(T);
     for (int64_t j = 0; j < T; ++j) {
-      vis[j] = groups[j] ? rank[j] < nt[i] : rank[j] < ns[i];
+      const int lim = groups[j] ? nt[i] : ns[i];
+      vis[j] = rank[j] < lim && (window == 0 || rank[j] >= lim - window);
       if (!vis[j]) continue;
       double d = 0;
       for (int64_t e = 0; e < D; ++e) d += double(q[i * D + e]) * k[j * D + e];
       p[j] = d * scale;
+      if (cap > 0) p[j] = cap * std::tanh(p[j] / cap);
       m = std::max(m, p[j]);
     }
     double sum = 0;
@@ -238,6 +241,39 @@ TEST(AttentionBackward, StructuredMaskMatchesFiniteDifferences) {
   attention_backward_seq(dq.data(), D, dk.data(), dv.data(), D, scratch.data(), c.data(), D, probs.data(),
                          q.data(), D, k.data(), v.data(), D, T, D, scale);
   auto f = [&] { return attention_objective(q, k, v, groups, ns, nt, T, D, scale, c); };
+  expect_close(dq, numeric_grad(q, f), "dq");
+  expect_close(dk, numeric_grad(k, f), "dk");
+  expect_close(dv, numeric_grad(v, f), "dv");
+}
+
+// Gemma 2: soft-capped scores (cap 0.8 bends scores of a few units strongly) under a window of 2 rows
+// per group (the last 2 visible rows of each group; docs/models.md).
+TEST(AttentionBackward, SoftcapAndWindowMatchFiniteDifferences) {
+  const std::vector<uint8_t> groups = {0, 0, 1, 0, 1, 0, 1, 0, 1};
+  const std::vector<int32_t> ns = {1, 2, 2, 3, 3, 4, 4, 5, 5};
+  const std::vector<int32_t> nt = {0, 0, 1, 0, 2, 0, 3, 0, 4};
+  const int64_t T = 9, D = 4;
+  const float scale = 0.9f, cap = 0.8f;
+  const int window = 2;
+  auto q = randn(T * D, 34, 1.5f), k = randn(T * D, 35, 1.5f), v = randn(T * D, 36), c = randn(T * D, 37);
+  std::vector<float> mask(T * T), probs(T * T), out(T * D), out_ref(T * D);
+  attention_mask_build(mask.data(), groups.data(), ns.data(), nt.data(), T, window);
+  // Row 8 (target, sees 5 sources and 4 targets) keeps sources 3, 4 and targets 2, 3 only: columns 5, 7 and
+  // 6, 8 (rows in cache order: s0 s1 t0 s2 t1 s3 t2 s4 t3).
+  for (int64_t j = 0; j < T; ++j)
+    EXPECT_EQ(std::isinf(mask[8 * T + j]), !(j == 5 || j == 7 || j == 6 || j == 8)) << j;
+  attention_forward_seq(out.data(), D, probs.data(), q.data(), D, k.data(), v.data(), D, mask.data(), T, D, scale,
+                        nullptr, cap);
+  attention_forward_seq_ref(out_ref.data(), D, nullptr, q.data(), D, k.data(), v.data(), D, mask.data(), T, D,
+                            scale, cap);
+  for (int64_t i = 0; i < T * D; ++i) EXPECT_NEAR(out[i], out_ref[i], 1e-5);
+  double s = 0;
+  for (int64_t i = 0; i < T * D; ++i) s += double(out[i]) * c[i];
+  auto f = [&] { return attention_objective(q, k, v, groups, ns, nt, T, D, scale, c, cap, window); };
+  EXPECT_NEAR(s, f(), 1e-4);
+  std::vector<float> dq(T * D, 0), dk(T * D, 0), dv(T * D, 0), scratch(2 * T * T);
+  attention_backward_seq(dq.data(), D, dk.data(), dv.data(), D, scratch.data(), c.data(), D, probs.data(),
+                         q.data(), D, k.data(), v.data(), D, T, D, scale, nullptr, cap);
   expect_close(dq, numeric_grad(q, f), "dq");
   expect_close(dk, numeric_grad(k, f), "dk");
   expect_close(dv, numeric_grad(v, f), "dv");

@@ -1,7 +1,8 @@
 // Forward parity against independent references committed as fixtures (tests/model/data/README.md):
 // a float64 PyTorch implementation written from the Hugging Face modeling code (every case: causal,
 // group layouts at φ = 0, 0.5, 512.25, batch-stream, interleaved) and llama.cpp's own forward
-// (consecutive positions). Tolerance 1e-4 max abs, fp32.
+// (consecutive positions). Tolerance: the file's "tolerance" (1e-4 max abs; 1e-2 for llama.cpp on Gemma 2,
+// whose CPU GELU reads an fp16 table).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +23,8 @@ void check_cases(const std::string& fixture, const std::string& file) {
   auto j = nlohmann::json::parse(*text);
   ASSERT_FALSE(j["cases"].empty());
   const int V = (*tf)->config().n_vocab;
+  const double tol = j.value("tolerance", 1e-4);
+  ASSERT_LE(tol, 1e-2);
   for (const auto& c : j["cases"]) {
     model::KvCache cache((*tf)->config());
     model::Batch b;
@@ -38,7 +41,7 @@ void check_cases(const std::string& fixture, const std::string& file) {
     for (size_t r = 0; r < ids.size(); ++r)
       for (int v = 0; v < V; ++v)
         worst = std::max(worst, std::fabs(logits[r * V + v] - c["logits"][r][v].get<double>()));
-    EXPECT_LE(worst, 1e-4) << fixture << "/" << file << " case " << c["name"];
+    EXPECT_LE(worst, tol) << fixture << "/" << file << " case " << c["name"];
   }
 }
 
@@ -48,7 +51,8 @@ TEST_P(FixtureParity, MatchesPythonReference) { check_cases(GetParam(), "expecte
 TEST_P(FixtureParity, MatchesLlamaCpp) { check_cases(GetParam(), "expected_llamacpp.json"); }
 
 INSTANTIATE_TEST_SUITE_P(Models, FixtureParity,
-                         ::testing::Values("llama3_untied_f32", "llama_tied_bf16", "qwen2_tied_f32", "qwen2_untied_f16"));
+                         ::testing::Values("llama3_untied_f32", "llama_tied_bf16", "qwen2_tied_f32", "qwen2_untied_f16",
+                                           "gemma2_tied_f32", "gemma2_tied_bf16", "phi3_longrope_f32"));
 
 }  // namespace
 }  // namespace gpstream

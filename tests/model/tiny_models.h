@@ -33,6 +33,46 @@ inline model::ModelConfig tiny_config(bool qwen2, bool tied, bool llama3_rope) {
   return c;
 }
 
+// Gemma 2 features: head_dim independent of hidden / heads, (1 + w) norms, sandwich norms, tanh-GELU,
+// embedding scale, query_pre_attn_scalar, soft-caps that bend O(1) scores, a window of `window` rows per
+// group on even layers (3 layers: 0 and 2 slide).
+inline model::ModelConfig tiny_gemma2_config(int window = 3) {
+  model::ModelConfig c = tiny_config(false, true, false);
+  c.architecture = "Gemma2ForCausalLM";
+  c.model_type = "gemma2";
+  c.n_embd = 24;
+  c.n_layer = 3;
+  c.head_dim = 8;  // 4 heads × 8 = 32 ≠ 24
+  c.hidden_act = model::HiddenAct::GeluTanh;
+  c.embed_scale = 4.898979485566356f;  // sqrt(24)
+  c.norm_weight_offset = 1.0f;
+  c.sandwich_norms = true;
+  c.query_pre_attn_scalar = 12.0f;
+  c.attn_softcap = 1.5f;
+  c.final_softcap = 2.5f;
+  c.sliding_window = window;
+  c.sliding_window_every = 2;
+  return c;
+}
+
+// Phi-3 features: fused qkv / gate_up, partial rotary (6 of 8 dims), longrope with a small original
+// context (positions p with p + 1 > 16 use the long factors), a window of `window` rows per group on every layer.
+inline model::ModelConfig tiny_phi3_config(int window = 3) {
+  model::ModelConfig c = tiny_config(false, false, false);
+  c.architecture = "Phi3ForCausalLM";
+  c.model_type = "phi3";
+  c.fused_qkv = c.fused_gate_up = true;
+  c.partial_rotary_factor = 0.75f;
+  c.rope_scaling.type = model::RopeScalingType::LongRope;
+  c.rope_scaling.short_factor = {1.0f, 1.5f, 2.5f};
+  c.rope_scaling.long_factor = {1.3f, 4.0f, 9.0f};
+  c.rope_scaling.original_max_position_embeddings = 16;
+  c.rope_scaling.attention_factor = 1.2f;
+  c.sliding_window = window;
+  c.sliding_window_every = 1;
+  return c;
+}
+
 inline model::RandomInitOptions tiny_init(uint64_t seed, io::DType dtype = io::DType::F32) {
   model::RandomInitOptions o;
   o.seed = seed;

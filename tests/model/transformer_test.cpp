@@ -87,12 +87,28 @@ TEST_P(TransformerTest, StructuredMaskMatchesDenseReference) {
   }
 }
 
+void check_incremental_equals_full(const model::ModelConfig& cfg, const io::TensorMap& tensors,
+                                   std::initializer_list<float> phis);
+
 TEST_P(TransformerTest, IncrementalDecodingEqualsFullForward) {
   const Variant v = GetParam();
   auto cfg = testing::tiny_config(v.qwen2, v.tied, v.llama3);
-  auto tensors = model::random_tensors(cfg, testing::tiny_init(9, v.dtype));
+  check_incremental_equals_full(cfg, model::random_tensors(cfg, testing::tiny_init(9, v.dtype)), {-1.0f, 0.0f, 0.5f});
+}
+
+// Gemma 2 (windows of 3 per group on layers 0 and 2, soft-caps) and Phi-3 (window 3 on every layer,
+// longrope switching to the long factors past position 15 (p + 1 > 16): φ = 14 crosses it mid-target).
+TEST(TransformerFamilies, IncrementalDecodingEqualsFullForward) {
+  for (const auto& cfg : {testing::tiny_gemma2_config(), testing::tiny_phi3_config()}) {
+    SCOPED_TRACE(cfg.model_type);
+    check_incremental_equals_full(cfg, model::random_tensors(cfg, testing::tiny_init(9)), {-1.0f, 0.5f, 14.0f});
+  }
+}
+
+void check_incremental_equals_full(const model::ModelConfig& cfg, const io::TensorMap& tensors,
+                                   std::initializer_list<float> phis) {
   auto tf = testing::tiny_transformer(cfg, tensors, 2);
-  for (float phi : {-1.0f, 0.0f, 0.5f}) {  // -1: consecutive positions (target continues after source)
+  for (float phi : phis) {  // -1: consecutive positions (target continues after source)
     const int S = 5, N = 6;
     const float p0 = phi < 0 ? static_cast<float>(S) : phi;
     auto toks = group_layout(S, N, p0, {2, 3, 4, 5, 5, 5}, 5, cfg.n_vocab);
@@ -159,10 +175,28 @@ TEST(Transformer, RerotateMovesLayerZeroKeysToNewPositions) {
   }
   ASSERT_TRUE(tf->forward(ba, a, logits).ok());
   ASSERT_TRUE(tf->forward(bb, b, logits).ok());
-  a.rerotate(Group::Target, 0, new_pos, 3, tf->inv_freq());
+  a.rerotate(Group::Target, 0, new_pos, 3, tf->rope());
   EXPECT_LT(max_abs_diff(a.k(0, Group::Target), b.k(0, Group::Target), 3 * static_cast<int>(a.kv_dim())), 1e-5);
   EXPECT_LT(max_abs_diff(a.v(0, Group::Target), b.v(0, Group::Target), 3 * static_cast<int>(a.kv_dim())), 1e-7);
   EXPECT_EQ(a.positions(Group::Target)[2], 300.0f);
+}
+
+// Longrope: a key moved across the long-factor threshold (p + 1 > 16) and partial rotary (6 of 8 dims).
+TEST(Transformer, RerotateAcrossTheLongropeThresholdEqualsDirectKeys) {
+  auto cfg = testing::tiny_phi3_config();
+  auto tf = testing::tiny_transformer(cfg, model::random_tensors(cfg, testing::tiny_init(4)));
+  KvCache a(cfg), b(cfg);
+  std::vector<float> logits;
+  Batch ba, bb;
+  const float old_pos[3] = {0.0f, 20.0f, 2.0f}, new_pos[3] = {30.5f, 3.0f, 9.0f};
+  for (int i = 0; i < 3; ++i) {
+    ba.add(10 + i, old_pos[i], 0, Group::Target, 0, i + 1);
+    bb.add(10 + i, new_pos[i], 0, Group::Target, 0, i + 1);
+  }
+  ASSERT_TRUE(tf->forward(ba, a, logits).ok());
+  ASSERT_TRUE(tf->forward(bb, b, logits).ok());
+  a.rerotate(Group::Target, 0, new_pos, 3, tf->rope());
+  EXPECT_LT(max_abs_diff(a.k(0, Group::Target), b.k(0, Group::Target), 3 * static_cast<int>(a.kv_dim())), 1e-5);
 }
 
 TEST(Transformer, BadBatchesAreRejectedAndLeaveTheCacheUnchanged) {

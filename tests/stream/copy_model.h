@@ -20,10 +20,10 @@ class CopyModel final : public model::ForwardModel {
     config_.n_vocab = codec.vocab_size();
     config_.n_embd = config_.n_ff = config_.n_layer = config_.n_head = config_.n_head_kv = 1;
     config_.head_dim = 2;
-    inv_freq_ = {1.0f};
+    rope_ = model::RopeFrequencies::plain({1.0f}, 2);
   }
   const model::ModelConfig& config() const override { return config_; }
-  const std::vector<float>& inv_freq() const override { return inv_freq_; }
+  const model::RopeFrequencies& rope() const override { return rope_; }
   Status forward(const model::Batch& b, std::span<model::KvCache* const> caches, std::vector<float>& logits) override {
     logits.clear();
     for (const auto& t : b.tokens) {
@@ -67,7 +67,7 @@ class CopyModel final : public model::ForwardModel {
  private:
   const CharCodec& codec_;
   model::ModelConfig config_;
-  std::vector<float> inv_freq_;
+  model::RopeFrequencies rope_;
   std::map<const model::KvCache*, std::array<std::vector<int32_t>, 2>> shadow_;
 };
 

@@ -245,7 +245,8 @@ TEST(TrainModel, RefusesBadBatches) {
 
 // Gradients against the PyTorch float64 autograd fixtures (scripts/make-model-fixtures).
 TEST(TrainModel, GradientsMatchPyTorchFixtures) {
-  for (const char* name : {"grad_llama3_untied_f32", "grad_qwen2_tied_f32"}) {
+  for (const char* name : {"grad_llama3_untied_f32", "grad_qwen2_tied_f32", "grad_gemma2_tied_f32",
+                           "grad_phi3_longrope_f32"}) {
     const std::string dir = std::string(GPSTREAM_SOURCE_DIR) + "/tests/train/data/" + name;
     std::ifstream in(dir + "/inputs.json");
     ASSERT_TRUE(in) << dir;
