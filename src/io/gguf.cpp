@@ -232,18 +232,17 @@ size_t GgufValue::array_size() const {
 }
 
 const GgufValue* GgufMetadata::find(const std::string& key) const {
-  for (const auto& [k, v] : items_)
-    if (k == key) return &v;
-  return nullptr;
+  auto it = index_.find(key);
+  return it == index_.end() ? nullptr : &items_[it->second].second;
 }
 
 void GgufMetadata::set(const std::string& key, GgufValue v) {
-  for (auto& [k, old] : items_) {
-    if (k == key) {
-      old = std::move(v);
-      return;
-    }
+  auto it = index_.find(key);
+  if (it != index_.end()) {
+    items_[it->second].second = std::move(v);
+    return;
   }
+  index_.emplace(key, items_.size());
   items_.emplace_back(key, std::move(v));
 }
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -69,6 +70,7 @@ class GgufMetadata {
 
  private:
   std::vector<std::pair<std::string, GgufValue>> items_;
+  std::unordered_map<std::string, size_t> index_;  // key → position in items_ (hostile files have millions)
 };
 
 struct GgufFile {
