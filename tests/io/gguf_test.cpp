@@ -128,6 +128,7 @@ TEST(GgufHostile, CountsLargerThanTheFile) {
 TEST(GgufHostile, StringAndArrayLengths) {
   Builder a;
   a.header(0, 1).u64(~uint64_t{0});  // key length 2^64 - 1
+  a.b += std::string(64, '\0');      // room for the one key-value pair kv_count announces
   EXPECT_NE(error_of(a.b).find("key length"), std::string::npos);
   Builder b;
   b.header(0, 1).str("k").u32(8).u64(1000).u8('x');  // string value of 1000 bytes, 1 present
@@ -188,7 +189,7 @@ TEST(GgufHostile, TensorInfos) {
   EXPECT_NE(error_of(dup.b).find("defined twice"), std::string::npos);
   Builder nodata;
   nodata.header(1, 0).tensor("x", {4}, 0, 0);  // file ends before the aligned data start
-  EXPECT_NE(error_of(nodata.b).find("x"), std::string::npos);
+  EXPECT_NE(error_of(nodata.b).find("past the end of the file"), std::string::npos);
 }
 
 TEST(GgufHostile, EveryTruncationIsAnError) {
@@ -205,7 +206,7 @@ TEST(GgufHostile, RandomCorruptionNeverCrashes) {
   TempDir dir;
   std::mt19937 rng(8);
   int rejected = 0;
-  for (int trial = 0; trial < 2000; ++trial) {
+  for (int trial = 0; trial < 600; ++trial) {
     std::string t = s;
     const int flips = 1 + static_cast<int>(rng() % 4);
     for (int k = 0; k < flips; ++k) t[rng() % t.size()] = static_cast<char>(rng() & 0xff);
@@ -218,7 +219,7 @@ TEST(GgufHostile, RandomCorruptionNeverCrashes) {
       ASSERT_EQ(td.bytes.size(), *tensor_nbytes(td.dtype, td.shape)) << name;
     }
   }
-  EXPECT_GT(rejected, 100);
+  EXPECT_GT(rejected, 30);
 }
 
 TEST(Gguf, WriterRoundTripsEveryTypeAndDtype) {
