@@ -16,8 +16,10 @@
 
 #include "../testing/temp_dir.h"
 #include "io/gguf.h"
+#include "io/safetensors.h"
 #include "model/gguf_model.h"
 #include "model/quantize_model.h"
+#include "model/tensor_names.h"
 #include "model/transformer.h"
 #include "tiny_models.h"
 #include "util/mapped_file.h"
