@@ -81,7 +81,9 @@ io::TensorMap convert_model_tensors(const ModelConfig& config, const io::TensorM
         const auto id = tensor_id_from_hf(name);
         const bool embedding = id && (id->first == TensorId::TokEmbd || id->first == TensorId::Output);
         if (target == io::DType::Q4_0 && embedding) type = io::DType::Q8_0;
-        if (t.shape[1] % 32 != 0) type = io::DType::F16;
+        // Rows that are not whole blocks stay F32 (llama.cpp would round the activations of an F16 matrix to
+        // F16, gpstream keeps them in F32: F32 weights compute the same in both engines).
+        if (t.shape[1] % 32 != 0) type = io::DType::F32;
       }
     }
     if (type == t.dtype) {
