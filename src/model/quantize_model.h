@@ -2,7 +2,7 @@
 // Q8_0 / Q4_0 blocks, the policy `gpstream convert --type` uses. 1-D tensors (norms, biases) stay F32.
 // Q8_0: every matrix whose rows are whole 32-weight blocks. Q4_0: the same, except the embedding and output
 // matrices, which are Q8_0 (llama.cpp keeps them at a higher precision too). Matrices whose rows are not
-// whole blocks fall back to F16.
+// whole blocks stay F32.
 #pragma once
 
 #include <string>
