@@ -226,7 +226,7 @@ struct ModelResult {
 };
 
 size_t matrix_bytes(const kernels::MatrixView& m) {
-  return static_cast<size_t>(m.rows) * static_cast<size_t>(m.cols) * m.elem_size();
+  return static_cast<size_t>(m.rows) * m.row_bytes();
 }
 
 // FLOPs of one causal prefill of T tokens with logits for the last row only.

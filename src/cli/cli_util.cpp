@@ -50,7 +50,7 @@ std::string format_float(float x) {
 namespace gpstream::cli {
 
 void add_stream_options(CLI::App& app, StreamCli& o, bool with_paradigm) {
-  app.add_option("-m,--model", o.model, "model: a Hugging Face directory (with tokenizer.json, optional gpstream.json)")
+  app.add_option("-m,--model", o.model, "model: a Hugging Face directory (with tokenizer.json, optional gpstream.json) or a .gguf file")
       ->required();
   app.add_option("--phi", o.phi, "target group start position: a number >= 0 or S (default: the model's)");
   if (with_paradigm)

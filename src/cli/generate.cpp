@@ -13,7 +13,7 @@ int run_generate(int argc, char** argv) {
   std::string model_path, ids_s;
   int max_new = 16, threads = 0;
   bool stop_at_eos = true;
-  app.add_option("-m,--model", model_path, "Hugging Face model directory")->required();
+  app.add_option("-m,--model", model_path, "Hugging Face model directory or .gguf file")->required();
   app.add_option("--ids", ids_s, "comma-separated prompt token ids")->required();
   app.add_option("--max-new", max_new, "number of tokens to generate")->check(CLI::Range(0, 1 << 20));
   app.add_flag("!--no-eos-stop", stop_at_eos, "keep generating after an end-of-sequence token");

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -14,10 +15,20 @@
 
 namespace gpstream::io {
 
-enum class DType { F32, F16, BF16 };
+// F32/F16/BF16: plain elements. Q8_0/Q4_0/Q4_K/Q6_K: GGUF's block-quantized formats, blocks along the
+// innermost (last) dimension; io only moves their bytes (kernels/quant_blocks.h defines them).
+enum class DType { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K };
 
+bool dtype_is_quantized(DType t);
+// Elements per block (1 for plain types) and bytes per block (the element size for plain types).
+int64_t dtype_block_elems(DType t);
+size_t dtype_block_bytes(DType t);
+// Bytes per element of a plain type (asserts on quantized types: use tensor_nbytes).
 size_t dtype_size(DType t);
-const char* dtype_name(DType t);  // safetensors spelling: "F32", "F16", "BF16"
+const char* dtype_name(DType t);  // safetensors / GGUF spelling: "F32", "F16", "BF16", "Q8_0", ...
+// Bytes of a tensor of this shape; nullopt when the innermost dimension is not a whole number of blocks or
+// the size overflows 2^62.
+std::optional<uint64_t> tensor_nbytes(DType t, const std::vector<int64_t>& shape);
 
 struct TensorData {
   DType dtype = DType::F32;
@@ -41,7 +52,8 @@ struct TensorMap {
   void add_raw(const std::string& name, DType dtype, std::vector<int64_t> shape, std::vector<std::byte> bytes);
 };
 
-// Reads element i of a tensor as fp32 (slow path: tests and small vectors).
+// Reads element i of a tensor as fp32 (slow path: tests and small vectors). Plain dtypes only (asserts):
+// quantized tensors are dequantized by the layers above (model::dequantize_tensor).
 float tensor_get(const TensorData& t, int64_t i);
 // Converts a whole tensor to fp32.
 std::vector<float> tensor_to_f32(const TensorData& t);

@@ -1,10 +1,13 @@
-// AVX2 row conversion and dot products (F32, F16 via F16C, BF16 via a 16-bit shift).
+// AVX2 row conversion and dot products (F32, F16 via F16C, BF16 via a 16-bit shift; Q8_0 and Q4_0 rows
+// are dequantized block by block: these are the exact-weight paths, the int8 kernels are quant_dot.h).
 #include "kernels/convert.h"
 
 #include <immintrin.h>
 
 #include <cstring>
+#include <vector>
 
+#include "kernels/quant_blocks.h"
 #include "util/half.h"
 
 namespace gpstream::kernels {
@@ -20,6 +23,8 @@ inline __m256 load8(const void* row, WeightType type, int64_t i) {
       __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(row) + i));
       return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
     }
+    case WeightType::Q8_0:
+    case WeightType::Q4_0: break;  // never called: quantized rows go through dequantize_block
   }
   return _mm256_setzero_ps();
 }
@@ -29,8 +34,28 @@ inline float load1(const void* row, WeightType type, int64_t i) {
     case WeightType::F32: return static_cast<const float*>(row)[i];
     case WeightType::F16: return f16_to_f32(static_cast<const uint16_t*>(row)[i]);
     case WeightType::BF16: return bf16_to_f32(static_cast<const uint16_t*>(row)[i]);
+    case WeightType::Q8_0:
+    case WeightType::Q4_0: {
+      float block[32];
+      const int64_t b = i / kQ8_0Block;
+      if (type == WeightType::Q8_0) {
+        dequantize_row_q8_0(static_cast<const char*>(row) + b * kQ8_0Bytes, block, kQ8_0Block);
+      } else {
+        dequantize_row_q4_0(static_cast<const char*>(row) + b * kQ4_0Bytes, block, kQ8_0Block);
+      }
+      return block[i % kQ8_0Block];
+    }
   }
   return 0.0f;
+}
+
+// Dequantizes a whole quantized row (n % 32 == 0).
+void dequantize_quant_row(float* dst, const void* row, WeightType type, int64_t n) {
+  if (type == WeightType::Q8_0) {
+    dequantize_row_q8_0(row, dst, n);
+  } else {
+    dequantize_row_q4_0(row, dst, n);
+  }
 }
 
 inline float hsum(__m256 v) {
@@ -61,6 +86,10 @@ float dot_impl(const float* x, const void* row, int64_t n) {
 }  // namespace
 
 void convert_row(float* dst, const void* row, WeightType type, int64_t n) {
+  if (is_quantized(type)) {
+    dequantize_quant_row(dst, row, type, n);
+    return;
+  }
   if (type == WeightType::F32) {
     std::memcpy(dst, row, static_cast<size_t>(n) * 4);
     return;
@@ -75,6 +104,18 @@ float dot_row(const float* x, const void* row, WeightType type, int64_t n) {
     case WeightType::F32: return dot_impl<WeightType::F32>(x, row, n);
     case WeightType::F16: return dot_impl<WeightType::F16>(x, row, n);
     case WeightType::BF16: return dot_impl<WeightType::BF16>(x, row, n);
+    case WeightType::Q8_0:
+    case WeightType::Q4_0: {
+      // fp32 activations against dequantized weights, one block at a time.
+      float block[32];
+      const size_t bytes = row_bytes(type, kQ8_0Block);
+      float s = 0.0f;
+      for (int64_t b = 0; b < n / kQ8_0Block; ++b) {
+        dequantize_quant_row(block, static_cast<const char*>(row) + b * bytes, type, kQ8_0Block);
+        s += dot_impl<WeightType::F32>(x + b * kQ8_0Block, block, kQ8_0Block);
+      }
+      return s;
+    }
   }
   return 0.0f;
 }
@@ -82,10 +123,21 @@ float dot_row(const float* x, const void* row, WeightType type, int64_t n) {
 float dot_f32(const float* a, const float* b, int64_t n) { return dot_impl<WeightType::F32>(a, b, n); }
 
 void convert_row_ref(float* dst, const void* row, WeightType type, int64_t n) {
+  if (is_quantized(type)) {
+    dequantize_quant_row(dst, row, type, n);
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) dst[i] = load1(row, type, i);
 }
 
 float dot_row_ref(const float* x, const void* row, WeightType type, int64_t n) {
+  if (is_quantized(type)) {
+    std::vector<float> w(static_cast<size_t>(n));
+    dequantize_quant_row(w.data(), row, type, n);
+    double s = 0.0;
+    for (int64_t i = 0; i < n; ++i) s += static_cast<double>(x[i]) * w[static_cast<size_t>(i)];
+    return static_cast<float>(s);
+  }
   double s = 0.0;
   for (int64_t i = 0; i < n; ++i) s += static_cast<double>(x[i]) * load1(row, type, i);
   return static_cast<float>(s);

@@ -6,7 +6,8 @@
 //   head_dim  size of one head             n_ff      feed-forward (MLP) inner size
 //   n_vocab   vocabulary size              n_layer   transformer blocks
 // Activations are fp32, row-major [n_tok, width]. Weights may be F32, F16 or BF16 ([out, in], as
-// Hugging Face stores nn.Linear weights) and are converted per tile inside the kernels.
+// Hugging Face stores nn.Linear weights) and are converted per tile inside the kernels, or quantized in
+// GGUF's Q8_0 / Q4_0 blocks of 32 along each row (quant_blocks.h), multiplied by int8 dot products.
 #pragma once
 
 #include <cstddef>
@@ -14,7 +15,22 @@
 
 namespace gpstream::kernels {
 
-enum class WeightType { F32, F16, BF16 };
+enum class WeightType { F32, F16, BF16, Q8_0, Q4_0 };
+
+// True for the block-quantized types (rows are whole blocks of 32 weights).
+inline bool is_quantized(WeightType t) { return t == WeightType::Q8_0 || t == WeightType::Q4_0; }
+// Bytes of a row of n weights (n a multiple of 32 for the quantized types).
+inline size_t row_bytes(WeightType t, int64_t n) {
+  const size_t un = static_cast<size_t>(n);
+  switch (t) {
+    case WeightType::F32: return un * 4;
+    case WeightType::F16:
+    case WeightType::BF16: return un * 2;
+    case WeightType::Q8_0: return un / 32 * 34;
+    case WeightType::Q4_0: return un / 32 * 18;
+  }
+  return 0;
+}
 
 // A read-only row-major weight matrix [rows, cols] in its stored precision.
 struct MatrixView {
@@ -22,11 +38,8 @@ struct MatrixView {
   int64_t rows = 0;
   int64_t cols = 0;
   const void* data = nullptr;
-  // Bytes per element.
-  size_t elem_size() const { return type == WeightType::F32 ? 4 : 2; }
-  const void* row(int64_t r) const {
-    return static_cast<const char*>(data) + static_cast<size_t>(r) * static_cast<size_t>(cols) * elem_size();
-  }
+  size_t row_bytes() const { return kernels::row_bytes(type, cols); }
+  const void* row(int64_t r) const { return static_cast<const char*>(data) + static_cast<size_t>(r) * row_bytes(); }
 };
 
 }  // namespace gpstream::kernels

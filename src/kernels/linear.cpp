@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "kernels/convert.h"
+#include "kernels/quant_dot.h"
 
 namespace gpstream::kernels {
 namespace {
@@ -21,10 +22,41 @@ constexpr int64_t kTileRows = 64;    // rows converted per tile in the GEMM regi
 // Below this many multiply-adds a parallel region costs more than it saves (and on a loaded machine
 // a spinning second thread can cost far more): run on one thread.
 constexpr int64_t kMinParallelWork = int64_t{1} << 18;
+// Rows per work item of the quantized regime: a multiple of the micro-kernel's 4 rows, small enough to
+// balance two threads on a 896-row matrix, large enough to amortise the scheduling.
+constexpr int64_t kQuantTileRows = 32;
+
+void linear_forward_quantized(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w,
+                              const float* bias, int64_t n_tok, float* scratch, int n_threads) {
+  auto* xq = reinterpret_cast<BlockQ8_0*>(scratch);
+  const int64_t nb = w.cols / kQ8_0Block;
+  const bool parallel = w.rows * w.cols * n_tok >= kMinParallelWork;
+  if (parallel && n_tok > 1) {
+#pragma omp parallel for num_threads(n_threads) schedule(static)
+    for (int64_t t = 0; t < n_tok; ++t) quantize_activations_q8_0(x + t * ldx, ldx, 1, w.cols, xq + t * nb);
+  } else {
+    quantize_activations_q8_0(x, ldx, n_tok, w.cols, xq);
+  }
+  const int64_t n_tiles = (w.rows + kQuantTileRows - 1) / kQuantTileRows;
+#pragma omp parallel for num_threads(n_threads) schedule(static) if (parallel)
+  for (int64_t tile = 0; tile < n_tiles; ++tile) {
+    const int64_t r0 = tile * kQuantTileRows;
+    const int64_t nr = std::min(kQuantTileRows, w.rows - r0);
+    quant_matmul_rows(out, ldo, w, r0, nr, xq, n_tok);
+    if (bias) {
+      for (int64_t t = 0; t < n_tok; ++t)
+        for (int64_t r = r0; r < r0 + nr; ++r) out[t * ldo + r] += bias[r];
+    }
+  }
+}
 
 }  // namespace
 
 int64_t linear_scratch_floats(const MatrixView& w, int64_t n_tok, int n_threads) {
+  if (is_quantized(w.type)) {
+    const int64_t bytes = n_tok * (w.cols / kQ8_0Block) * static_cast<int64_t>(sizeof(BlockQ8_0));
+    return (bytes + 3) / 4;
+  }
   if (w.type == WeightType::F32 || n_tok <= kSmallBatch) return 0;
   return kTileRows * w.cols * std::max(1, n_threads);
 }
@@ -33,6 +65,10 @@ void linear_forward(float* out, int64_t ldo, const float* x, int64_t ldx, const 
                     int64_t n_tok, float* scratch, int n_threads) {
   const int64_t rows = w.rows, cols = w.cols;
   if (n_tok <= 0 || rows <= 0) return;
+  if (is_quantized(w.type)) {
+    linear_forward_quantized(out, ldo, x, ldx, w, bias, n_tok, scratch, n_threads);
+    return;
+  }
   if (w.type == WeightType::F32 && n_tok > kSmallBatchF32) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n_tok), static_cast<int>(rows),
                 static_cast<int>(cols), 1.0f, x, static_cast<int>(ldx), static_cast<const float*>(w.data),

@@ -1,9 +1,11 @@
-// Linear layer forward: out[n_tok, w.rows] = x[n_tok, w.cols] · Wᵀ (+ bias). Three regimes:
+// Linear layer forward: out[n_tok, w.rows] = x[n_tok, w.cols] · Wᵀ (+ bias). Four regimes:
 //  - Few tokens (decode, small batches), any dtype: row-parallel dot products straight from the
 //    stored row — memory-bandwidth bound, one pass over the weights.
 //  - F32 weights, many tokens: one OpenBLAS sgemm (multi-threaded by OpenBLAS's OpenMP pool).
 //  - 16-bit weights, many tokens (prefill, training): row tiles converted to fp32 in per-thread scratch,
 //    each tile multiplied by a single-threaded sgemm, so conversion stays in cache.
+//  - Q8_0 / Q4_0 weights, any number of tokens: the activations are quantized to Q8_0 once (into the
+//    scratch), then threads take tiles of rows and run int8 micro-kernels over every token (quant_dot.h).
 #pragma once
 
 #include <cstdint>

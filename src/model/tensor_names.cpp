@@ -1,39 +1,113 @@
-// Tensor name table.
+// Tensor name and GGUF architecture tables.
 #include "model/tensor_names.h"
 
-namespace gpstream::model {
+#include <cstring>
 
-std::string hf_name(TensorId id, int layer) {
-  const std::string p = "model.layers." + std::to_string(layer) + ".";
-  switch (id) {
-    case TensorId::TokEmbd: return "model.embed_tokens.weight";
-    case TensorId::OutputNorm: return "model.norm.weight";
-    case TensorId::Output: return "lm_head.weight";
-    case TensorId::AttnNorm: return p + "input_layernorm.weight";
-    case TensorId::AttnQ: return p + "self_attn.q_proj.weight";
-    case TensorId::AttnK: return p + "self_attn.k_proj.weight";
-    case TensorId::AttnV: return p + "self_attn.v_proj.weight";
-    case TensorId::AttnOut: return p + "self_attn.o_proj.weight";
-    case TensorId::AttnQBias: return p + "self_attn.q_proj.bias";
-    case TensorId::AttnKBias: return p + "self_attn.k_proj.bias";
-    case TensorId::AttnVBias: return p + "self_attn.v_proj.bias";
-    case TensorId::AttnOutBias: return p + "self_attn.o_proj.bias";
-    case TensorId::FfnNorm: return p + "post_attention_layernorm.weight";
-    case TensorId::FfnGate: return p + "mlp.gate_proj.weight";
-    case TensorId::FfnUp: return p + "mlp.up_proj.weight";
-    case TensorId::FfnDown: return p + "mlp.down_proj.weight";
-    case TensorId::AttnPostNorm: return p + "post_attention_layernorm.weight";
-    case TensorId::FfnPostNorm: return p + "post_feedforward_layernorm.weight";
-    case TensorId::AttnQkv: return p + "self_attn.qkv_proj.weight";
-    case TensorId::FfnGateUp: return p + "mlp.gate_up_proj.weight";
-  }
-  return "";
+namespace gpstream::model {
+namespace {
+
+struct TensorNameRow {
+  TensorId id;
+  const char* hf;
+  const char* gguf;
+};
+
+constexpr TensorNameRow kTensorNames[] = {
+    {TensorId::TokEmbd, "model.embed_tokens.weight", "token_embd.weight"},
+    {TensorId::OutputNorm, "model.norm.weight", "output_norm.weight"},
+    {TensorId::Output, "lm_head.weight", "output.weight"},
+    {TensorId::AttnNorm, "model.layers.{L}.input_layernorm.weight", "blk.{L}.attn_norm.weight"},
+    {TensorId::AttnQ, "model.layers.{L}.self_attn.q_proj.weight", "blk.{L}.attn_q.weight"},
+    {TensorId::AttnK, "model.layers.{L}.self_attn.k_proj.weight", "blk.{L}.attn_k.weight"},
+    {TensorId::AttnV, "model.layers.{L}.self_attn.v_proj.weight", "blk.{L}.attn_v.weight"},
+    {TensorId::AttnOut, "model.layers.{L}.self_attn.o_proj.weight", "blk.{L}.attn_output.weight"},
+    {TensorId::AttnQBias, "model.layers.{L}.self_attn.q_proj.bias", "blk.{L}.attn_q.bias"},
+    {TensorId::AttnKBias, "model.layers.{L}.self_attn.k_proj.bias", "blk.{L}.attn_k.bias"},
+    {TensorId::AttnVBias, "model.layers.{L}.self_attn.v_proj.bias", "blk.{L}.attn_v.bias"},
+    {TensorId::AttnOutBias, "model.layers.{L}.self_attn.o_proj.bias", "blk.{L}.attn_output.bias"},
+    {TensorId::FfnNorm, "model.layers.{L}.post_attention_layernorm.weight", "blk.{L}.ffn_norm.weight"},
+    {TensorId::FfnGate, "model.layers.{L}.mlp.gate_proj.weight", "blk.{L}.ffn_gate.weight"},
+    {TensorId::FfnUp, "model.layers.{L}.mlp.up_proj.weight", "blk.{L}.ffn_up.weight"},
+    {TensorId::FfnDown, "model.layers.{L}.mlp.down_proj.weight", "blk.{L}.ffn_down.weight"},
+    // Gemma 2 and Phi-3 (after the llama rows, so reverse lookups of shared names give the llama ids; their
+    // GGUF loading is not wired yet, see docs/models.md). Gemma 2's FfnNorm is pre_feedforward_layernorm
+    // (hf_name(config, ...)); Phi-3's fused gate_up is GGUF's ffn_up.
+    {TensorId::AttnPostNorm, "model.layers.{L}.post_attention_layernorm.weight", "blk.{L}.post_attention_norm.weight"},
+    {TensorId::FfnPostNorm, "model.layers.{L}.post_feedforward_layernorm.weight", "blk.{L}.post_ffw_norm.weight"},
+    {TensorId::AttnQkv, "model.layers.{L}.self_attn.qkv_proj.weight", "blk.{L}.attn_qkv.weight"},
+    {TensorId::FfnGateUp, "model.layers.{L}.mlp.gate_up_proj.weight", "blk.{L}.ffn_up.weight"},
+};
+
+constexpr GgufArch kGgufArchs[] = {
+    {"llama", "LlamaForCausalLM", "llama", true},
+    {"qwen2", "Qwen2ForCausalLM", "qwen2", false},
+};
+
+const TensorNameRow& row(TensorId id) {
+  for (const auto& r : kTensorNames)
+    if (r.id == id) return r;
+  return kTensorNames[0];  // unreachable: every id has a row
 }
+
+std::string expand(const char* pattern, int layer) {
+  std::string s = pattern;
+  const auto at = s.find("{L}");
+  if (at != std::string::npos) s.replace(at, 3, std::to_string(layer));
+  return s;
+}
+
+// Matches `name` against a pattern with at most one "{L}" (a decimal layer number without leading zeros).
+std::optional<int> match(const char* pattern, const std::string& name) {
+  const std::string p = pattern;
+  const auto at = p.find("{L}");
+  if (at == std::string::npos) return p == name ? std::optional<int>(0) : std::nullopt;
+  const std::string head = p.substr(0, at), tail = p.substr(at + 3);
+  if (name.size() <= head.size() + tail.size() || name.compare(0, head.size(), head) != 0 ||
+      name.compare(name.size() - tail.size(), tail.size(), tail) != 0)
+    return std::nullopt;
+  const std::string digits = name.substr(head.size(), name.size() - head.size() - tail.size());
+  if (digits.size() > 6 || (digits.size() > 1 && digits[0] == '0')) return std::nullopt;
+  int layer = 0;
+  for (char ch : digits) {
+    if (ch < '0' || ch > '9') return std::nullopt;
+    layer = layer * 10 + (ch - '0');
+  }
+  return layer;
+}
+
+}  // namespace
+
+std::string hf_name(TensorId id, int layer) { return expand(row(id).hf, layer); }
 
 std::string hf_name(const ModelConfig& c, TensorId id, int layer) {
   if (c.sandwich_norms && id == TensorId::FfnNorm)
     return "model.layers." + std::to_string(layer) + ".pre_feedforward_layernorm.weight";
   return hf_name(id, layer);
+}
+std::string gguf_name(TensorId id, int layer) { return expand(row(id).gguf, layer); }
+
+std::optional<std::pair<TensorId, int>> tensor_id_from_hf(const std::string& name) {
+  for (const auto& r : kTensorNames)
+    if (auto l = match(r.hf, name)) return std::make_pair(r.id, *l);
+  return std::nullopt;
+}
+
+std::optional<std::pair<TensorId, int>> tensor_id_from_gguf(const std::string& name) {
+  for (const auto& r : kTensorNames)
+    if (auto l = match(r.gguf, name)) return std::make_pair(r.id, *l);
+  return std::nullopt;
+}
+
+const GgufArch* gguf_arch_by_name(const std::string& gguf) {
+  for (const auto& a : kGgufArchs)
+    if (gguf == a.gguf) return &a;
+  return nullptr;
+}
+
+const GgufArch* gguf_arch_by_hf(const std::string& hf_architecture) {
+  for (const auto& a : kGgufArchs)
+    if (hf_architecture == a.hf_architecture) return &a;
+  return nullptr;
 }
 
 }  // namespace gpstream::model

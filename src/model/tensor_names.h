@@ -1,11 +1,15 @@
-// The one table of tensor names: internal tensor ids ↔ Hugging Face names (and GGUF names once GGUF
-// support lands). Loaders and writers never spell a tensor name inline.
+// The one table of tensor names: internal tensor ids ↔ Hugging Face names ↔ GGUF names, as data
+// (tensor_names.cpp, kTensorNames) with "{L}" standing for the layer number. Loaders and writers never
+// spell a tensor name inline. The GGUF architectures gpstream reads are a second table (kGgufArchs):
+// to support a new family (gemma2, phi3, ...), add its rows to both tables and its fields to ModelConfig.
 // Families differ in two ways: Gemma 2 has four norms per block (its post_attention_layernorm is the norm
 // on the attention OUTPUT, and pre_feedforward_layernorm is what llama calls post_attention_layernorm),
 // and Phi-3 stores q/k/v and gate/up fused (AttnQkv = [q; k; v] rows, FfnGateUp = [gate; up] rows).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "model/model_config.h"
 
@@ -23,5 +27,23 @@ enum class TensorId {
 std::string hf_name(TensorId id, int layer = 0);
 // Hugging Face name in the layout of config's family.
 std::string hf_name(const ModelConfig& config, TensorId id, int layer = 0);
+// GGUF name (llama.cpp's: token_embd.weight, blk.N.attn_q.weight, ...).
+std::string gguf_name(TensorId id, int layer = 0);
+// Inverse lookups: the id and layer (0 for global tensors) of a name, or nullopt.
+std::optional<std::pair<TensorId, int>> tensor_id_from_hf(const std::string& name);
+std::optional<std::pair<TensorId, int>> tensor_id_from_gguf(const std::string& name);
+
+// A model family as GGUF names it (general.architecture, also the prefix of its hyperparameter keys).
+struct GgufArch {
+  const char* gguf;             // "llama", "qwen2"
+  const char* hf_architecture;  // config.json "architectures"[0]
+  const char* model_type;       // config.json "model_type"
+  // llama.cpp's converter reorders the rows of attn_q / attn_k (weights and biases) within each head from
+  // Hugging Face's rotate-half RoPE layout to interleaved pairs: GGUF row 2j + s of a head is HF row
+  // j + s * head_dim / 2 (s = 0, 1). Reading undoes it, writing redoes it.
+  bool interleaved_qk;
+};
+const GgufArch* gguf_arch_by_name(const std::string& gguf);
+const GgufArch* gguf_arch_by_hf(const std::string& hf_architecture);
 
 }  // namespace gpstream::model

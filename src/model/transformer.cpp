@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "io/gguf.h"
 #include "io/safetensors.h"
 #include "kernels/activation.h"
 #include "kernels/attention.h"
@@ -13,6 +14,7 @@
 #include "kernels/linear.h"
 #include "kernels/norm.h"
 #include "kernels/rope.h"
+#include "model/gguf_model.h"
 
 namespace gpstream::model {
 
@@ -24,6 +26,16 @@ Transformer::Transformer(ModelConfig config, Weights weights, int n_threads)
 void Transformer::set_threads(int n) { n_threads_ = n > 0 ? n : std::max(1, omp_get_max_threads()); }
 
 Result<std::unique_ptr<Transformer>> Transformer::load(const std::string& path, int n_threads) {
+  if (is_gguf_path(path)) {
+    GPS_ASSIGN(io::GgufFile g, io::read_gguf(path));
+    auto config = config_from_gguf(g);
+    if (!config.ok()) return config.error().with_context(path);
+    auto tensors = hf_tensors_from_gguf(g, *config);
+    if (!tensors.ok()) return tensors.error().with_context(path);
+    auto w = weights_from_tensors(*config, std::move(tensors).value());
+    if (!w.ok()) return w.error().with_context(path);
+    return std::make_unique<Transformer>(std::move(config).value(), std::move(w).value(), n_threads);
+  }
   GPS_ASSIGN(ModelConfig config, load_hf_config(path));
   GPS_ASSIGN(io::TensorMap tensors, io::read_safetensors_dir(path));
   auto w = weights_from_tensors(config, std::move(tensors));
@@ -94,9 +106,10 @@ Status Transformer::forward(const Batch& batch, std::span<KvCache* const> caches
   grow(w.cos_t, T * half);
   grow(w.sin_t, T * half);
   int64_t scratch = 0;
-  for (const kernels::MatrixView* m : {&weights_.layers[0].wq, &weights_.layers[0].w_gate, &weights_.layers[0].w_down,
-                                       &weights_.layers[0].wo, &weights_.output})
-    scratch = std::max(scratch, kernels::linear_scratch_floats(*m, T, nt));
+  for (const LayerWeights& l : weights_.layers)  // every matrix: storage types may differ between layers
+    for (const kernels::MatrixView* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
+      scratch = std::max(scratch, kernels::linear_scratch_floats(*m, T, nt));
+  scratch = std::max(scratch, kernels::linear_scratch_floats(weights_.output, T, nt));
   grow(w.scratch, scratch);
 
   // Row slots in each region, in batch order.

@@ -23,7 +23,7 @@ class Transformer : public ForwardModel {
  public:
   Transformer(ModelConfig config, Weights weights, int n_threads = 0);
 
-  // Loads a Hugging Face model directory (config.json + safetensors).
+  // Loads a Hugging Face model directory (config.json + safetensors) or a .gguf file (gguf_model.h).
   static Result<std::unique_ptr<Transformer>> load(const std::string& path, int n_threads = 0);
 
   const ModelConfig& config() const override { return config_; }

@@ -1,6 +1,9 @@
 // gpstream.json and prompt templates.
 #include "stream/model_meta.h"
 
+#include "io/gguf.h"
+#include "model/gguf_model.h"
+
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -74,6 +77,13 @@ Result<ModelMeta> ModelMeta::parse(const std::string& text, const std::string& w
 }
 
 Result<ModelMeta> ModelMeta::load(const std::string& model_dir) {
+  if (model::is_gguf_path(model_dir)) {
+    GPS_ASSIGN(io::GgufFile g, io::read_gguf(model_dir));
+    const io::GgufValue* v = g.metadata.find(kGgufKey);
+    if (!v) return ModelMeta{};
+    if (v->type != io::GgufType::String) return format_error(model_dir + ": metadata key " + kGgufKey + " is not a string");
+    return parse(v->str, model_dir + ": " + kGgufKey);
+  }
   const std::string path = model_dir + "/gpstream.json";
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return ModelMeta{};

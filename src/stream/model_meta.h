@@ -27,9 +27,11 @@ struct ModelMeta {
   std::string trained_json = "{}";  // kept verbatim
 
   static Result<ModelMeta> parse(const std::string& text, const std::string& where);
-  // Reads MODEL_DIR/gpstream.json; a model without one gets the defaults above.
+  // Reads MODEL_DIR/gpstream.json, or for a .gguf file the text under the metadata key kGgufKey; a model
+  // without one gets the defaults above.
   static Result<ModelMeta> load(const std::string& model_dir);
   std::string to_json() const;
+  static constexpr const char* kGgufKey = "gpstream.json";
 };
 
 }  // namespace gpstream::stream

@@ -1,5 +1,7 @@
 #include "tokenizer/tokenizer.h"
 
+#include "tokenizer/gguf_vocab.h"
+
 #include <cstdio>
 #include <filesystem>
 
@@ -46,6 +48,7 @@ Tokenizer::~Tokenizer() = default;
 
 Result<Tokenizer> Tokenizer::load(const std::string& path) {
   namespace fs = std::filesystem;
+  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".gguf") == 0) return load_gguf_tokenizer(path);
   std::error_code ec;
   fs::path file = path;
   if (fs::is_directory(file, ec)) file /= "tokenizer.json";

@@ -36,7 +36,8 @@ struct EncodeOptions {
 
 class Tokenizer {
  public:
-  // `path`: a tokenizer.json file or a directory holding one (and optionally tokenizer_config.json).
+  // `path`: a tokenizer.json file, a directory holding one (and optionally tokenizer_config.json), or a
+  // .gguf file (gguf_vocab.h).
   static Result<Tokenizer> load(const std::string& path);
   // Parses tokenizer.json text; `config_json` (tokenizer_config.json text) may be empty.
   static Result<Tokenizer> from_json_text(std::string_view json, std::string_view config_json = {},

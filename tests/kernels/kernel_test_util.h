@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "kernels/quant_blocks.h"
 #include "util/half.h"
 
 namespace gpstream::testing {
@@ -30,7 +31,17 @@ inline StoredMatrix store_matrix(const std::vector<float>& values, int64_t rows,
                                  kernels::WeightType type) {
   StoredMatrix m;
   const size_t n = static_cast<size_t>(rows * cols);
-  if (type == kernels::WeightType::F32) {
+  if (kernels::is_quantized(type)) {
+    m.bytes.resize(static_cast<size_t>(rows) * kernels::row_bytes(type, cols));
+    for (int64_t r = 0; r < rows; ++r) {
+      uint8_t* dst = m.bytes.data() + static_cast<size_t>(r) * kernels::row_bytes(type, cols);
+      if (type == kernels::WeightType::Q8_0) {
+        kernels::quantize_row_q8_0(values.data() + r * cols, reinterpret_cast<kernels::BlockQ8_0*>(dst), cols);
+      } else {
+        kernels::quantize_row_q4_0(values.data() + r * cols, reinterpret_cast<kernels::BlockQ4_0*>(dst), cols);
+      }
+    }
+  } else if (type == kernels::WeightType::F32) {
     m.bytes.resize(n * 4);
     std::memcpy(m.bytes.data(), values.data(), n * 4);
   } else {
@@ -52,6 +63,10 @@ inline const char* type_name(kernels::WeightType t) {
       return "F16";
     case kernels::WeightType::BF16:
       return "BF16";
+    case kernels::WeightType::Q8_0:
+      return "Q8_0";
+    case kernels::WeightType::Q4_0:
+      return "Q4_0";
   }
   return "?";
 }

@@ -1,0 +1,215 @@
+// Models through GGUF files.
+//  - Round trip: a model stored as F32 / F16 / BF16 / Q8_0 / Q4_0 (quantize_model.h), written as GGUF and read
+//    back, gives bit-identical logits to the in-memory model (llama and qwen2, tied and untied; llama's Q/K
+//    rows go through the interleaving and back).
+//  - gpstream reads llama.cpp's converter output: tests/model/data/gguf/*.llamacpp-f16.gguf (written by
+//    llama-anchor.sh convert from the Hugging Face fixtures; F16 holds their BF16 / F16 weights exactly)
+//    gives the fixtures' reference logits (expected.json, float64 PyTorch) within 1e-4.
+//  - llama.cpp reads gpstream's files: *.gpstream-q8_0.gguf / *.gpstream-q4_0.gguf were written by
+//    `gpstream convert`, and *.llamacpp.json holds llama.cpp's logits for them (scripts/make-gguf-fixtures).
+//    The test checks that today's writer still produces those exact bytes, and that gpstream's logits on the
+//    file match llama.cpp's.
+//  - Metadata errors name the key.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "../testing/temp_dir.h"
+#include "io/gguf.h"
+#include "io/safetensors.h"
+#include "model/gguf_model.h"
+#include "model/quantize_model.h"
+#include "model/tensor_names.h"
+#include "model/transformer.h"
+#include "tiny_models.h"
+#include "util/mapped_file.h"
+
+namespace gpstream {
+namespace {
+
+using testing::TempDir;
+const std::string kData = std::string(GPSTREAM_SOURCE_DIR) + "/tests/model/data/";
+
+std::vector<float> causal_logits(model::Transformer& tf, const std::vector<int>& ids) {
+  model::KvCache cache(tf.config());
+  model::Batch b;
+  for (size_t i = 0; i < ids.size(); ++i)
+    b.add(ids[i], static_cast<float>(i), 0, model::Group::Source, static_cast<int>(i) + 1, 0, true);
+  std::vector<float> logits;
+  Status s = tf.forward(b, cache, logits);
+  EXPECT_TRUE(s.ok()) << s.error().message();
+  return logits;
+}
+
+Status write_model_gguf(const model::ModelConfig& c, const io::TensorMap& stored, io::DType type, const std::string& path) {
+  GPS_ASSIGN(io::GgufMetadata meta, model::gguf_metadata_for(c, "tiny", model::gguf_file_type(type)));
+  meta.set("tokenizer.ggml.model", io::GgufValue::string("none"));
+  io::TensorMap permuted;
+  GPS_ASSIGN(auto tensors, model::gguf_tensors_from_hf(c, stored, permuted));
+  return io::write_gguf(path, meta, tensors);
+}
+
+// arch (qwen2?), tied, storage type
+using RoundTripCase = std::tuple<bool, bool, io::DType>;
+class GgufRoundTrip : public ::testing::TestWithParam<RoundTripCase> {};
+
+TEST_P(GgufRoundTrip, LogitsOfTheInMemoryModel) {
+  const auto [qwen2, tied, type] = GetParam();
+  model::ModelConfig c = testing::tiny_config(qwen2, tied, false);
+  c.n_ff = 64;  // whole blocks: every matrix quantized (n_ff = 48 would keep ffn_down in F16)
+  const io::TensorMap f32 = model::random_tensors(c, testing::tiny_init(5));
+  const io::TensorMap stored = model::convert_model_tensors(c, f32, type);
+  if (io::dtype_is_quantized(type)) {
+    ASSERT_EQ(stored.find(model::hf_name(model::TensorId::FfnDown, 1))->dtype, type);
+    ASSERT_EQ(stored.find(model::hf_name(model::TensorId::TokEmbd))->dtype, io::DType::Q8_0);
+  }
+  auto in_memory = testing::tiny_transformer(c, stored, 2);
+  TempDir dir;
+  const std::string path = dir.file("m.gguf");
+  ASSERT_TRUE(write_model_gguf(c, stored, type, path).ok());
+  auto loaded = model::Transformer::load(path, 2);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message();
+  const model::ModelConfig& r = (*loaded)->config();
+  EXPECT_EQ(r.architecture, c.architecture);
+  EXPECT_EQ(r.tie_word_embeddings, tied);
+  EXPECT_EQ(r.qkv_bias, c.qkv_bias);
+  EXPECT_EQ(r.n_head_kv, c.n_head_kv);
+  EXPECT_EQ(r.rope_theta, c.rope_theta);
+  EXPECT_EQ(r.norm_eps, c.norm_eps);
+  const std::vector<int> ids = {3, 96, 0, 41, 7, 7, 58, 12, 1, 88};  // 10 tokens: the GEMM and the matvec regimes
+  const auto want = causal_logits(*in_memory, ids);
+  const auto got = causal_logits(**loaded, ids);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << "logit " << i;
+  // And quantization is in effect, but close: vs the F32 model.
+  if (io::dtype_is_quantized(type)) {
+    auto ref = testing::tiny_transformer(c, f32, 2);
+    const auto exact = causal_logits(*ref, ids);
+    double worst = 0, scale = 0;
+    for (size_t i = 0; i < exact.size(); ++i) {
+      worst = std::max(worst, static_cast<double>(std::fabs(exact[i] - got[i])));
+      scale = std::max(scale, static_cast<double>(std::fabs(exact[i])));
+    }
+    EXPECT_GT(worst, 0.0);
+    EXPECT_LT(worst, (type == io::DType::Q8_0 ? 0.15 : 0.8) * scale);  // loose: tiny random models amplify noise
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, GgufRoundTrip,
+                         ::testing::Combine(::testing::Bool(), ::testing::Bool(),
+                                            ::testing::Values(io::DType::F32, io::DType::F16, io::DType::BF16,
+                                                              io::DType::Q8_0, io::DType::Q4_0)));
+
+double max_diff_vs(const std::vector<float>& logits, const nlohmann::json& rows, int V) {
+  double worst = 0;
+  for (size_t r = 0; r < rows.size(); ++r)
+    for (int v = 0; v < V; ++v) worst = std::max(worst, std::fabs(logits[r * V + v] - rows[r][v].get<double>()));
+  return worst;
+}
+
+nlohmann::json load_json(const std::string& path) {
+  auto text = read_text_file(path);
+  EXPECT_TRUE(text.ok()) << path;
+  return text.ok() ? nlohmann::json::parse(*text) : nlohmann::json();
+}
+
+class LlamaCppWritten : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(LlamaCppWritten, GivesTheReferenceLogits) {
+  const std::string name = GetParam();
+  auto tf = model::Transformer::load(kData + "gguf/" + name + ".llamacpp-f16.gguf", 2);
+  ASSERT_TRUE(tf.ok()) << tf.error().message();
+  auto hf = model::Transformer::load(kData + name, 2);
+  ASSERT_TRUE(hf.ok());
+  EXPECT_EQ((*tf)->config().tie_word_embeddings, (*hf)->config().tie_word_embeddings);
+  EXPECT_EQ((*tf)->config().rope_theta, (*hf)->config().rope_theta);
+  const auto j = load_json(kData + name + "/expected.json");
+  const auto& c = j["cases"][0];
+  ASSERT_EQ(c["name"], "causal");
+  const auto logits = causal_logits(**tf, c["ids"].get<std::vector<int>>());
+  EXPECT_LE(max_diff_vs(logits, c["logits"], (*tf)->config().n_vocab), 1e-4);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, LlamaCppWritten, ::testing::Values("llama_tied_bf16", "qwen2_untied_f16"));
+
+// fixture, type
+class GpstreamWritten : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(GpstreamWritten, WriterIsStableAndLlamaCppAgrees) {
+  const auto [name, type_name] = GetParam();
+  const std::string committed = kData + "gguf/" + name + ".gpstream-" + type_name + ".gguf";
+  // Today's writer gives the committed bytes (so llama.cpp's logits for that file apply to it).
+  auto config = model::load_hf_config(kData + name);
+  ASSERT_TRUE(config.ok());
+  auto hf = io::read_safetensors_dir(kData + name);
+  ASSERT_TRUE(hf.ok());
+  const io::DType type = *model::parse_storage_type(type_name);
+  TempDir dir;
+  const std::string path = dir.file("w.gguf");
+  {
+    auto meta = model::gguf_metadata_for(*config, name, model::gguf_file_type(type));
+    ASSERT_TRUE(meta.ok());
+    meta->set("tokenizer.ggml.model", io::GgufValue::string("none"));
+    const io::TensorMap stored = model::convert_model_tensors(*config, *hf, type);
+    io::TensorMap permuted;
+    auto tensors = model::gguf_tensors_from_hf(*config, stored, permuted);
+    ASSERT_TRUE(tensors.ok());
+    ASSERT_TRUE(io::write_gguf(path, *meta, *tensors).ok());
+  }
+  // scripts/make-gguf-fixtures sets this to (re)write the committed file, then asks llama.cpp for its logits.
+  if (std::getenv("GPSTREAM_WRITE_GGUF_FIXTURES")) testing::write_bytes(committed, testing::read_bytes(path));
+  EXPECT_TRUE(testing::read_bytes(path) == testing::read_bytes(committed)) << "the writer's output changed: rerun "
+                                                                              "scripts/make-gguf-fixtures";
+  if (std::getenv("GPSTREAM_WRITE_GGUF_FIXTURES") && !std::filesystem::exists(committed.substr(0, committed.size() - 5) + ".llamacpp.json"))
+    GTEST_SKIP() << "fixture written; llama.cpp's logits still to come";
+  auto tf = model::Transformer::load(committed, 2);
+  ASSERT_TRUE(tf.ok()) << tf.error().message();
+  const auto j = load_json(committed.substr(0, committed.size() - 5) + ".llamacpp.json");
+  const auto logits = causal_logits(**tf, j["ids"].get<std::vector<int>>());
+  // llama.cpp quantizes activations to Q8_0 as gpstream does; what remains is fp32 summation order (and a
+  // rare activation rounding flip): well under the quantization error itself (~1e-2 here).
+  EXPECT_LE(max_diff_vs(logits, j["logits"], (*tf)->config().n_vocab), 2e-3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, GpstreamWritten,
+                         ::testing::Values(std::make_tuple("llama_tied_bf16", "q8_0"),
+                                           std::make_tuple("llama_tied_bf16", "q4_0"),
+                                           std::make_tuple("qwen2_untied_f16", "q8_0")));
+
+TEST(GgufModelErrors, MetadataErrorsNameTheKey) {
+  const model::ModelConfig c = testing::tiny_config(true, false, false);
+  const io::TensorMap t = model::random_tensors(c, testing::tiny_init(1));
+  TempDir dir;
+  auto meta = model::gguf_metadata_for(c, "x", 0);
+  ASSERT_TRUE(meta.ok());
+  io::TensorMap permuted;
+  auto tensors = model::gguf_tensors_from_hf(c, t, permuted);
+  ASSERT_TRUE(tensors.ok());
+  auto expect_error = [&](io::GgufMetadata m, const std::string& needle) {
+    const std::string path = dir.file("e.gguf");
+    ASSERT_TRUE(io::write_gguf(path, m, *tensors).ok());
+    auto r = model::Transformer::load(path, 1);
+    ASSERT_FALSE(r.ok()) << needle;
+    EXPECT_NE(r.error().message().find(needle), std::string::npos) << r.error().message();
+  };
+  io::GgufMetadata m = *meta;
+  m.set("general.architecture", io::GgufValue::string("mamba"));
+  expect_error(m, "'mamba' is not supported");
+  m = *meta;
+  m.set("qwen2.block_count", io::GgufValue::string("two"));
+  expect_error(m, "qwen2.block_count");
+  m = *meta;
+  m.set("qwen2.attention.head_count", io::GgufValue::u32(0));
+  expect_error(m, "qwen2.attention.head_count");
+  m = *meta;
+  m.set("qwen2.rope.dimension_count", io::GgufValue::u32(4));
+  expect_error(m, "partial RoPE");
+  m = *meta;
+  m.set("qwen2.block_count", io::GgufValue::u32(1));  // blk.1.* tensors beyond block_count
+  expect_error(m, "blk.1");
+}
+
+}  // namespace
+}  // namespace gpstream
