@@ -229,10 +229,14 @@ void Engine::apply(Command& c) {
       if (s.done) return;
       s.ended = true;
       s.end_ms = c.at_ms;
-      if (s.total_words == 0) {  // nothing to translate (as translate does for an empty line)
+      // Nothing left to translate: no word at all (as translate does for an empty line), or a continuous
+      // stream whose last sentence is finished — ending the session there would translate an empty one.
+      const bool at_boundary = s.sentences.size() == 1 && s.sentences.front().arrivals.empty();
+      if (s.total_words == 0 || at_boundary) {
         s.done = true;
         StreamEvent e;
         e.kind = StreamEventKind::Finished;
+        e.segment = s.segment;
         e.t_ms = steady_now_ms() - s.opened_ms;
         s.sink(e);
         return;

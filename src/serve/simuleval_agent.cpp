@@ -128,7 +128,7 @@ std::function<void()> SimulEvalAgent::take_ready_locked() {
   if (!waiting_) return nullptr;
   if (!finished_ && inputs_idle_ != inputs_sent_) return nullptr;
   std::string content;
-  for (size_t i = 0; i < words_.size(); ++i) content += (i ? " " : "") + words_[i];
+  for (size_t i = 0; i < words_.size(); ++i) content.append(i ? " " : "").append(words_[i]);
   words_.clear();
   std::string seg = content.empty() ? simuleval_empty_segment(finished_) : simuleval_text_segment(content, finished_);
   return [w = std::move(waiting_), seg = std::move(seg)] { w(seg); };

@@ -50,7 +50,7 @@ std::string scores_json(const eval::NamedScores& scores) {
   std::string s = "{";
   for (size_t i = 0; i < scores.size(); ++i) {
     const double v = scores[i].second.value;
-    s += (i ? ", " : "") + json_string(scores[i].first) + ": " + (std::isfinite(v) ? eval::python_repr(scores[i].second) : "null");
+    s.append(i ? ", " : "").append(json_string(scores[i].first)).append(": ").append((std::isfinite(v) ? eval::python_repr(scores[i].second) : "null"));
   }
   return s + "}";
 }
@@ -67,7 +67,7 @@ void finish(const std::shared_ptr<Job>& job) {
   const bool with_ref = job->request.reference.has_value();
   std::string body = "{\"translation\": ";
   std::string all;
-  for (size_t i = 0; i < job->records.size(); ++i) all += (i ? "\n" : "") + job->records[i].prediction;
+  for (size_t i = 0; i < job->records.size(); ++i) all.append(i ? "\n" : "").append(job->records[i].prediction);
   body += json_string(all) + ", \"sentences\": [";
   std::vector<eval::InstanceRecord> scored;
   for (size_t i = 0; i < job->records.size(); ++i) {
@@ -80,15 +80,15 @@ void finish(const std::shared_ptr<Job>& job) {
     for (size_t p = 0; p <= r.prediction.size(); ++p) {
       if (p == r.prediction.size() || r.prediction[p] == ' ') {
         if (p > start) {
-          body += (w ? ", " : "") + json_string(r.prediction.substr(start, p - start));
+          body.append(w ? ", " : "").append(json_string(r.prediction.substr(start, p - start)));
           ++w;
         }
         start = p + 1;
       }
     }
     for (size_t d = 0; d < r.delays.size(); ++d) {
-      delays += (d ? ", " : "") + std::to_string(static_cast<int64_t>(r.delays[d]));
-      elapsed += (d ? ", " : "") + json_ms(r.elapsed[d]);
+      delays.append(d ? ", " : "").append(std::to_string(static_cast<int64_t>(r.delays[d])));
+      elapsed.append(d ? ", " : "").append(json_ms(r.elapsed[d]));
     }
     body += "], \"delays\": [" + delays + "], \"elapsed_ms\": [" + elapsed + "], \"scores\": ";
     if (r.delays.empty()) {
@@ -119,7 +119,7 @@ void on_event(const std::shared_ptr<Job>& job, size_t line, const StreamEvent& e
     eval::InstanceRecord& r = job->records[line];
     switch (e.kind) {
       case StreamEventKind::Word:
-        r.prediction += (r.prediction.empty() ? "" : " ") + e.word;
+        r.prediction.append(r.prediction.empty() ? "" : " ").append(e.word);
         ++r.prediction_length;
         r.delays.push_back(e.delay);
         r.elapsed.push_back(e.elapsed_ms);
@@ -212,7 +212,7 @@ void run_translate(Engine& engine, TranslateRequest request, std::function<void(
     eval::InstanceRecord& r = job->records[i];
     r.index = static_cast<int64_t>(i);
     const auto words = tokenizer::split_words(job->request.lines[i]);
-    for (size_t w = 0; w < words.size(); ++w) r.source += (w ? " " : "") + words[w];
+    for (size_t w = 0; w < words.size(); ++w) r.source.append(w ? " " : "").append(words[w]);
     r.source_length = static_cast<double>(words.size());
     r.elapsed_int = false;
     if (job->request.reference) r.reference = (*job->request.reference)[i];
