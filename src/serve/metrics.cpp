@@ -1,8 +1,8 @@
 // Prometheus text exposition of the server metrics.
 #include "serve/metrics.h"
 
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 
 namespace gpstream::serve {
 namespace {
@@ -11,8 +11,9 @@ std::string number(double v) {
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
   if (std::isnan(v)) return "NaN";
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);  // shortest round-trip: "0.005", not "0.0050000000000000001"
+  (void)ec;
+  return std::string(buf, end);
 }
 
 void metric(std::string& out, const char* name, const char* type, const char* help, double value) {
