@@ -78,9 +78,9 @@ class Speaker : public std::enable_shared_from_this<Speaker> {
 
   void start(const tcp::endpoint& ep) {
     beast::get_lowest_layer(ws_).async_connect(ep, [self = shared_from_this()](beast::error_code ec) {
-      if (ec) return self->error("connect: " + ec.message());
+      if (ec) return self->error("connect", ec.message());
       self->ws_.async_handshake("127.0.0.1", "/v1/stream", [self](beast::error_code ec2) {
-        if (ec2) return self->error("handshake: " + ec2.message());
+        if (ec2) return self->error("handshake", ec2.message());
         self->send(R"({"type": "start", "continuous": true})");
         self->t0_ = now_ms();
         self->tick();
@@ -124,7 +124,7 @@ class Speaker : public std::enable_shared_from_this<Speaker> {
   void read() {
     ws_.async_read(buf_, [self = shared_from_this()](beast::error_code ec, size_t) {
       if (ec) {
-        if (!self->done_) self->error("read: " + ec.message());
+        if (!self->done_) self->error("read", ec.message());
         return;
       }
       self->on_message(beast::buffers_to_string(self->buf_.data()));
@@ -136,7 +136,7 @@ class Speaker : public std::enable_shared_from_this<Speaker> {
   void on_message(const std::string& text) {
     const double now = now_ms();
     auto j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded()) return error("bad JSON from the server");
+    if (j.is_discarded()) return error("protocol", "bad JSON from the server");
     const std::string type = j.value("type", "");
     if (type == "word") {
       const size_t seg = j["segment"].get<size_t>() - segment_base_;
@@ -154,7 +154,7 @@ class Speaker : public std::enable_shared_from_this<Speaker> {
       ++stats_.finished;
       stats_.last_finish_ms = std::max(stats_.last_finish_ms, now);
     } else if (type == "error") {
-      error(j.value("code", "") + ": " + j.value("message", ""));
+      error(j.value("code", ""), j.value("message", ""));
     }
   }
 
@@ -166,17 +166,17 @@ class Speaker : public std::enable_shared_from_this<Speaker> {
   void write() {
     ws_.text(true);
     ws_.async_write(net::buffer(queue_.front()), [self = shared_from_this()](beast::error_code ec, size_t) {
-      if (ec) return self->error("write: " + ec.message());
+      if (ec) return self->error("write", ec.message());
       self->queue_.pop_front();
       if (!self->queue_.empty()) self->write();
     });
   }
 
-  void error(const std::string& what) {
+  void error(const std::string& what, const std::string& detail) {
     if (done_) return;
     done_ = true;
     ++stats_.errors;
-    std::fprintf(stderr, "bench_serve: stream %d: %s\n", id_, what.c_str());
+    std::fprintf(stderr, "bench_serve: stream %d: %s: %s\n", id_, what.c_str(), detail.c_str());
     timer_.cancel();
   }
 

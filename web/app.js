@@ -162,4 +162,21 @@ fetch("/health").then((r) => r.json()).then((h) => {
 
 if (params.get("pace")) $("pace").value = params.get("pace");
 if (params.get("k")) $("k").value = params.get("k");
-if (params.get("autoplay")) { $("text").value = EXAMPLE; play(EXAMPLE); }
+// Headless Chromium's --virtual-time-budget fast-forwards timers but pauses while a fetch is pending:
+// during an autoplayed run keep one small request in flight, so the page's clock follows the server's.
+async function holdWhileStreaming() {
+  const body = JSON.stringify({ text: "hold" });
+  while (!document.body.dataset.done) {
+    try {
+      await fetch("/v1/translate", { method: "POST", headers: { "Content-Type": "application/json" }, body });
+    } catch (e) {
+      return;
+    }
+  }
+}
+
+if (params.get("autoplay")) {
+  $("text").value = EXAMPLE;
+  play(EXAMPLE);
+  if (params.get("hold")) holdWhileStreaming();
+}

@@ -146,7 +146,7 @@ std::vector<Output> segments_of(const std::vector<json>& msgs) {
   return segs;
 }
 
-TEST_F(ServeTest, ContinuousStreamGivesTranslateWordsAndDelaysPerSentence) {
+TEST_F(ServeTest, ContinuousStreamGivesTranslatesWordsAndDelaysPerSentence) {
   start();
   std::string text;
   for (const auto& s : kSentences) text += s + " ";
