@@ -1,0 +1,62 @@
+// `gpstream serve -m MODEL [--host 127.0.0.1] [--port N] [--max-sessions N] [--threads N] ...`: serves
+// live streams over WebSocket, whole texts over HTTP, SimulEval's remote-agent protocol and the web
+// demo (docs/server.md). Stream defaults (k, paradigm, φ, decoding) come from the model's gpstream.json
+// and the usual streaming options, so a stream is translated exactly as `gpstream translate` would.
+#include <cstdio>
+
+#include "cli/cli_util.h"
+#include "cli/command.h"
+#include "serve/server.h"
+
+#ifndef GPSTREAM_WEB_DIR
+#define GPSTREAM_WEB_DIR ""
+#endif
+
+namespace gpstream::cli {
+namespace {
+
+int run_serve(int argc, char** argv) {
+  CLI::App app{"Serve live streams: WebSocket /v1/stream, POST /v1/translate, SimulEval remote agent, web demo",
+               "gpstream serve"};
+  StreamCli o;
+  serve::ServerOptions so;
+  so.web_root = GPSTREAM_WEB_DIR;
+  int k = 0;
+  double idle_s = so.idle_timeout_ms / 1000;
+  add_stream_options(app, o);
+  app.add_option("-k,--wait-k", k, "default wait-k lag (default: the model's)")->check(CLI::Range(1, 1000000));
+  app.add_option("--host", so.host, "address to listen on (default 127.0.0.1: this machine only)");
+  app.add_option("--port", so.port, "TCP port (0: any free port, printed at start)")->check(CLI::Range(0, 65535));
+  app.add_option("--max-sessions", so.engine.max_sessions, "streams open at once at most")->check(CLI::Range(1, 100000));
+  app.add_option("--io-threads", so.io_threads, "network threads")->check(CLI::Range(1, 64));
+  app.add_option("--web", so.web_root, "folder of the demo page (\"\" to disable)");
+  app.add_option("--idle-timeout", idle_s, "seconds a stream may stay silent before it is closed")
+      ->check(CLI::Range(0.1, 86400.0));
+  app.add_option("--max-message-bytes", so.max_message_bytes, "largest WebSocket message")->check(CLI::Range(64, 1 << 24));
+  app.add_option("--max-backlog-words", so.engine.max_backlog_words, "source words waiting per stream at most")
+      ->check(CLI::Range(1, 1 << 24));
+  if (auto rc = parse_args(app, argc, argv)) return *rc;
+  so.idle_timeout_ms = idle_s * 1000;
+
+  auto m = load_stream_model(o);
+  if (!m) return fail("serve", m.error());
+  auto defaults = session_options(o, *m, k, o.paradigm);
+  if (!defaults) return std::fprintf(stderr, "gpstream serve: %s\n", defaults.error().message().c_str()), kExitUsage;
+  auto server = serve::Server::start(*m, *defaults, so);
+  if (!server) return fail("serve", server.error());
+  (*server)->stop_on_signals();
+  std::fprintf(stderr, "gpstream serve: listening on http://%s:%d (WebSocket /v1/stream; Ctrl-C stops)\n",
+               so.host.c_str(), (*server)->port());
+  std::printf("%d\n", (*server)->port());
+  std::fflush(stdout);
+  (*server)->wait();
+  std::fprintf(stderr, "gpstream serve: stopping\n");
+  (*server)->stop();
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace gpstream::cli
+
+GPSTREAM_COMMAND("serve", "serve live streams over WebSocket/HTTP (SimulEval remote agent, web demo)",
+                 gpstream::cli::run_serve);

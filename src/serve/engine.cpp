@@ -1,0 +1,394 @@
+// The engine thread: commands in, one Scheduler round, events out.
+#include "serve/engine.h"
+
+#include <chrono>
+
+#include "tokenizer/prompt_template.h"
+
+namespace gpstream::serve {
+
+double steady_now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+namespace {
+// Source rows kept free for the prompt and the end marker when sizing a sentence against the cache.
+constexpr int kReservedSourceRows = 256;
+}  // namespace
+
+struct Engine::Stream {
+  uint64_t id = 0;
+  ResolvedOptions opts;
+  const stream::SegmentCodec* codec = nullptr;
+  StreamSink sink;
+  std::unique_ptr<stream::Session> session;
+  int handle = -1;
+  WordBuffer buffer;
+  double opened_ms = 0;
+  // Sentences not yet finished by the session, oldest first: arrival time of each word, and whether
+  // the sentence's last word has arrived (continuous streams; a plain stream has one sentence).
+  struct Sentence {
+    std::vector<double> arrivals;
+    bool closed = false;
+  };
+  std::deque<Sentence> sentences{Sentence{}};
+  int64_t backlog = 0;        // words in `sentences`
+  int open_sentence_cost = 0; // token bound of the last sentence so far (bytes + 1 per word)
+  int64_t total_words = 0;
+  int segment = 0;
+  int words_in_segment = 0;
+  bool ended = false;
+  double end_ms = 0;
+  int64_t inputs_applied = 0;
+  bool idle_reported = false;
+  bool done = false;
+  int64_t tokens_counted = 0;
+};
+
+Engine::Engine(stream::StreamingModel& model, stream::SessionOptions defaults, EngineLimits limits, Metrics& metrics)
+    : model_(model), defaults_(std::move(defaults)), limits_(limits), metrics_(metrics), scheduler_(*model.model) {
+  max_sentence_tokens_ = std::max(16, defaults_.max_cache_rows - kReservedSourceRows);
+}
+
+Engine::~Engine() { stop(); }
+
+void Engine::start() {
+  std::lock_guard lock(mu_);
+  if (running_ || thread_.joinable()) return;
+  running_ = true;
+  thread_ = std::thread([this] { run(); });
+}
+
+void Engine::stop() {
+  {
+    std::lock_guard lock(mu_);
+    running_ = false;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+Result<const stream::SegmentCodec*> Engine::codec_for(const std::string& src, const std::string& tgt) const {
+  if (src == model_.meta.source_lang && tgt == model_.meta.target_lang) return model_.codec.get();
+  for (const std::string* code : {&src, &tgt})
+    if (tokenizer::language_name(*code) == *code)
+      return invalid_argument("unknown language code '" + *code + "'");
+  std::lock_guard lock(mu_);
+  auto it = codecs_.find({src, tgt});
+  if (it != codecs_.end()) return static_cast<const stream::SegmentCodec*>(it->second.get());
+  if (static_cast<int>(codecs_.size()) >= limits_.max_language_pairs)
+    return invalid_argument("too many language pairs in use (limit " + std::to_string(limits_.max_language_pairs) + ")");
+  auto codec = std::make_unique<stream::TokenizerCodec>(
+      model_.tokenizer, model_.meta.prompt_template.with_languages(tokenizer::language_name(src),
+                                                                   tokenizer::language_name(tgt)));
+  const stream::SegmentCodec* p = codec.get();
+  codecs_.emplace(std::make_pair(src, tgt), std::move(codec));
+  return p;
+}
+
+Result<ResolvedOptions> Engine::resolve(const StreamOptions& o, bool continuous_default) const {
+  ResolvedOptions r;
+  r.session = defaults_;
+  if (o.k) r.session.k = *o.k;
+  if (o.paradigm) r.session.paradigm = *o.paradigm;
+  if (o.phi) r.session.phi = *o.phi;
+  r.session.continuous = o.continuous.value_or(continuous_default);
+  r.source_lang = o.source_lang.value_or(model_.meta.source_lang);
+  r.target_lang = o.target_lang.value_or(model_.meta.target_lang);
+  GPS_TRY(codec_for(r.source_lang, r.target_lang));
+  return r;
+}
+
+Result<uint64_t> Engine::open(const ResolvedOptions& options, StreamSink sink) {
+  GPS_ASSIGN(const stream::SegmentCodec* codec, codec_for(options.source_lang, options.target_lang));
+  auto s = std::make_unique<Stream>();
+  s->opts = options;
+  s->codec = codec;
+  s->sink = std::move(sink);
+  s->opened_ms = steady_now_ms();
+  uint64_t id = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (!running_) return unsupported("the server is shutting down");
+    if (reserved_ >= limits_.max_sessions) {
+      ++metrics_.sessions_rejected;
+      return out_of_range("too many open streams (limit " + std::to_string(limits_.max_sessions) + ")");
+    }
+    ++reserved_;
+    id = next_id_++;
+    s->id = id;
+    Command c{Command::Kind::Open, id, {}, s->opened_ms, std::move(s)};
+    commands_.push_back(std::move(c));
+    ++metrics_.queue_depth;
+  }
+  ++metrics_.sessions_active;
+  ++metrics_.sessions_total;
+  cv_.notify_one();
+  return id;
+}
+
+void Engine::enqueue(Command c) {
+  {
+    std::lock_guard lock(mu_);
+    if (!running_) return;
+    commands_.push_back(std::move(c));
+    ++metrics_.queue_depth;
+  }
+  cv_.notify_one();
+}
+
+void Engine::push(uint64_t id, std::string text) {
+  enqueue(Command{Command::Kind::Push, id, std::move(text), steady_now_ms(), nullptr});
+}
+void Engine::end(uint64_t id) { enqueue(Command{Command::Kind::End, id, {}, steady_now_ms(), nullptr}); }
+void Engine::close(uint64_t id) { enqueue(Command{Command::Kind::Close, id, {}, steady_now_ms(), nullptr}); }
+
+int Engine::open_sessions() const {
+  std::lock_guard lock(mu_);
+  return reserved_;
+}
+
+void Engine::fail(Stream& s, const std::string& code, const std::string& message) {
+  if (s.done) return;
+  s.done = true;
+  ++metrics_.session_errors;
+  StreamEvent e;
+  e.kind = StreamEventKind::Error;
+  e.error_code = code;
+  e.error_message = message;
+  e.t_ms = steady_now_ms() - s.opened_ms;
+  s.sink(e);
+}
+
+void Engine::push_words(Stream& s, std::vector<std::string> words, double at_ms) {
+  for (std::string& w : words) {
+    if (s.done) return;
+    const int cost = static_cast<int>(std::min<size_t>(w.size(), 1 << 20)) + 1;
+    if (s.open_sentence_cost + cost > max_sentence_tokens_) {
+      fail(s, "sentence_too_long", "a sentence may hold about " + std::to_string(max_sentence_tokens_) +
+                                       " bytes of source (the model's cache); end sentences with . ! or ?");
+      return;
+    }
+    if (s.backlog + 1 > limits_.max_backlog_words) {
+      fail(s, "backlog_full", "more than " + std::to_string(limits_.max_backlog_words) +
+                                  " source words are waiting to be translated; slow down");
+      return;
+    }
+    if (Status st = s.session->push_source(w); !st.ok()) {
+      fail(s, "bad_source", st.error().message());
+      return;
+    }
+    s.open_sentence_cost += cost;
+    s.sentences.back().arrivals.push_back(at_ms);
+    ++s.backlog;
+    ++s.total_words;
+    ++metrics_.backlog_words;
+    ++metrics_.source_words;
+    if (s.opts.session.continuous && stream::ends_sentence(w)) {
+      s.sentences.back().closed = true;
+      s.sentences.emplace_back();
+      s.open_sentence_cost = 0;
+    }
+  }
+}
+
+void Engine::apply(Command& c) {
+  if (c.kind == Command::Kind::Open) {
+    Stream& s = *c.stream;
+    auto session = stream::Session::create(*model_.model, *s.codec, s.opts.session);
+    streams_[c.id] = std::move(c.stream);
+    if (!session) {
+      fail(s, "bad_options", session.error().message());
+      return;
+    }
+    s.session = std::move(session).value();
+    s.handle = scheduler_.add(s.session.get());
+    by_handle_[s.handle] = &s;
+    return;
+  }
+  auto it = streams_.find(c.id);
+  if (it == streams_.end() || it->second->done) return;
+  Stream& s = *it->second;
+  switch (c.kind) {
+    case Command::Kind::Push: {
+      if (s.ended) {
+        fail(s, "protocol", "source text after the end of the source");
+        return;
+      }
+      std::vector<std::string> words = s.buffer.append(c.text);
+      if (static_cast<int>(s.buffer.pending_bytes()) > limits_.max_pending_bytes) {
+        fail(s, "word_too_long", "a word longer than " + std::to_string(limits_.max_pending_bytes) + " bytes");
+        return;
+      }
+      push_words(s, std::move(words), c.at_ms);
+      break;
+    }
+    case Command::Kind::End: {
+      if (s.ended) return;
+      push_words(s, s.buffer.finish(), c.at_ms);
+      if (s.done) return;
+      s.ended = true;
+      s.end_ms = c.at_ms;
+      // Nothing left to translate: no word at all (as translate does for an empty line), or a continuous
+      // stream whose last sentence is finished — ending the session there would translate an empty one.
+      const bool at_boundary = s.sentences.size() == 1 && s.sentences.front().arrivals.empty();
+      if (s.total_words == 0 || at_boundary) {
+        s.done = true;
+        StreamEvent e;
+        e.kind = StreamEventKind::Finished;
+        e.segment = s.segment;
+        e.t_ms = steady_now_ms() - s.opened_ms;
+        s.sink(e);
+        return;
+      }
+      if (Status st = s.session->end_source(); !st.ok()) {
+        fail(s, "protocol", st.error().message());
+        return;
+      }
+      break;
+    }
+    case Command::Kind::Close:
+      s.done = true;  // the client is gone: no sink call
+      return;
+    case Command::Kind::Open:
+      break;
+  }
+  ++s.inputs_applied;
+  s.idle_reported = false;
+}
+
+void Engine::on_event(Stream& s, const stream::Event& e) {
+  const double now = steady_now_ms();
+  StreamEvent out;
+  out.t_ms = now - s.opened_ms;
+  switch (e.kind) {
+    case stream::EventKind::Word: {
+      const Stream::Sentence& sent = s.sentences.front();
+      double ref = s.opened_ms;
+      if (e.delay >= 1 && static_cast<size_t>(e.delay) <= sent.arrivals.size()) ref = sent.arrivals[e.delay - 1];
+      const bool end_marker_read = s.session->units_read() > s.session->words_read();
+      if (end_marker_read && s.ended && s.sentences.size() == 1) ref = std::max(ref, s.end_ms);
+      out.kind = StreamEventKind::Word;
+      out.word = e.word;
+      out.index = s.words_in_segment++;
+      out.segment = s.segment;
+      out.delay = e.delay;
+      out.elapsed_ms = e.elapsed_ms;
+      out.lag_ms = std::max(0.0, now - ref);
+      ++metrics_.target_words;
+      metrics_.word_lag.observe(out.lag_ms / 1000.0);
+      s.sink(out);
+      return;
+    }
+    case stream::EventKind::NeedSource:
+      if (s.idle_reported) return;
+      s.idle_reported = true;
+      out.kind = StreamEventKind::Idle;
+      out.inputs_applied = s.inputs_applied;
+      s.sink(out);
+      return;
+    case stream::EventKind::SegmentEnd: {
+      out.kind = StreamEventKind::SegmentEnd;
+      out.segment = s.segment++;
+      out.index = s.words_in_segment;
+      out.truncated = e.truncated;
+      s.words_in_segment = 0;
+      // The session drops the finished sentence's words; a sentence cut short by the target limit
+      // before its last word arrived continues as a fresh one.
+      Stream::Sentence& front = s.sentences.front();
+      s.backlog -= static_cast<int64_t>(front.arrivals.size());
+      metrics_.backlog_words -= static_cast<int64_t>(front.arrivals.size());
+      if (front.closed) {
+        s.sentences.pop_front();
+        if (s.sentences.empty()) s.sentences.emplace_back();
+      } else {
+        front.arrivals.clear();
+        s.open_sentence_cost = 0;
+      }
+      s.sink(out);
+      return;
+    }
+    case stream::EventKind::Finished:
+      out.kind = StreamEventKind::Finished;
+      out.truncated = e.truncated;
+      out.index = s.words_in_segment;
+      out.segment = s.segment;
+      s.done = true;
+      s.sink(out);
+      return;
+  }
+}
+
+void Engine::retire_finished() {
+  int retired = 0;
+  for (auto it = streams_.begin(); it != streams_.end();) {
+    Stream& s = *it->second;
+    if (!s.done) {
+      ++it;
+      continue;
+    }
+    if (s.handle >= 0) {
+      scheduler_.remove(s.handle);
+      by_handle_.erase(s.handle);
+    }
+    metrics_.backlog_words -= s.backlog;
+    it = streams_.erase(it);
+    ++retired;
+  }
+  if (retired) {
+    std::lock_guard lock(mu_);
+    reserved_ -= retired;
+    metrics_.sessions_active -= retired;
+  }
+}
+
+void Engine::run() {
+  bool busy = false;
+  rate_window_start_ = steady_now_ms();
+  for (;;) {
+    std::deque<Command> cmds;
+    {
+      std::unique_lock lock(mu_);
+      if (!busy) cv_.wait_for(lock, std::chrono::seconds(1), [&] { return !commands_.empty() || !running_; });
+      if (!running_) break;
+      cmds.swap(commands_);
+      metrics_.queue_depth -= static_cast<int64_t>(cmds.size());
+    }
+    for (Command& c : cmds) apply(c);
+    retire_finished();
+    auto n = scheduler_.round([&](int handle, const stream::Event& e) {
+      auto it = by_handle_.find(handle);
+      if (it != by_handle_.end() && !it->second->done) on_event(*it->second, e);
+    });
+    if (!n.ok()) {
+      // A forward failed: the batch is lost for every stream in it. Limits are checked before words
+      // reach a session so this should not happen; end all streams rather than retry forever.
+      for (auto& [_, s] : streams_) fail(*s, "engine_error", n.error().message());
+      busy = false;
+    } else {
+      busy = *n > 0;
+      if (busy) ++metrics_.forwards;
+    }
+    int64_t tokens = 0;
+    for (auto& [_, s] : streams_) {
+      if (!s->session) continue;
+      const auto& st = s->session->stats();
+      const int64_t total = st.source_tokens + st.target_tokens + st.refeeds;
+      tokens += total - s->tokens_counted;
+      s->tokens_counted = total;
+    }
+    metrics_.forwarded_tokens += tokens;
+    rate_window_tokens_ += tokens;
+    const double now = steady_now_ms();
+    if (now - rate_window_start_ >= 2000) {
+      metrics_.tokens_per_second = rate_window_tokens_ * 1000.0 / (now - rate_window_start_);
+      rate_window_start_ = now;
+      rate_window_tokens_ = 0;
+    }
+    retire_finished();
+  }
+  for (auto& [_, s] : streams_) fail(*s, "shutdown", "the server is shutting down");
+  retire_finished();
+}
+
+}  // namespace gpstream::serve

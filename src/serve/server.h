@@ -1,0 +1,54 @@
+// gpstream's HTTP + WebSocket server (Boost.Beast): the /v1/stream WebSocket API, POST /v1/translate,
+// GET /health, GET /metrics, SimulEval's remote-agent endpoints and the web demo, all over one Engine
+// that batches every stream's forward. Thin by design: it parses, enforces limits and hands work to
+// the engine; it never decodes. The protocol is documented in docs/server.md.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "serve/engine.h"
+
+namespace gpstream::serve {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";  // localhost by default
+  int port = 8080;                 // 0: any free port (see Server::port())
+  int io_threads = 1;
+  std::string web_root;            // folder of the demo page ("" = no demo)
+  EngineLimits engine;
+  size_t max_message_bytes = 64 << 10;   // one WebSocket message
+  size_t max_body_bytes = 1 << 20;       // one HTTP request body
+  size_t max_translate_lines = 256;      // lines in one POST /v1/translate
+  size_t max_queued_events = 4096;       // per WebSocket: events not yet sent (a client that does not read)
+  double idle_timeout_ms = 60000;        // a WebSocket stream (and the SimulEval stream) with no message
+  double http_timeout_ms = 30000;        // reading one HTTP request
+};
+
+class Server {
+ public:
+  // Binds and starts serving (engine thread + io threads). `model` must outlive the server.
+  static Result<std::unique_ptr<Server>> start(stream::StreamingModel& model, stream::SessionOptions defaults,
+                                               ServerOptions options);
+  ~Server();  // stop()
+
+  int port() const;
+  // Stops accepting, closes every connection and stream, joins the threads. Idempotent.
+  void stop();
+  // Blocks until request_stop() is called or, after stop_on_signals(), SIGINT/SIGTERM arrive; then
+  // the caller runs stop().
+  void wait();
+  void request_stop();
+  void stop_on_signals();
+
+  const Metrics& metrics() const;
+  int open_sessions() const;
+
+  struct Impl;
+
+ private:
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpstream::serve

@@ -1,0 +1,144 @@
+// Parsing and writing /v1/stream messages.
+#include "serve/stream_protocol.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace gpstream::serve {
+namespace {
+
+using nlohmann::json;
+
+const char* type_name(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::string: return "a string";
+    case json::value_t::array: return "an array";
+    case json::value_t::object: return "an object";
+    default: return "a number";
+  }
+}
+
+Error field_error(std::string_view field, std::string_view what, const json& got) {
+  // Appended piece by piece: GCC 12 -O3 warns (-Wrestrict, a false positive) on the chained operator+.
+  std::string m = "'";
+  m.append(field).append("': expected ").append(what).append(", got ").append(type_name(got));
+  return invalid_argument(std::move(m));
+}
+
+Status check_fields(const json& obj, std::initializer_list<std::string_view> known) {
+  for (const auto& [key, _] : obj.items())
+    if (std::find(known.begin(), known.end(), key) == known.end()) return invalid_argument("unknown field '" + key + "'");
+  return {};
+}
+
+Result<std::string> language_code(const json& obj, const char* field) {
+  const json& v = obj.at(field);
+  if (!v.is_string()) return field_error(field, "a language code string", v);
+  const std::string s = v.get<std::string>();
+  const bool ok = !s.empty() && s.size() <= 16 && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+  });
+  if (!ok) return invalid_argument(std::string("'") + field + "': expected a language code such as \"en\"");
+  return s;
+}
+
+}  // namespace
+
+Result<StreamOptions> parse_stream_options(const json& obj, std::initializer_list<std::string_view> extra) {
+  static constexpr std::string_view kOptionFields[] = {"k", "paradigm", "phi", "source_lang", "target_lang",
+                                                       "continuous"};
+  for (const auto& [key, _] : obj.items()) {
+    const bool known = std::find(std::begin(kOptionFields), std::end(kOptionFields), key) != std::end(kOptionFields) ||
+                       std::find(extra.begin(), extra.end(), key) != extra.end();
+    if (!known) return invalid_argument("unknown field '" + key + "'");
+  }
+  StreamOptions o;
+  if (obj.contains("k")) {
+    const json& v = obj["k"];
+    if (!v.is_number_integer()) return field_error("k", "an integer", v);
+    const int64_t k = v.get<int64_t>();
+    if (k < 1 || k > 1000000) return invalid_argument("'k': must be between 1 and 1000000, got " + std::to_string(k));
+    o.k = static_cast<int>(k);
+  }
+  if (obj.contains("paradigm")) {
+    const json& v = obj["paradigm"];
+    if (!v.is_string()) return field_error("paradigm", "a string", v);
+    o.paradigm = stream::parse_paradigm(v.get<std::string>());
+    if (!o.paradigm)
+      return invalid_argument("'paradigm': unknown '" + v.get<std::string>() + "' (known: " + stream::paradigm_names() + ")");
+  }
+  if (obj.contains("phi")) {
+    const json& v = obj["phi"];
+    if (v.is_number()) {
+      const double d = v.get<double>();
+      if (!std::isfinite(d) || d < 0 || d > 1e6) return invalid_argument("'phi': expected a number >= 0 or \"S\"");
+      o.phi = stream::Phi{static_cast<float>(d), false};
+    } else if (v.is_string()) {
+      o.phi = stream::Phi::parse(v.get<std::string>());
+      if (!o.phi) return invalid_argument("'phi': expected a number >= 0 or \"S\", got '" + v.get<std::string>() + "'");
+    } else {
+      return field_error("phi", "a number or \"S\"", v);
+    }
+  }
+  if (obj.contains("source_lang")) {
+    GPS_ASSIGN(o.source_lang, language_code(obj, "source_lang"));
+  }
+  if (obj.contains("target_lang")) {
+    GPS_ASSIGN(o.target_lang, language_code(obj, "target_lang"));
+  }
+  if (obj.contains("continuous")) {
+    const json& v = obj["continuous"];
+    if (!v.is_boolean()) return field_error("continuous", "true or false", v);
+    o.continuous = v.get<bool>();
+  }
+  return o;
+}
+
+Result<ClientMessage> parse_client_message(std::string_view text) {
+  json msg = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (msg.is_discarded()) return invalid_argument("message is not valid JSON");
+  if (!msg.is_object()) return invalid_argument("message must be a JSON object, got " + std::string(type_name(msg)));
+  if (!msg.contains("type")) return invalid_argument("message has no 'type'");
+  if (!msg["type"].is_string()) return field_error("type", "a string", msg["type"]);
+  const std::string type = msg["type"].get<std::string>();
+  if (type == "start") {
+    GPS_ASSIGN(StreamOptions o, parse_stream_options(msg, {"type"}));
+    return ClientMessage{StartMessage{std::move(o)}};
+  }
+  if (type == "source") {
+    GPS_TRY(check_fields(msg, {"type", "text"}));
+    if (!msg.contains("text")) return invalid_argument("source message has no 'text'");
+    if (!msg["text"].is_string()) return field_error("text", "a string", msg["text"]);
+    return ClientMessage{SourceMessage{msg["text"].get<std::string>()}};
+  }
+  if (type == "end") {
+    GPS_TRY(check_fields(msg, {"type"}));
+    return ClientMessage{EndMessage{}};
+  }
+  return invalid_argument("'type': unknown message type '" + type + "' (expected start, source or end)");
+}
+
+std::string json_string(std::string_view s) {
+  // nlohmann's dump escapes control characters and '"' '\\' and keeps UTF-8; invalid UTF-8 is replaced.
+  return json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string json_ms(double ms) {
+  if (!std::isfinite(ms)) return "null";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3f", ms);
+  std::string s(buf);
+  while (!s.empty() && s.back() == '0') s.pop_back();
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  if (s == "-0") s = "0";
+  return s;
+}
+
+std::string error_event(std::string_view code, std::string_view message) {
+  return "{\"type\": \"error\", \"code\": " + json_string(code) + ", \"message\": " + json_string(message) + "}";
+}
+
+}  // namespace gpstream::serve

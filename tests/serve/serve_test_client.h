@@ -1,0 +1,126 @@
+// Blocking test clients for the server: a WebSocket client (text and binary frames, the close code
+// the server sent) and one-shot HTTP requests, over Boost.Beast on loopback. Every socket read times
+// out (SO_RCVTIMEO) so a server that never answers fails the test instead of hanging it.
+#pragma once
+
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <nlohmann/json.hpp>
+
+namespace gpstream::testing {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+inline void set_read_timeout(tcp::socket& s, int seconds) {
+  timeval tv{seconds, 0};
+  ::setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+class WsClient {
+ public:
+  explicit WsClient(int port, int timeout_s = 60) : ws_(ioc_) {
+    tcp::resolver resolver(ioc_);
+    net::connect(ws_.next_layer(), resolver.resolve("127.0.0.1", std::to_string(port)));
+    set_read_timeout(ws_.next_layer(), timeout_s);
+    ws_.handshake("127.0.0.1", "/v1/stream");
+  }
+  bool send(const std::string& text) {
+    beast::error_code ec;
+    ws_.text(true);
+    ws_.write(net::buffer(text), ec);
+    return !ec;
+  }
+  bool send_binary(const std::string& bytes) {
+    beast::error_code ec;
+    ws_.binary(true);
+    ws_.write(net::buffer(bytes), ec);
+    return !ec;
+  }
+  // The next message, or nullopt once the connection is closed (close_code() then says how).
+  std::optional<std::string> read() {
+    beast::flat_buffer buf;
+    beast::error_code ec;
+    ws_.read(buf, ec);
+    if (ec) {
+      closed_ = true;
+      return std::nullopt;
+    }
+    return beast::buffers_to_string(buf.data());
+  }
+  std::optional<nlohmann::json> read_json() {
+    auto m = read();
+    if (!m) return std::nullopt;
+    return nlohmann::json::parse(*m);
+  }
+  // Reads until the server closes; returns every message.
+  std::vector<nlohmann::json> read_all() {
+    std::vector<nlohmann::json> out;
+    while (auto m = read_json()) out.push_back(*m);
+    return out;
+  }
+  int close_code() const { return static_cast<int>(ws_.reason().code); }
+  bool closed() const { return closed_; }
+  // Drops the TCP connection without a close handshake.
+  void abort() {
+    beast::error_code ec;
+    ws_.next_layer().close(ec);
+  }
+
+ private:
+  net::io_context ioc_;
+  websocket::stream<tcp::socket> ws_;
+  bool closed_ = false;
+};
+
+struct HttpReply {
+  int status = 0;
+  std::string body;
+  std::string content_type;
+};
+
+inline HttpReply http_request(int port, http::verb verb, const std::string& target, const std::string& body = "",
+                              const std::string& accept = "", const std::string& content_type = "application/json") {
+  net::io_context ioc;
+  tcp::socket socket(ioc);
+  tcp::resolver resolver(ioc);
+  net::connect(socket, resolver.resolve("127.0.0.1", std::to_string(port)));
+  set_read_timeout(socket, 120);
+  http::request<http::string_body> req{verb, target, 11};
+  req.set(http::field::host, "127.0.0.1");
+  if (!accept.empty()) req.set(http::field::accept, accept);
+  if (!body.empty() || verb == http::verb::post || verb == http::verb::put) {
+    req.set(http::field::content_type, content_type);
+    req.body() = body;
+    req.prepare_payload();
+  }
+  http::write(socket, req);
+  beast::flat_buffer buf;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(64 << 20);
+  beast::error_code ec;
+  http::read(socket, buf, parser, ec);
+  HttpReply r;
+  if (ec) return r;
+  auto res = parser.release();
+  r.status = res.result_int();
+  r.body = res.body();
+  r.content_type = std::string(res[http::field::content_type]);
+  return r;
+}
+
+}  // namespace gpstream::testing
