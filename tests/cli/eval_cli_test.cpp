@@ -4,6 +4,7 @@
 // is not built (GPSTREAM_TESTS_ONLY builds).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -13,7 +14,8 @@
 namespace {
 
 const std::string kBin = std::string(GPSTREAM_BINARY_DIR) + "/gpstream";
-const std::string kDir = std::string(GPSTREAM_BINARY_DIR) + "/eval_cli_test_tmp";
+// One folder per process: ctest runs these tests in parallel processes.
+const std::string kDir = std::string(GPSTREAM_BINARY_DIR) + "/eval_cli_test_tmp/" + std::to_string(getpid());
 
 struct Run {
   int code;
