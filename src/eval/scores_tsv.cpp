@@ -1,6 +1,8 @@
 // scores.tsv reader.
 #include "eval/scores_tsv.h"
 
+#include "eval/text_lines.h"
+
 #include <charconv>
 #include <cmath>
 
@@ -26,15 +28,8 @@ std::vector<std::string> split_tabs(const std::string& line) {
 Result<std::vector<std::pair<std::string, double>>> read_scores_tsv(const std::string& path) {
   GPS_ASSIGN(std::string text, read_text_file(path));
   std::vector<std::string> lines;
-  size_t i = 0;
-  while (i < text.size()) {
-    size_t j = text.find('\n', i);
-    if (j == std::string::npos) j = text.size();
-    std::string l = text.substr(i, j - i);
-    if (!l.empty() && l.back() == '\r') l.pop_back();
-    if (!l.empty()) lines.push_back(l);
-    i = j + 1;
-  }
+  for (std::string& l : split_crlf_lines(text))
+    if (!l.empty()) lines.push_back(std::move(l));
   if (lines.size() != 2) return format_error(path + ": expected a header line and one row of values");
   auto names = split_tabs(lines[0]), values = split_tabs(lines[1]);
   if (names.size() != values.size())

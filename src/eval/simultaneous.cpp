@@ -1,6 +1,8 @@
 // Driving sessions over a test set, SimulEval-style.
 #include "eval/simultaneous.h"
 
+#include "eval/text_lines.h"
+
 #include <chrono>
 #include <fstream>
 
@@ -9,20 +11,6 @@
 
 namespace gpstream::eval {
 namespace {
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  size_t i = 0;
-  while (i < text.size()) {
-    size_t j = text.find('\n', i);
-    if (j == std::string::npos) j = text.size();
-    std::string l = text.substr(i, j - i);
-    if (!l.empty() && l.back() == '\r') l.pop_back();
-    lines.push_back(std::move(l));
-    i = j + 1;
-  }
-  return lines;
-}
 
 double steady_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
@@ -34,7 +22,7 @@ double steady_ms() {
 Result<std::vector<TestPair>> read_test_tsv(const std::string& path) {
   GPS_ASSIGN(std::string text, read_text_file(path));
   std::vector<TestPair> pairs;
-  auto lines = lines_of(text);
+  auto lines = split_crlf_lines(text);
   for (size_t n = 0; n < lines.size(); ++n) {
     const size_t tab = lines[n].find('\t');
     if (tab == std::string::npos)
@@ -47,7 +35,7 @@ Result<std::vector<TestPair>> read_test_tsv(const std::string& path) {
 Result<std::vector<TestPair>> read_test_files(const std::string& source, const std::string& reference) {
   GPS_ASSIGN(std::string s, read_text_file(source));
   GPS_ASSIGN(std::string r, read_text_file(reference));
-  auto sl = lines_of(s), rl = lines_of(r);
+  auto sl = split_crlf_lines(s), rl = split_crlf_lines(r);
   if (sl.size() != rl.size())
     return invalid_argument(source + " has " + std::to_string(sl.size()) + " lines but " + reference +
                             " has " + std::to_string(rl.size()));

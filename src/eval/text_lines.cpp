@@ -10,6 +10,20 @@
 
 namespace gpstream::eval {
 
+std::vector<std::string> split_crlf_lines(std::string_view text) {
+  std::vector<std::string> lines;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t j = text.find('\n', i);
+    if (j == std::string_view::npos) j = text.size();
+    std::string_view l = text.substr(i, j - i);
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    lines.emplace_back(l);
+    i = j + 1;
+  }
+  return lines;
+}
+
 Result<std::vector<std::string>> split_text_lines(std::string_view text, std::string_view name, bool rstrip) {
   std::vector<std::string> lines;
   size_t start = 0;

@@ -14,6 +14,8 @@ namespace gpstream::eval {
 // Lines of `text` (a final line without "\n" counts; a trailing "\n" does not start a new line).
 // rstrip: apply Python str.rstrip() to each line (sacreBLEU's CLI), else only the "\n" is removed.
 Result<std::vector<std::string>> split_text_lines(std::string_view text, std::string_view name, bool rstrip);
+// Lines of `text` split on "\n", each without a trailing "\r"; no UTF-8 check (for TSV-like files of ours).
+std::vector<std::string> split_crlf_lines(std::string_view text);
 // path "-" reads standard input.
 Result<std::vector<std::string>> read_text_lines(const std::string& path, bool rstrip);
 
