@@ -10,12 +10,6 @@
 #include "stream/scheduler.h"
 #include "stream/session.h"
 #include "copy_model.h"
-
-// GCC 12 with -fsanitize=address reports a false "may be used uninitialized" on copying the empty
-// std::optional<std::vector<int>> of a default SessionOptions (the ASan build of this file only).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 #include "test_codec.h"
 
 namespace gpstream {
