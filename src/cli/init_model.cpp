@@ -10,6 +10,7 @@
 #include "stream/model_meta.h"
 #include "tokenizer/tokenizer.h"
 #include "util/mapped_file.h"
+#include "util/memory_budget.h"
 
 namespace gpstream::cli {
 namespace {
@@ -54,6 +55,10 @@ int run_init_model(int argc, char** argv) {
   ro.seed = seed;
   ro.dtype = dtype == "f32" ? io::DType::F32 : dtype == "bf16" ? io::DType::BF16 : io::DType::F16;
   c.torch_dtype = dtype == "f32" ? "float32" : dtype == "bf16" ? "bfloat16" : "float16";
+  // The tensors, then their serialized copy.
+  if (Status s = check_memory_budget(saturating_product({c.n_params(), 2 * io::dtype_size(ro.dtype)}), "this model");
+      !s.ok())
+    return fail("init-model", s.error());
   io::TensorMap t = model::random_tensors(c, ro);
   std::filesystem::create_directories(out);
   std::vector<io::TensorToWrite> w;

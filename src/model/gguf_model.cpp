@@ -6,6 +6,7 @@
 
 #include "kernels/quant_blocks.h"
 #include "model/tensor_names.h"
+#include "util/memory_budget.h"
 
 namespace gpstream::model {
 namespace {
@@ -117,6 +118,11 @@ Result<ModelConfig> config_from_gguf(const io::GgufFile& g) {
 Result<io::TensorMap> hf_tensors_from_gguf(const io::GgufFile& g, const ModelConfig& c) {
   const GgufArch* arch = gguf_arch_by_hf(c.architecture);
   GPS_ASSERT(arch != nullptr, "hf_tensors_from_gguf: config not from a GGUF architecture");
+  uint64_t dequantized_bytes = 0;  // what the loop below allocates: k-quants as F32
+  for (const auto& [name, t] : g.tensors.tensors)
+    if (t.dtype == io::DType::Q4_K || t.dtype == io::DType::Q6_K || (io::dtype_is_quantized(t.dtype) && t.shape.size() != 2))
+      dequantized_bytes = saturating_sum({dequantized_bytes, saturating_product({static_cast<uint64_t>(t.numel()), 4})});
+  GPS_TRY(check_memory_budget(dequantized_bytes, "dequantizing this file's Q4_K / Q6_K tensors to F32"));
   io::TensorMap out;
   out.owners = g.tensors.owners;
   for (const auto& [name, t] : g.tensors.tensors) {

@@ -1,11 +1,13 @@
 // Hugging Face config.json <-> ModelConfig.
 #include "model/model_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "util/half.h"
 #include "util/mapped_file.h"
+#include "util/memory_budget.h"
 
 namespace gpstream::model {
 namespace {
@@ -142,12 +144,16 @@ Status ModelConfig::validate() const {
 }
 
 size_t ModelConfig::n_params() const {
-  size_t e = static_cast<size_t>(n_embd);
-  size_t attn = e * n_head * head_dim * 2 + e * n_head_kv * head_dim * 2;
-  size_t mlp = 3 * e * n_ff;
-  size_t layer = attn + mlp + (sandwich_norms ? 4 : 2) * e + (qkv_bias ? (n_head + 2 * n_head_kv) * head_dim : 0);
-  size_t emb = static_cast<size_t>(n_vocab) * e;
-  return emb * (tie_word_embeddings ? 1 : 2) + layer * n_layer + e;
+  // Saturating: the sizes come from a file, and an absurd config must give a huge count, not a wrapped one.
+  auto u = [](int x) { return static_cast<uint64_t>(std::max(x, 0)); };
+  const uint64_t e = u(n_embd), q = saturating_product({u(n_head), u(head_dim)}),
+                 kv = saturating_product({u(n_head_kv), u(head_dim)});
+  const uint64_t attn = saturating_product({e, saturating_sum({q, q, kv, kv})});
+  const uint64_t mlp = saturating_product({3, e, u(n_ff)});
+  const uint64_t layer = saturating_sum({attn, mlp, saturating_product({sandwich_norms ? 4u : 2u, e}),
+                                         qkv_bias ? saturating_sum({q, kv, kv}) : 0});
+  const uint64_t emb = saturating_product({u(n_vocab), e, tie_word_embeddings ? 1u : 2u});
+  return saturating_sum({emb, saturating_product({layer, u(n_layer)}), e});
 }
 
 namespace {

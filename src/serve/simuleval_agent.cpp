@@ -64,30 +64,36 @@ Status SimulEvalAgent::reset() {
   return st;
 }
 
-Status SimulEvalAgent::input(std::string_view body) {
+Result<SimulEvalTextSegment> parse_simuleval_segment(std::string_view body) {
   using nlohmann::json;
   json seg = json::parse(body.begin(), body.end(), nullptr, false);
   if (seg.is_discarded() || !seg.is_object()) return invalid_argument("segment: expected a JSON object");
-  bool finished = false;
+  SimulEvalTextSegment out;
   if (seg.contains("finished")) {
     if (!seg["finished"].is_boolean()) return invalid_argument("segment 'finished': expected true or false");
-    finished = seg["finished"].get<bool>();
+    out.finished = seg["finished"].get<bool>();
   }
   bool is_empty = false;
   if (seg.contains("is_empty")) {
     if (!seg["is_empty"].is_boolean()) return invalid_argument("segment 'is_empty': expected true or false");
     is_empty = seg["is_empty"].get<bool>();
   }
-  std::string content;
   const json* type = seg.contains("data_type") ? &seg["data_type"] : nullptr;
   if (type && type->is_string() && type->get<std::string>() != "text")
     return unsupported("segment 'data_type': this agent takes text, got '" + type->get<std::string>() + "'");
   if (type && !type->is_string() && !type->is_null()) return invalid_argument("segment 'data_type': expected a string");
   if (!is_empty && seg.contains("content")) {
     const json& c = seg["content"];
-    if (c.is_string()) content = c.get<std::string>();
+    if (c.is_string()) out.content = c.get<std::string>();
     else if (!(c.is_array() && c.empty())) return invalid_argument("segment 'content': expected a string");
   }
+  return out;
+}
+
+Status SimulEvalAgent::input(std::string_view body) {
+  GPS_ASSIGN(SimulEvalTextSegment segment, parse_simuleval_segment(body));
+  const std::string& content = segment.content;
+  const bool finished = segment.finished;
   std::lock_guard lock(mu_);
   last_activity_ms_ = steady_now_ms();
   if (!stream_ && !finished_) GPS_TRY(open_locked());  // a client that skipped POST /reset

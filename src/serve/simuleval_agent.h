@@ -10,6 +10,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "serve/engine.h"
@@ -54,6 +55,15 @@ class SimulEvalAgent {
   std::function<void(std::string)> waiting_;
   double last_activity_ms_ = 0;
 };
+
+// A text Segment as SimulEval's remote client sends it (PUT /input): {"index", "content", "finished",
+// "is_empty", "data_type", ...}. Unknown fields are ignored (SimulEval adds some over versions); an empty
+// segment has no content; a data_type other than "text" is Unsupported; wrong types are errors.
+struct SimulEvalTextSegment {
+  std::string content;
+  bool finished = false;
+};
+Result<SimulEvalTextSegment> parse_simuleval_segment(std::string_view body);
 
 // Segment JSON as SimulEval's Segment.json() writes it (json.dumps of the dataclass fields).
 std::string simuleval_text_segment(const std::string& content, bool finished);

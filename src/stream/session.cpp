@@ -12,6 +12,7 @@
 
 #include "tokenizer/segment_encoder.h"
 #include "tokenizer/unicode.h"
+#include "util/memory_budget.h"
 
 namespace gpstream::stream {
 namespace {
@@ -58,6 +59,16 @@ Result<std::unique_ptr<Session>> Session::create(model::ForwardModel& model, con
   if (options.k < 1) return invalid_argument("wait-k: k must be at least 1 (got " + std::to_string(options.k) + ")");
   if (options.max_tokens_per_word < 1 || options.max_target_tokens < 1)
     return invalid_argument("max tokens per word and per sentence must be positive");
+  if (options.max_cache_rows < 1) return invalid_argument("max_cache_rows must be positive");
+  {  // The cache grows on demand up to max_cache_rows per region; that bound must fit in memory.
+    const model::ModelConfig& c = model.config();
+    auto u = [](int x) { return static_cast<uint64_t>(std::max(x, 0)); };
+    GPS_TRY(check_memory_budget(saturating_product({2 /* regions */, 2 /* K and V */, sizeof(float),
+                                                    u(options.max_cache_rows), u(c.n_layer), u(c.n_head_kv),
+                                                    u(c.head_dim)}),
+                                "a session's cache of " + std::to_string(options.max_cache_rows) +
+                                    " rows per region (max_cache_rows)"));
+  }
   auto s = std::unique_ptr<Session>(new Session(model, codec, std::move(options)));
   GPS_ASSIGN(s->prompt_ids_, codec.encode(SegmentKind::Prompt, "", true));
   GPS_ASSIGN(s->header_ids_, codec.encode(SegmentKind::Header, "", true));

@@ -17,6 +17,7 @@
 #include "kernels/norm.h"
 #include "kernels/norm_backward.h"
 #include "kernels/rope.h"
+#include "util/memory_budget.h"
 
 namespace gpstream::train {
 namespace {
@@ -102,16 +103,25 @@ Result<std::unique_ptr<TrainModel>> TrainModel::create(const model::ModelConfig&
   m->lora_ = lora;
   m->shape_ = shape;
   m->n_threads_ = n_threads > 0 ? n_threads : std::max(1, omp_get_max_threads());
+  // Everything this model will hold, checked against the memory budget before the big allocations: fp32
+  // weights, gradients and AdamW's two moments of the trainable parameters, the activation block.
+  m->lora_params_ = lora_param_set(config, lora, lora_seed, m->lora_layout_);
+  const uint64_t n_base = config.n_params();
+  const uint64_t n_trainable = lora.rank > 0 ? m->lora_params_.size() : n_base;
+  const size_t act_floats = m->plan();
+  GPS_TRY(check_memory_budget(
+      saturating_product({sizeof(float), saturating_sum({n_base, saturating_product({3, n_trainable}), act_floats})}),
+      "training this model (weights, gradients, optimizer state and activations for " +
+          std::to_string(shape.max_tokens) + " tokens per step)"));
   m->base_ = model_param_set(config, m->layout_);
   GPS_TRY(m->base_.load(init));
-  m->lora_params_ = lora_param_set(config, lora, lora_seed, m->lora_layout_);
   m->grads_.assign(m->trainable().size(), 0.0f);
   m->rope_ = model::RopeFrequencies::from_config(config);
-  m->plan();
+  m->acts_.assign(act_floats, 0.0f);
   return m;
 }
 
-void TrainModel::plan() {
+size_t TrainModel::plan() {
   const model::ModelConfig& c = config_;
   const int64_t N = shape_.max_tokens, Tm = shape_.max_seq, E = c.n_embd, H = c.n_head,
                 Q = int64_t{c.n_head} * c.head_dim, KV = int64_t{c.n_head_kv} * c.head_dim, F = c.n_ff,
@@ -164,7 +174,7 @@ void TrainModel::plan() {
   g.dxa = take(N * std::max<int64_t>(r, 1));
   g.drop = take(N * std::max({E, F, Q}));
   g.dnorm = take(int64_t{n_threads_} * E);
-  acts_.assign(off, 0.0f);
+  return off;
 }
 
 void TrainModel::dropout_apply(float* dst, const float* x, int64_t n_elems, int il, LoraTarget t) const {

@@ -20,6 +20,7 @@
 #include "train/export.h"
 #include "train/loss_plot.h"
 #include "util/mapped_file.h"
+#include "util/memory_budget.h"
 
 namespace gpstream::train {
 namespace {
@@ -122,6 +123,7 @@ Result<TrainResult> run_training(const TrainConfig& cfg, const TrainRunOptions& 
     model::RandomInitOptions ro;
     ro.seed = mix(cfg.seed ^ 0x1111);
     ro.std = s.init_std;
+    GPS_TRY(check_memory_budget(saturating_product({mc.n_params(), sizeof(float)}), "initialising this model"));
     init = model::random_tensors(mc, ro);
   }
 

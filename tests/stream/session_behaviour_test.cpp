@@ -4,9 +4,11 @@
 // of template text; continuous streams; the Scheduler; reencode and reencode-pos invariants; bad input.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 
 #include "../model/tiny_models.h"
+#include "../testing/scoped_env.h"
 #include "stream/scheduler.h"
 #include "stream/session.h"
 #include "copy_model.h"
@@ -123,6 +125,17 @@ TEST(SessionInput, BadInputIsRefusedWithClearErrors) {
   auto e = (*t)->step();
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.error().message().find("cache region full"), std::string::npos);
+  // A cache cap whose worst case cannot fit in memory is refused when the session is made, not when it fills.
+  {
+    testing::ScopedEnv limit("GPSTREAM_MEMORY_LIMIT", "1G");
+    stream::SessionOptions huge;
+    huge.max_cache_rows = std::numeric_limits<int>::max();
+    auto h = stream::Session::create(model, codec, huge);
+    ASSERT_FALSE(h.ok());
+    EXPECT_NE(h.error().message().find("max_cache_rows"), std::string::npos) << h.error().message();
+    huge.max_cache_rows = 0;
+    EXPECT_FALSE(stream::Session::create(model, codec, huge).ok());
+  }
 }
 
 TEST(ContinuousStream, EachSegmentEqualsAFreshSession) {

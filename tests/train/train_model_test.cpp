@@ -13,6 +13,7 @@
 
 #include "io/safetensors.h"
 #include "model/kv_cache.h"
+#include "../testing/scoped_env.h"
 #include "train_test_util.h"
 
 namespace gpstream::train {
@@ -37,6 +38,34 @@ std::unique_ptr<TrainModel> make_model(const model::ModelConfig& c, const io::Te
   auto m = TrainModel::create(c, t, lora, 7, TrainShape{64, 32}, threads);
   EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
   return std::move(m).value();
+}
+
+TEST(TrainModel, RefusesWhatDoesNotFitInTheMemoryBudget) {
+  const auto c = testing::tiny_config(false, true, false);
+  const io::TensorMap t = model::random_tensors(c, testing::tiny_init(3));
+  {  // Below the fp32 weights alone (a lower bound of the need, computed from the tensors themselves).
+    uint64_t weight_bytes = 0;
+    for (const auto& [name, data] : t.tensors) weight_bytes += static_cast<uint64_t>(data.numel()) * 4;
+    testing::ScopedEnv limit("GPSTREAM_MEMORY_LIMIT", std::to_string(weight_bytes - 1).c_str());
+    auto m = TrainModel::create(c, t, LoraOptions{}, 7, TrainShape{64, 32}, 1);
+    ASSERT_FALSE(m.ok());
+    EXPECT_EQ(m.error().code(), ErrorCode::OutOfRange);
+    EXPECT_NE(m.error().message().find("training this model"), std::string::npos) << m.error().message();
+  }
+  {
+    testing::ScopedEnv limit("GPSTREAM_MEMORY_LIMIT", "1G");
+    EXPECT_TRUE(TrainModel::create(c, t, LoraOptions{}, 7, TrainShape{64, 32}, 1).ok());
+  }
+  // Absurd declared sizes (a hostile config) are refused before any allocation, under the real budget.
+  model::ModelConfig huge = c;
+  huge.n_embd = huge.n_ff = 1 << 20;
+  huge.n_head = huge.n_head_kv = 1;
+  huge.head_dim = 1 << 20;
+  huge.n_vocab = 1 << 24;
+  huge.n_layer = 1000;
+  auto m = TrainModel::create(huge, io::TensorMap{}, LoraOptions{}, 7, TrainShape{64, 32}, 1);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().code(), ErrorCode::OutOfRange) << m.error().message();
 }
 
 TEST(TrainModel, LogitsEqualInferenceForward) {
