@@ -3,10 +3,12 @@
 // read) and lag (ms from the arrival of the last source word it read to its emission).
 "use strict";
 
+// In the shipped model's domain (software documentation), like scripts/demo's sentences.
 const EXAMPLE =
-  "The meeting will start at nine o'clock tomorrow morning. " +
-  "Please bring your notes and the report from last week. " +
-  "We will discuss the new project and the budget for next year.";
+  "Click the button to save the document. " +
+  "The file is saved in your home folder. " +
+  "You can change the settings in the preferences dialog. " +
+  "Select the text and press the delete key.";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);

@@ -159,44 +159,43 @@ INSTANTIATE_TEST_SUITE_P(Families, TransformerTest,
                                            Variant{true, true, false, io::DType::F32},
                                            Variant{true, false, false, io::DType::F16}));
 
-TEST(Transformer, RerotateMovesLayerZeroKeysToNewPositions) {
-  auto cfg = testing::tiny_config(false, true, false);
-  auto tensors = model::random_tensors(cfg, testing::tiny_init(3));
-  auto tf = testing::tiny_transformer(cfg, tensors);
-  // Layer-0 keys depend only on the token and its position, so a re-rotated key must equal the key
-  // computed at the new position directly.
+// Forwards three target tokens at old_pos into one cache and at new_pos into another, re-rotates the first
+// cache's rows to new_pos, and returns the largest layer-0 key (and value) difference. Layer-0 keys depend
+// only on the token and its position, so a re-rotated key must equal the key computed at the new position.
+struct RerotateDiff {
+  double k = 0, v = 0;
+  float last_position = 0;
+};
+RerotateDiff rerotate_against_direct(const model::ModelConfig& cfg, const float old_pos[3], const float new_pos[3],
+                                     uint64_t seed) {
+  auto tf = testing::tiny_transformer(cfg, model::random_tensors(cfg, testing::tiny_init(seed)));
   KvCache a(cfg), b(cfg);
   std::vector<float> logits;
   Batch ba, bb;
-  const float old_pos[3] = {0.0f, 1.0f, 2.0f}, new_pos[3] = {7.5f, 8.5f, 300.0f};
   for (int i = 0; i < 3; ++i) {
     ba.add(10 + i, old_pos[i], 0, Group::Target, 0, i + 1);
     bb.add(10 + i, new_pos[i], 0, Group::Target, 0, i + 1);
   }
-  ASSERT_TRUE(tf->forward(ba, a, logits).ok());
-  ASSERT_TRUE(tf->forward(bb, b, logits).ok());
+  EXPECT_TRUE(tf->forward(ba, a, logits).ok());
+  EXPECT_TRUE(tf->forward(bb, b, logits).ok());
   a.rerotate(Group::Target, 0, new_pos, 3, tf->rope());
-  EXPECT_LT(max_abs_diff(a.k(0, Group::Target), b.k(0, Group::Target), 3 * static_cast<int>(a.kv_dim())), 1e-5);
-  EXPECT_LT(max_abs_diff(a.v(0, Group::Target), b.v(0, Group::Target), 3 * static_cast<int>(a.kv_dim())), 1e-7);
-  EXPECT_EQ(a.positions(Group::Target)[2], 300.0f);
+  const int n = 3 * static_cast<int>(a.kv_dim());
+  return {max_abs_diff(a.k(0, Group::Target), b.k(0, Group::Target), n),
+          max_abs_diff(a.v(0, Group::Target), b.v(0, Group::Target), n), a.positions(Group::Target)[2]};
+}
+
+TEST(Transformer, RerotateMovesLayerZeroKeysToNewPositions) {
+  const float old_pos[3] = {0.0f, 1.0f, 2.0f}, new_pos[3] = {7.5f, 8.5f, 300.0f};
+  const RerotateDiff d = rerotate_against_direct(testing::tiny_config(false, true, false), old_pos, new_pos, 3);
+  EXPECT_LT(d.k, 1e-5);
+  EXPECT_LT(d.v, 1e-7);
+  EXPECT_EQ(d.last_position, 300.0f);
 }
 
 // Longrope: a key moved across the long-factor threshold (p + 1 > 16) and partial rotary (6 of 8 dims).
 TEST(Transformer, RerotateAcrossTheLongropeThresholdEqualsDirectKeys) {
-  auto cfg = testing::tiny_phi3_config();
-  auto tf = testing::tiny_transformer(cfg, model::random_tensors(cfg, testing::tiny_init(4)));
-  KvCache a(cfg), b(cfg);
-  std::vector<float> logits;
-  Batch ba, bb;
   const float old_pos[3] = {0.0f, 20.0f, 2.0f}, new_pos[3] = {30.5f, 3.0f, 9.0f};
-  for (int i = 0; i < 3; ++i) {
-    ba.add(10 + i, old_pos[i], 0, Group::Target, 0, i + 1);
-    bb.add(10 + i, new_pos[i], 0, Group::Target, 0, i + 1);
-  }
-  ASSERT_TRUE(tf->forward(ba, a, logits).ok());
-  ASSERT_TRUE(tf->forward(bb, b, logits).ok());
-  a.rerotate(Group::Target, 0, new_pos, 3, tf->rope());
-  EXPECT_LT(max_abs_diff(a.k(0, Group::Target), b.k(0, Group::Target), 3 * static_cast<int>(a.kv_dim())), 1e-5);
+  EXPECT_LT(rerotate_against_direct(testing::tiny_phi3_config(), old_pos, new_pos, 4).k, 1e-5);
 }
 
 TEST(Transformer, BadBatchesAreRejectedAndLeaveTheCacheUnchanged) {

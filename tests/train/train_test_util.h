@@ -2,6 +2,7 @@
 // tests/model/reference_transformer.h (an implementation independent of src/train and src/kernels).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -46,6 +47,30 @@ inline std::vector<std::vector<bool>> dense_mask(const train::TrainSequence& s) 
     for (size_t j = 0; j < T; ++j) m[i][j] = s.groups[j] ? rank[j] < s.n_tgt[i] : rank[j] < s.n_src[i];
   return m;
 }
+
+// LoRA's chain rule: with W' = W + s·B·A, dL/dA = s·Bᵀ·dL/dW' and dL/dB = s·dL/dW'·Aᵀ. Accumulates the
+// largest difference between the adapter gradients gA [r, in], gB [out, r] and those derived from a full
+// model's weight gradient dW [out, in] (double sums), and the largest derived value.
+struct ChainRuleCheck {
+  double worst = 0, gmax = 0;
+  void add(const float* A, const float* B, const float* dW, int64_t out, int64_t in, int64_t r, float s,
+           const float* gA, const float* gB) {
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < in; ++j) {
+        double want = 0;
+        for (int64_t o = 0; o < out; ++o) want += s * double(B[o * r + i]) * dW[o * in + j];
+        gmax = std::max(gmax, std::abs(want));
+        worst = std::max(worst, std::abs(want - gA[i * in + j]));
+      }
+    for (int64_t o = 0; o < out; ++o)
+      for (int64_t i = 0; i < r; ++i) {
+        double want = 0;
+        for (int64_t j = 0; j < in; ++j) want += s * double(dW[o * in + j]) * A[i * in + j];
+        gmax = std::max(gmax, std::abs(want));
+        worst = std::max(worst, std::abs(want - gB[o * r + i]));
+      }
+  }
+};
 
 // Token-mean cross-entropy of the batch in double through the reference forward.
 inline double reference_loss(const model::ModelConfig& c, const io::TensorMap& w,
