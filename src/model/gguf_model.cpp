@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "kernels/quant_blocks.h"
+#include "model/gguf_families.h"
 #include "model/tensor_names.h"
 #include "util/memory_budget.h"
 
@@ -68,7 +69,8 @@ Result<ModelConfig> config_from_gguf(const io::GgufFile& g) {
   const io::GgufMetadata& m = g.metadata;
   GPS_ASSIGN(std::string arch_name, m.get_string("general.architecture"));
   const GgufArch* arch = gguf_arch_by_name(arch_name);
-  if (!arch) return unsupported("general.architecture '" + arch_name + "' is not supported (supported: llama, qwen2)");
+  if (!arch)
+    return unsupported("general.architecture '" + arch_name + "' is not supported (supported: " + gguf_arch_names() + ")");
   ModelConfig c;
   c.architecture = arch->hf_architecture;
   c.model_type = arch->model_type;
@@ -82,9 +84,6 @@ Result<ModelConfig> config_from_gguf(const io::GgufFile& g) {
   if (value_length != c.head_dim)
     return unsupported(arch_key(*arch, "attention.value_length") + " differs from key_length: not supported");
   GPS_ASSIGN(int rope_dims, positive_int(m, arch_key(*arch, "rope.dimension_count"), c.head_dim));
-  if (rope_dims != c.head_dim)
-    return unsupported(arch_key(*arch, "rope.dimension_count") + " " + std::to_string(rope_dims) +
-                       " != head dimension " + std::to_string(c.head_dim) + ": partial RoPE is not supported");
   GPS_ASSIGN(double eps, m.get_float(arch_key(*arch, "attention.layer_norm_rms_epsilon")));
   c.norm_eps = static_cast<float>(eps);
   GPS_ASSIGN(double theta, m.get_float(arch_key(*arch, "rope.freq_base"), 10000.0));
@@ -100,12 +99,16 @@ Result<ModelConfig> config_from_gguf(const io::GgufFile& g) {
   if (embd->shape[0] <= 0 || embd->shape[0] > (int64_t{1} << 30)) return format_error("token_embd: bad vocabulary size");
   c.n_vocab = static_cast<int>(embd->shape[0]);
   c.tie_word_embeddings = g.tensors.find(gguf_name(TensorId::Output)) == nullptr;
+  GPS_TRY(read_gguf_family_config(g, *arch, rope_dims, c));
   c.qkv_bias = g.tensors.find(gguf_name(TensorId::AttnQBias, 0)) != nullptr;
   c.o_bias = g.tensors.find(gguf_name(TensorId::AttnOutBias, 0)) != nullptr;
   if (c.model_type == "qwen2" && (!c.qkv_bias || c.o_bias))
     return unsupported("qwen2 needs q/k/v biases and no output-projection bias");
   if (c.model_type == "llama" && c.qkv_bias != c.o_bias)
     return unsupported("llama with attention biases needs all four (q, k, v, output)");
+  if ((c.model_type == "gemma2" || c.model_type == "phi3") && (c.qkv_bias || c.o_bias))
+    return unsupported("tensor " + gguf_name(c.qkv_bias ? TensorId::AttnQBias : TensorId::AttnOutBias, 0) + ": " +
+                       c.model_type + " attention biases are not supported");
   GPS_ASSIGN(int64_t bos, m.get_int("tokenizer.ggml.bos_token_id", -1));
   GPS_ASSIGN(int64_t eos, m.get_int("tokenizer.ggml.eos_token_id", -1));
   if (bos >= 0 && bos < c.n_vocab) c.bos_token_id = static_cast<int>(bos);
@@ -126,10 +129,13 @@ Result<io::TensorMap> hf_tensors_from_gguf(const io::GgufFile& g, const ModelCon
   io::TensorMap out;
   out.owners = g.tensors.owners;
   for (const auto& [name, t] : g.tensors.tensors) {
-    const auto id = tensor_id_from_gguf(name);
+    if (is_gguf_parameter_tensor(name)) continue;  // read into the config (config_from_gguf)
+    auto id = tensor_id_from_gguf(name);
     if (!id) return unsupported("tensor " + name + " is not supported for " + arch->gguf);
+    id->first = family_tensor_id(c, id->first);
+    if (!tensor_in_family(c, id->first)) return unsupported("tensor " + name + " is not expected in this " + arch->gguf + " model");
     if (id->second >= c.n_layer) return format_error("tensor " + name + ": layer beyond block_count");
-    const std::string hf = hf_name(id->first, id->second);
+    const std::string hf = hf_name(c, id->first, id->second);
     io::TensorData data = t;
     if (data.dtype == io::DType::Q4_K || data.dtype == io::DType::Q6_K ||
         (io::dtype_is_quantized(data.dtype) && data.shape.size() != 2)) {
@@ -152,8 +158,9 @@ Result<io::TensorMap> hf_tensors_from_gguf(const io::GgufFile& g, const ModelCon
 
 Result<io::GgufMetadata> gguf_metadata_for(const ModelConfig& c, const std::string& name, int file_type) {
   const GgufArch* arch = gguf_arch_by_hf(c.architecture);
-  if (!arch) return unsupported("architecture " + c.architecture + " cannot be written as GGUF (supported: llama, qwen2)");
-  if (c.rope_scaling.type != RopeScalingType::None)
+  if (!arch)
+    return unsupported("architecture " + c.architecture + " cannot be written as GGUF (supported: " + gguf_arch_names() + ")");
+  if (c.rope_scaling.type != RopeScalingType::None && c.model_type != "phi3")
     return unsupported("rope_scaling (llama3) cannot be written as GGUF yet");
   if (c.mlp_bias) return unsupported("MLP biases cannot be written as GGUF");
   io::GgufMetadata m;
@@ -175,6 +182,7 @@ Result<io::GgufMetadata> gguf_metadata_for(const ModelConfig& c, const std::stri
   m.set(arch_key(*arch, "rope.dimension_count"), V::u32(static_cast<uint32_t>(c.head_dim)));
   m.set(arch_key(*arch, "rope.freq_base"), V::f32(c.rope_theta));
   m.set(arch_key(*arch, "attention.layer_norm_rms_epsilon"), V::f32(c.norm_eps));
+  GPS_TRY(write_gguf_family_metadata(c, *arch, m));
   return m;
 }
 
@@ -182,9 +190,10 @@ Result<std::vector<io::GgufTensorToWrite>> gguf_tensors_from_hf(const ModelConfi
                                                                 io::TensorMap& storage) {
   const GgufArch* arch = gguf_arch_by_hf(c.architecture);
   if (!arch) return unsupported("architecture " + c.architecture + " cannot be written as GGUF");
-  std::vector<io::GgufTensorToWrite> out;
+  std::vector<io::GgufTensorToWrite> out = gguf_family_parameter_tensors(c, storage);
   auto add = [&](TensorId id, int layer) -> Status {
-    const std::string name = hf_name(id, layer);
+    if (!tensor_in_family(c, id)) return {};
+    const std::string name = hf_name(c, id, layer);
     const io::TensorData* t = hf.find(name);
     if (!t) return not_found("missing tensor " + name);
     io::TensorData data = *t;
@@ -201,25 +210,16 @@ Result<std::vector<io::GgufTensorToWrite>> gguf_tensors_from_hf(const ModelConfi
     return {};
   };
   GPS_TRY(add(TensorId::TokEmbd, 0));
-  for (int il = 0; il < c.n_layer; ++il) {
-    GPS_TRY(add(TensorId::AttnNorm, il));
-    GPS_TRY(add(TensorId::AttnQ, il));
-    GPS_TRY(add(TensorId::AttnK, il));
-    GPS_TRY(add(TensorId::AttnV, il));
-    if (c.qkv_bias) {
-      GPS_TRY(add(TensorId::AttnQBias, il));
-      GPS_TRY(add(TensorId::AttnKBias, il));
-      GPS_TRY(add(TensorId::AttnVBias, il));
-    }
-    GPS_TRY(add(TensorId::AttnOut, il));
-    if (c.o_bias) GPS_TRY(add(TensorId::AttnOutBias, il));
-    GPS_TRY(add(TensorId::FfnNorm, il));
-    GPS_TRY(add(TensorId::FfnGate, il));
-    GPS_TRY(add(TensorId::FfnUp, il));
-    GPS_TRY(add(TensorId::FfnDown, il));
-  }
+  // Block tensors in llama.cpp's order; add() skips those c's family does not have.
+  constexpr TensorId kBlock[] = {TensorId::AttnNorm,     TensorId::AttnQ,     TensorId::AttnK,     TensorId::AttnV,
+                                 TensorId::AttnQkv,      TensorId::AttnQBias, TensorId::AttnKBias, TensorId::AttnVBias,
+                                 TensorId::AttnOut,      TensorId::AttnOutBias, TensorId::AttnPostNorm, TensorId::FfnNorm,
+                                 TensorId::FfnGate,      TensorId::FfnUp,     TensorId::FfnGateUp, TensorId::FfnDown,
+                                 TensorId::FfnPostNorm};
+  for (int il = 0; il < c.n_layer; ++il)
+    for (TensorId id : kBlock) GPS_TRY(add(id, il));
   GPS_TRY(add(TensorId::OutputNorm, 0));
-  if (!c.tie_word_embeddings) GPS_TRY(add(TensorId::Output, 0));
+  GPS_TRY(add(TensorId::Output, 0));
   return out;
 }
 

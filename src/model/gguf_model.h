@@ -1,4 +1,5 @@
-// Models in GGUF files: hyperparameters from the {arch}.* metadata keys (llama, qwen2), tensors by GGUF
+// Models in GGUF files: hyperparameters from the {arch}.* metadata keys (llama, qwen2, gemma2, phi3; the
+// family-specific ones in gguf_families.h), tensors by GGUF
 // names (tensor_names.h), llama's interleaved Q/K row order undone, Q4_K / Q6_K dequantized to F32 at load
 // (Q8_0 / Q4_0 and the float types stay as stored, viewed in the mapped file). The other direction builds
 // the metadata and tensor list that llama.cpp reads for a ModelConfig and Hugging Face-named tensors.
@@ -26,7 +27,8 @@ Result<ModelConfig> config_from_gguf(const io::GgufFile& g);
 // the file mapping alive.
 Result<io::TensorMap> hf_tensors_from_gguf(const io::GgufFile& g, const ModelConfig& config);
 
-// Metadata keys for a model (general.*, {arch}.*); the tokenizer keys come from the tokenizer layer.
+// Metadata keys for a model (general.*, {arch}.*); the tokenizer keys come from the tokenizer layer. The model
+// must be in llama.cpp form (gguf_families.h, to_llamacpp_form: matters for gemma2).
 // `file_type` is llama.cpp's general.file_type (0 all F32, 1 mostly F16, 2 mostly Q4_0, 7 mostly Q8_0,
 // 32 mostly BF16).
 Result<io::GgufMetadata> gguf_metadata_for(const ModelConfig& config, const std::string& name, int file_type);

@@ -29,8 +29,8 @@ constexpr TensorNameRow kTensorNames[] = {
     {TensorId::FfnGate, "model.layers.{L}.mlp.gate_proj.weight", "blk.{L}.ffn_gate.weight"},
     {TensorId::FfnUp, "model.layers.{L}.mlp.up_proj.weight", "blk.{L}.ffn_up.weight"},
     {TensorId::FfnDown, "model.layers.{L}.mlp.down_proj.weight", "blk.{L}.ffn_down.weight"},
-    // Gemma 2 and Phi-3 (after the llama rows, so reverse lookups of shared names give the llama ids; their
-    // GGUF loading is not wired yet, see docs/models.md). Gemma 2's FfnNorm is pre_feedforward_layernorm
+    // Gemma 2 and Phi-3 (after the llama rows, so reverse lookups of shared names give the llama ids; the GGUF
+    // loader maps them per family with family_tensor_id). Gemma 2's FfnNorm is pre_feedforward_layernorm
     // (hf_name(config, ...)); Phi-3's fused gate_up is GGUF's ffn_up.
     {TensorId::AttnPostNorm, "model.layers.{L}.post_attention_layernorm.weight", "blk.{L}.post_attention_norm.weight"},
     {TensorId::FfnPostNorm, "model.layers.{L}.post_feedforward_layernorm.weight", "blk.{L}.post_ffw_norm.weight"},
@@ -41,6 +41,8 @@ constexpr TensorNameRow kTensorNames[] = {
 constexpr GgufArch kGgufArchs[] = {
     {"llama", "LlamaForCausalLM", "llama", true},
     {"qwen2", "Qwen2ForCausalLM", "qwen2", false},
+    {"gemma2", "Gemma2ForCausalLM", "gemma2", false},  // NEOX RoPE (rotate-half), as Hugging Face
+    {"phi3", "Phi3ForCausalLM", "phi3", false},
 };
 
 const TensorNameRow& row(TensorId id) {
@@ -96,6 +98,46 @@ std::optional<std::pair<TensorId, int>> tensor_id_from_gguf(const std::string& n
   for (const auto& r : kTensorNames)
     if (auto l = match(r.gguf, name)) return std::make_pair(r.id, *l);
   return std::nullopt;
+}
+
+std::optional<std::pair<TensorId, int>> tensor_id_from_hf(const ModelConfig& c, const std::string& name) {
+  auto id = tensor_id_from_hf(name);
+  if (!c.sandwich_norms) return id;
+  if (id && id->first == TensorId::FfnNorm) id->first = TensorId::AttnPostNorm;  // Gemma 2's post_attention_layernorm
+  if (!id)
+    if (auto l = match("model.layers.{L}.pre_feedforward_layernorm.weight", name)) id = std::make_pair(TensorId::FfnNorm, *l);
+  return id;
+}
+
+TensorId family_tensor_id(const ModelConfig& c, TensorId id) {
+  if (c.fused_gate_up && id == TensorId::FfnUp) return TensorId::FfnGateUp;  // one GGUF name, two meanings
+  return id;
+}
+
+bool tensor_in_family(const ModelConfig& c, TensorId id) {
+  switch (id) {
+    case TensorId::AttnQ:
+    case TensorId::AttnK:
+    case TensorId::AttnV: return !c.fused_qkv;
+    case TensorId::AttnQkv: return c.fused_qkv;
+    case TensorId::FfnGate:
+    case TensorId::FfnUp: return !c.fused_gate_up;
+    case TensorId::FfnGateUp: return c.fused_gate_up;
+    case TensorId::AttnQBias:
+    case TensorId::AttnKBias:
+    case TensorId::AttnVBias: return c.qkv_bias;
+    case TensorId::AttnOutBias: return c.o_bias;
+    case TensorId::AttnPostNorm:
+    case TensorId::FfnPostNorm: return c.sandwich_norms;
+    case TensorId::Output: return !c.tie_word_embeddings;
+    default: return true;
+  }
+}
+
+std::string gguf_arch_names() {
+  std::string s;
+  for (const auto& a : kGgufArchs) s += std::string(s.empty() ? "" : ", ") + a.gguf;
+  return s;
 }
 
 const GgufArch* gguf_arch_by_name(const std::string& gguf) {

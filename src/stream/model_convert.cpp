@@ -5,6 +5,7 @@
 
 #include "io/gguf.h"
 #include "io/safetensors.h"
+#include "model/gguf_families.h"
 #include "model/gguf_model.h"
 #include "model/model_config.h"
 #include "model/quantize_model.h"
@@ -18,15 +19,18 @@ namespace fs = std::filesystem;
 
 Result<ConvertReport> convert_hf_to_gguf(const std::string& hf_dir, const std::string& gguf_path, io::DType type,
                                          const std::string& name) {
-  GPS_ASSIGN(model::ModelConfig config, model::load_hf_config(hf_dir));
+  GPS_ASSIGN(model::ModelConfig loaded_config, model::load_hf_config(hf_dir));
   GPS_ASSIGN(io::TensorMap hf, io::read_safetensors_dir(hf_dir));
   // Refuse tensors the table does not know (they would be silently dropped).
   for (const auto& [n, t] : hf.tensors) {
     (void)t;
-    if (!model::tensor_id_from_hf(n) && n.find("rotary_emb.inv_freq") == std::string::npos)
+    if (!model::tensor_id_from_hf(loaded_config, n) && n.find("rotary_emb.inv_freq") == std::string::npos)
       return unsupported(hf_dir + ": tensor " + n + " has no GGUF name");
   }
-  io::TensorMap stored = model::convert_model_tensors(config, hf, type);
+  // Gemma 2: norms as 1 + w, query_pre_attn_scalar folded into attn_q (in F32, before the storage type).
+  GPS_ASSIGN(model::ModelForm form, model::to_llamacpp_form(loaded_config, hf));
+  const model::ModelConfig& config = form.config;
+  io::TensorMap stored = model::convert_model_tensors(config, form.tensors, type);
   std::string model_name = name;
   if (model_name.empty()) model_name = fs::path(hf_dir).lexically_normal().filename().string();
   if (model_name.empty()) model_name = fs::absolute(hf_dir).lexically_normal().parent_path().filename().string();
@@ -70,18 +74,20 @@ Result<ConvertReport> convert_gguf_to_hf(const std::string& gguf_path, const std
   if (!config.ok()) return config.error().with_context(gguf_path);
   auto hf = model::hf_tensors_from_gguf(g, *config);
   if (!hf.ok()) return hf.error().with_context(gguf_path);
-  model::ModelConfig c = *config;
+  // Gemma 2's norms back to Hugging Face's w (the file holds 1 + w).
+  model::ModelForm form = model::to_hf_form(*config, *hf);
+  model::ModelConfig c = form.config;
   c.torch_dtype = type == io::DType::F32 ? "float32" : type == io::DType::F16 ? "float16" : "bfloat16";
   // Every matrix and vector in the chosen float type (vectors stay F32, as convert_model_tensors keeps them).
   io::TensorMap plain;
-  for (const auto& [n, t] : hf->tensors) {
+  for (const auto& [n, t] : form.tensors.tensors) {
     if (io::dtype_is_quantized(t.dtype)) {
       plain.add_f32(n, t.shape, model::dequantize_tensor(t));
     } else {
       plain.tensors[n] = t;
     }
   }
-  plain.owners.insert(plain.owners.end(), hf->owners.begin(), hf->owners.end());
+  plain.owners.insert(plain.owners.end(), form.tensors.owners.begin(), form.tensors.owners.end());
   io::TensorMap out = model::convert_model_tensors(c, plain, type);
   std::vector<io::TensorToWrite> list;
   ConvertReport report;

@@ -2,10 +2,11 @@
 //  - Round trip: a model stored as F32 / F16 / BF16 / Q8_0 / Q4_0 (quantize_model.h), written as GGUF and read
 //    back, gives bit-identical logits to the in-memory model (llama and qwen2, tied and untied; llama's Q/K
 //    rows go through the interleaving and back).
-//  - gpstream reads llama.cpp's converter output: tests/model/data/gguf/*.llamacpp-f16.gguf (written by
-//    llama-anchor.sh convert from the Hugging Face fixtures; F16 holds their BF16 / F16 weights exactly)
-//    gives the fixtures' reference logits (expected.json, float64 PyTorch) within 1e-4.
-//  - llama.cpp reads gpstream's files: *.gpstream-q8_0.gguf / *.gpstream-q4_0.gguf were written by
+//  - gpstream reads llama.cpp's converter output: tests/model/data/gguf/*.llamacpp-f16.gguf / -f32.gguf (written
+//    by llama-anchor.sh convert from the Hugging Face fixtures; F16 holds their BF16 / F16 weights exactly, F32
+//    fixtures are converted as F32) gives the fixtures' reference logits (expected.json, float64 PyTorch) within
+//    1e-4 (llama, qwen2, gemma2, phi3 incl. longrope's long factors; gemma2_tied_bf16: see its case).
+//  - llama.cpp reads gpstream's files: *.gpstream-<type>.gguf were written by
 //    `gpstream convert`, and *.llamacpp.json holds llama.cpp's logits for them (scripts/make-gguf-fixtures).
 //    The test checks that today's writer still produces those exact bytes, and that gpstream's logits on the
 //    file match llama.cpp's.
@@ -14,11 +15,13 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "../testing/temp_dir.h"
 #include "io/gguf.h"
 #include "io/safetensors.h"
+#include "model/gguf_families.h"
 #include "model/gguf_model.h"
 #include "model/quantize_model.h"
 #include "model/tensor_names.h"
@@ -32,11 +35,13 @@ namespace {
 using testing::TempDir;
 const std::string kData = std::string(GPSTREAM_SOURCE_DIR) + "/tests/model/data/";
 
-std::vector<float> causal_logits(model::Transformer& tf, const std::vector<int>& ids) {
+// One causal sequence at positions first_pos, first_pos + 1, ...
+std::vector<float> causal_logits(model::Transformer& tf, const std::vector<int>& ids, int first_pos = 0) {
   model::KvCache cache(tf.config());
   model::Batch b;
   for (size_t i = 0; i < ids.size(); ++i)
-    b.add(ids[i], static_cast<float>(i), 0, model::Group::Source, static_cast<int>(i) + 1, 0, true);
+    b.add(ids[i], static_cast<float>(first_pos + static_cast<int>(i)), 0, model::Group::Source, static_cast<int>(i) + 1, 0,
+          true);
   std::vector<float> logits;
   Status s = tf.forward(b, cache, logits);
   EXPECT_TRUE(s.ok()) << s.error().message();
@@ -115,30 +120,56 @@ nlohmann::json load_json(const std::string& path) {
   return text.ok() ? nlohmann::json::parse(*text) : nlohmann::json();
 }
 
-class LlamaCppWritten : public ::testing::TestWithParam<std::string> {};
+// fixture, llama.cpp's --outtype (f16 holds BF16 / F16 fixtures exactly; F32 fixtures are converted as f32),
+// tolerance vs the fixture's reference logits.
+class LlamaCppWritten : public ::testing::TestWithParam<std::tuple<std::string, std::string, double>> {};
 
 TEST_P(LlamaCppWritten, GivesTheReferenceLogits) {
-  const std::string name = GetParam();
-  auto tf = model::Transformer::load(kData + "gguf/" + name + ".llamacpp-f16.gguf", 2);
+  const auto [name, outtype, tolerance] = GetParam();
+  auto tf = model::Transformer::load(kData + "gguf/" + name + ".llamacpp-" + outtype + ".gguf", 2);
   ASSERT_TRUE(tf.ok()) << tf.error().message();
   auto hf = model::Transformer::load(kData + name, 2);
   ASSERT_TRUE(hf.ok());
-  EXPECT_EQ((*tf)->config().tie_word_embeddings, (*hf)->config().tie_word_embeddings);
-  EXPECT_EQ((*tf)->config().rope_theta, (*hf)->config().rope_theta);
+  const model::ModelConfig &g = (*tf)->config(), &h = (*hf)->config();
+  EXPECT_EQ(g.tie_word_embeddings, h.tie_word_embeddings);
+  EXPECT_EQ(g.rope_theta, h.rope_theta);
+  EXPECT_EQ(g.attn_softcap, h.attn_softcap);
+  EXPECT_EQ(g.final_softcap, h.final_softcap);
+  EXPECT_EQ(g.sliding_window, h.sliding_window);
+  EXPECT_EQ(g.sliding_window_every, h.sliding_window_every);
+  EXPECT_EQ(g.rope_dim(), h.rope_dim());
+  EXPECT_EQ(g.rope_scaling.long_factor, h.rope_scaling.long_factor);
+  EXPECT_EQ(g.rope_scaling.attention_factor, h.rope_scaling.attention_factor);
   const auto j = load_json(kData + name + "/expected.json");
-  const auto& c = j["cases"][0];
-  ASSERT_EQ(c["name"], "causal");
-  const auto logits = causal_logits(**tf, c["ids"].get<std::vector<int>>());
-  EXPECT_LE(max_diff_vs(logits, c["logits"], (*tf)->config().n_vocab), 1e-4);
+  // The single-sequence cases: "causal" (positions 0..) and Phi-3's "causal_long" (positions 300.., long factors).
+  int checked = 0;
+  for (const auto& c : j["cases"]) {
+    const std::string case_name = c["name"];
+    if (case_name.rfind("causal", 0) != 0) continue;
+    const auto logits = causal_logits(**tf, c["ids"].get<std::vector<int>>(), c["positions"][0].get<int>());
+    const double diff = max_diff_vs(logits, c["logits"], g.n_vocab);
+    EXPECT_LE(diff, tolerance) << case_name;
+    std::cout << "[ max |diff| ] " << name << " " << case_name << ": " << diff << "\n";
+    ++checked;
+  }
+  EXPECT_GE(checked, 1);
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, LlamaCppWritten, ::testing::Values("llama_tied_bf16", "qwen2_untied_f16"));
+// gemma2_tied_bf16: transformers rounds Gemma's embedding normalizer sqrt(48) to bfloat16 (6.9375); a llama.cpp
+// file does not say the source dtype, so gpstream scales as llama.cpp does (sqrtf(48) = 6.9282): see the measured
+// difference in docs/gguf.md.
+INSTANTIATE_TEST_SUITE_P(Fixtures, LlamaCppWritten,
+                         ::testing::Values(std::make_tuple("llama_tied_bf16", "f16", 1e-4),
+                                           std::make_tuple("qwen2_untied_f16", "f16", 1e-4),
+                                           std::make_tuple("gemma2_tied_f32", "f32", 1e-4),
+                                           std::make_tuple("gemma2_tied_bf16", "f16", 3e-3),
+                                           std::make_tuple("phi3_longrope_f32", "f32", 1e-4)));
 
-// fixture, type
-class GpstreamWritten : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+// fixture, type, tolerance vs llama.cpp's logits
+class GpstreamWritten : public ::testing::TestWithParam<std::tuple<std::string, std::string, double>> {};
 
 TEST_P(GpstreamWritten, WriterIsStableAndLlamaCppAgrees) {
-  const auto [name, type_name] = GetParam();
+  const auto [name, type_name, tolerance] = GetParam();
   const std::string committed = kData + "gguf/" + name + ".gpstream-" + type_name + ".gguf";
   // Today's writer gives the committed bytes (so llama.cpp's logits for that file apply to it).
   auto config = model::load_hf_config(kData + name);
@@ -149,12 +180,14 @@ TEST_P(GpstreamWritten, WriterIsStableAndLlamaCppAgrees) {
   TempDir dir;
   const std::string path = dir.file("w.gguf");
   {
-    auto meta = model::gguf_metadata_for(*config, name, model::gguf_file_type(type));
-    ASSERT_TRUE(meta.ok());
+    auto form = model::to_llamacpp_form(*config, *hf);  // as `gpstream convert` (Gemma 2: norms 1 + w, q scale)
+    ASSERT_TRUE(form.ok()) << form.error().message();
+    auto meta = model::gguf_metadata_for(form->config, name, model::gguf_file_type(type));
+    ASSERT_TRUE(meta.ok()) << meta.error().message();
     meta->set("tokenizer.ggml.model", io::GgufValue::string("none"));
-    const io::TensorMap stored = model::convert_model_tensors(*config, *hf, type);
+    const io::TensorMap stored = model::convert_model_tensors(form->config, form->tensors, type);
     io::TensorMap permuted;
-    auto tensors = model::gguf_tensors_from_hf(*config, stored, permuted);
+    auto tensors = model::gguf_tensors_from_hf(form->config, stored, permuted);
     ASSERT_TRUE(tensors.ok());
     ASSERT_TRUE(io::write_gguf(path, *meta, *tensors).ok());
   }
@@ -167,16 +200,31 @@ TEST_P(GpstreamWritten, WriterIsStableAndLlamaCppAgrees) {
   auto tf = model::Transformer::load(committed, 2);
   ASSERT_TRUE(tf.ok()) << tf.error().message();
   const auto j = load_json(committed.substr(0, committed.size() - 5) + ".llamacpp.json");
-  const auto logits = causal_logits(**tf, j["ids"].get<std::vector<int>>());
-  // llama.cpp quantizes activations to Q8_0 as gpstream does; what remains is fp32 summation order (and a
-  // rare activation rounding flip): well under the quantization error itself (~1e-2 here).
-  EXPECT_LE(max_diff_vs(logits, j["logits"], (*tf)->config().n_vocab), 2e-3);
+  // One case {ids, logits} at positions 0.., or "cases" of {ids, positions, logits} (Phi-3: window-length runs
+  // at 0.. and past the longrope threshold, since llama.cpp ignores Phi-3's window).
+  const auto cases = j.contains("cases") ? j["cases"] : nlohmann::json::array({j});
+  ASSERT_FALSE(cases.empty());
+  for (const auto& c : cases) {
+    const int first = c.contains("positions") ? c["positions"][0].get<int>() : 0;
+    const auto logits = causal_logits(**tf, c["ids"].get<std::vector<int>>(), first);
+    const double diff = max_diff_vs(logits, c["logits"], (*tf)->config().n_vocab);
+    EXPECT_LE(diff, tolerance) << "from position " << first;
+    std::cout << "[ max |diff| ] " << name << " " << type_name << " from position " << first << ": " << diff << "\n";
+  }
 }
 
+// llama.cpp quantizes activations to Q8_0 as gpstream does; what remains is fp32 summation order (and a rare
+// activation rounding flip): 2e-3, well under the quantization error itself (~1e-2 here). Gemma 2 adds llama.cpp's
+// fp16-table GELU (docs/models.md): 4.8e-4 with F32 weights; with Q8_0 (attn_output) that deviation flips
+// activation roundings in the quantized layer, measured 3.4e-3, so 1e-2 as FixtureParity.MatchesLlamaCpp.
 INSTANTIATE_TEST_SUITE_P(Fixtures, GpstreamWritten,
-                         ::testing::Values(std::make_tuple("llama_tied_bf16", "q8_0"),
-                                           std::make_tuple("llama_tied_bf16", "q4_0"),
-                                           std::make_tuple("qwen2_untied_f16", "q8_0")));
+                         ::testing::Values(std::make_tuple("llama_tied_bf16", "q8_0", 2e-3),
+                                           std::make_tuple("llama_tied_bf16", "q4_0", 2e-3),
+                                           std::make_tuple("qwen2_untied_f16", "q8_0", 2e-3),
+                                           std::make_tuple("gemma2_tied_f32", "f32", 2e-3),
+                                           std::make_tuple("gemma2_tied_f32", "q8_0", 1e-2),
+                                           std::make_tuple("phi3_longrope_f32", "q8_0", 2e-3),
+                                           std::make_tuple("phi3_longrope_f32", "q4_0", 2e-3)));
 
 TEST(GgufModelErrors, MetadataErrorsNameTheKey) {
   const model::ModelConfig c = testing::tiny_config(true, false, false);
