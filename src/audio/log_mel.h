@@ -48,13 +48,13 @@ class LogMelStream {
   void compute_frame(const float* window_start, float* out);
 
   RealFft fft_;
-  std::vector<double> window_;      // periodic Hann, kLogMelWindow
-  std::vector<double> filterbank_;  // kLogMelBins x (kLogMelFftSize / 2 + 1)
+  std::vector<double> window_;                     // periodic Hann, kLogMelWindow
+  std::vector<double> filterbank_;                 // kLogMelBins x (kLogMelFftSize / 2 + 1)
   std::vector<size_t> filter_begin_, filter_end_;  // non-zero bin range of each filter
-  std::vector<double> frame_;       // kLogMelFftSize, zero-padded
+  std::vector<double> frame_;                      // kLogMelFftSize, zero-padded
   std::vector<std::complex<double>> spectrum_;
   std::vector<double> power_;
-  std::vector<float> pending_;      // samples from the start of the next frame on
+  std::vector<float> pending_;  // samples from the start of the next frame on
   size_t samples_pushed_ = 0;
   size_t frames_emitted_ = 0;
 };

@@ -34,7 +34,8 @@ std::vector<double> mel_filterbank_slaney(size_t n_mels, size_t n_fft, double sa
   const double mel_hi = hz_to_mel_slaney(f_max);
   std::vector<double> edge_hz(n_mels + 2);
   for (size_t i = 0; i < n_mels + 2; ++i)
-    edge_hz[i] = mel_to_hz_slaney(mel_lo + (mel_hi - mel_lo) * static_cast<double>(i) / static_cast<double>(n_mels + 1));
+    edge_hz[i] = mel_to_hz_slaney(mel_lo + (mel_hi - mel_lo) * static_cast<double>(i) /
+                                               static_cast<double>(n_mels + 1));
 
   std::vector<double> weights(n_mels * n_bins, 0.0);
   for (size_t m = 0; m < n_mels; ++m) {

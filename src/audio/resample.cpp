@@ -42,13 +42,15 @@ struct Kernel {
     const double frac = static_cast<double>(p) / static_cast<double>(up);
     double sum = 0.0;
     for (size_t t = 0; t < n_taps; ++t) {
-      const double x = frac - static_cast<double>(first_offset + static_cast<int64_t>(t));  // output - input time
+      const double x =
+          frac - static_cast<double>(first_offset + static_cast<int64_t>(t));  // output - input time
       double h = 0.0;
       if (std::abs(x) <= half_width) {
         const double arg = 2.0 * cutoff * x;
         const double sinc = arg == 0.0 ? 1.0 : std::sin(std::numbers::pi * arg) / (std::numbers::pi * arg);
         const double r = x / half_width;
-        const double window = bessel_i0(kResampleKaiserBeta * std::sqrt(std::max(0.0, 1.0 - r * r))) / i0_beta;
+        const double window =
+            bessel_i0(kResampleKaiserBeta * std::sqrt(std::max(0.0, 1.0 - r * r))) / i0_beta;
         h = 2.0 * cutoff * sinc * window;
       }
       taps[t] = h;
@@ -72,12 +74,13 @@ Result<std::vector<float>> resample(std::span<const float> samples, uint32_t fro
   k.up = to_rate / g;
   k.down = from_rate / g;
   const uint64_t n_in = samples.size();
-  if (n_in > (uint64_t{1} << 40)) return invalid_argument("resample: input of " + std::to_string(n_in) +
-                                                          " samples is too long");
+  if (n_in > (uint64_t{1} << 40))
+    return invalid_argument("resample: input of " + std::to_string(n_in) + " samples is too long");
   k.cutoff = kResampleRolloff * 0.5 * std::min(1.0, static_cast<double>(to_rate) / from_rate);
   k.half_width = kResampleZeroCrossings / (2.0 * k.cutoff);
   const auto reach = static_cast<int64_t>(std::floor(k.half_width));
-  // Output time i + frac with frac in [0, 1) needs inputs with |i + frac - k| <= W: k - i in [-reach, reach + 1].
+  // Output time i + frac with frac in [0, 1) needs inputs with |i + frac - k| <= W: k - i in [-reach, reach +
+  // 1].
   k.first_offset = -reach;
   k.n_taps = static_cast<size_t>(2 * reach + 2);
   k.i0_beta = bessel_i0(kResampleKaiserBeta);

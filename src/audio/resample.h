@@ -5,7 +5,8 @@
 //   cutoff  fc = kResampleRolloff * 0.5 * min(1, to_rate / from_rate)        (cycles per input sample)
 //   kernel  h(t) = 2 fc sinc(2 fc t) * kaiser(t / W, beta = kResampleKaiserBeta),  |t| <= W,
 //           W = kResampleZeroCrossings / (2 fc) input samples (that many sinc zero crossings per side)
-//   output  y[n] = sum_k x[k] h(n M / L - k) / sum_k h(n M / L - k)   (each phase's taps sum to 1: unit DC gain)
+//   output  y[n] = sum_k x[k] h(n M / L - k) / sum_k h(n M / L - k)   (each phase's taps sum to 1: unit DC
+//   gain)
 // Input outside [0, n) counts as zero; the output has ceil(n L / M) samples and y[0] is aligned with x[0].
 // Equal rates return the input unchanged (exact identity).
 #pragma once

@@ -22,10 +22,12 @@ constexpr uint16_t kTagExtensible = 0xFFFE;
 constexpr uint8_t kSubformatTail[14] = {0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80,
                                         0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71};
 
-uint16_t u16_at(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+uint16_t u16_at(const uint8_t* p) {
+  return static_cast<uint16_t>(p[0] | (p[1] << 8));
+}
 uint32_t u32_at(const uint8_t* p) {
-  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) | (static_cast<uint32_t>(p[2]) << 16) |
-         (static_cast<uint32_t>(p[3]) << 24);
+  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
+         (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
 }
 
 std::string chunk_id(const uint8_t* p) {
@@ -46,7 +48,8 @@ struct Format {
 };
 
 Result<Format> parse_fmt(const uint8_t* p, uint32_t size, const std::string& where) {
-  if (size < 16) return format_error(where + ": fmt chunk has " + std::to_string(size) + " bytes (need at least 16)");
+  if (size < 16)
+    return format_error(where + ": fmt chunk has " + std::to_string(size) + " bytes (need at least 16)");
   uint16_t tag = u16_at(p);
   Format f;
   f.channels = u16_at(p + 2);
@@ -55,11 +58,13 @@ Result<Format> parse_fmt(const uint8_t* p, uint32_t size, const std::string& whe
   f.bits = u16_at(p + 14);
   if (tag == kTagExtensible) {
     // cbSize (2) + valid bits (2) + channel mask (4) + subformat GUID (16) after the 16 basic bytes.
-    if (size < 40) return format_error(where + ": WAVE_FORMAT_EXTENSIBLE fmt chunk has " + std::to_string(size) +
-                                       " bytes (need 40)");
+    if (size < 40)
+      return format_error(where + ": WAVE_FORMAT_EXTENSIBLE fmt chunk has " + std::to_string(size) +
+                          " bytes (need 40)");
     const uint16_t cb_size = u16_at(p + 16);
-    if (cb_size < 22) return format_error(where + ": WAVE_FORMAT_EXTENSIBLE cbSize is " + std::to_string(cb_size) +
-                                          " (need 22)");
+    if (cb_size < 22)
+      return format_error(where + ": WAVE_FORMAT_EXTENSIBLE cbSize is " + std::to_string(cb_size) +
+                          " (need 22)");
     const uint16_t valid_bits = u16_at(p + 18);
     if (valid_bits > f.bits)
       return format_error(where + ": " + std::to_string(valid_bits) + " valid bits exceed the " +
@@ -76,7 +81,8 @@ Result<Format> parse_fmt(const uint8_t* p, uint32_t size, const std::string& whe
   } else if (tag == kTagFloat) {
     f.kind = WavSampleFormat::Float;
     if (f.bits != 32 && f.bits != 64)
-      return unsupported(where + ": float samples with " + std::to_string(f.bits) + " bits (supported: 32, 64)");
+      return unsupported(where + ": float samples with " + std::to_string(f.bits) +
+                         " bits (supported: 32, 64)");
   } else {
     return unsupported(where + ": format tag 0x" + [&] {
       char buf[8];
@@ -90,13 +96,13 @@ Result<Format> parse_fmt(const uint8_t* p, uint32_t size, const std::string& whe
                         std::to_string(kWavMaxChannels) + ")");
   if (f.sample_rate == 0) return format_error(where + ": fmt declares a sample rate of 0");
   if (f.sample_rate > kWavMaxSampleRate)
-    return format_error(where + ": sample rate " + std::to_string(f.sample_rate) + " Hz exceeds the limit of " +
-                        std::to_string(kWavMaxSampleRate) + " Hz");
+    return format_error(where + ": sample rate " + std::to_string(f.sample_rate) +
+                        " Hz exceeds the limit of " + std::to_string(kWavMaxSampleRate) + " Hz");
   const uint32_t expected_align = static_cast<uint32_t>(f.channels) * (f.bits / 8u);
   if (f.block_align != expected_align)
     return format_error(where + ": block align " + std::to_string(f.block_align) + " does not match " +
-                        std::to_string(f.channels) + " channels x " + std::to_string(f.bits) + " bits (expected " +
-                        std::to_string(expected_align) + ")");
+                        std::to_string(f.channels) + " channels x " + std::to_string(f.bits) +
+                        " bits (expected " + std::to_string(expected_align) + ")");
   return f;
 }
 
@@ -113,15 +119,20 @@ double decode_sample(const uint8_t* p, const Format& f) {
     return v;
   }
   switch (f.bits) {
-    case 8: return (static_cast<int>(p[0]) - 128) / 128.0;
-    case 16: return static_cast<int16_t>(u16_at(p)) / 32768.0;
+    case 8:
+      return (static_cast<int>(p[0]) - 128) / 128.0;
+    case 16:
+      return static_cast<int16_t>(u16_at(p)) / 32768.0;
     case 24: {
       // Sign-extend via the top byte of a 32-bit word.
-      const int32_t v = static_cast<int32_t>(static_cast<uint32_t>(p[0]) << 8 | static_cast<uint32_t>(p[1]) << 16 |
-                                             static_cast<uint32_t>(p[2]) << 24) >> 8;
+      const int32_t v =
+          static_cast<int32_t>(static_cast<uint32_t>(p[0]) << 8 | static_cast<uint32_t>(p[1]) << 16 |
+                               static_cast<uint32_t>(p[2]) << 24) >>
+          8;
       return v / 8388608.0;
     }
-    default: return static_cast<int32_t>(u32_at(p)) / 2147483648.0;
+    default:
+      return static_cast<int32_t>(u32_at(p)) / 2147483648.0;
   }
 }
 
@@ -132,17 +143,22 @@ Result<WavAudio> read_wav(std::span<const std::byte> bytes, const std::string& n
   const auto* base = reinterpret_cast<const uint8_t*>(bytes.data());
   const uint64_t file_size = bytes.size();
   if (file_size < 12)
-    return format_error(where + ": " + std::to_string(file_size) + " bytes is too short for a RIFF/WAVE header");
-  if (std::memcmp(base, "RIFX", 4) == 0) return unsupported(where + ": big-endian RIFX files are not supported");
+    return format_error(where + ": " + std::to_string(file_size) +
+                        " bytes is too short for a RIFF/WAVE header");
+  if (std::memcmp(base, "RIFX", 4) == 0)
+    return unsupported(where + ": big-endian RIFX files are not supported");
   if (std::memcmp(base, "RF64", 4) == 0 || std::memcmp(base, "BW64", 4) == 0)
     return unsupported(where + ": RF64/BW64 (64-bit WAV) files are not supported");
   if (std::memcmp(base, "RIFF", 4) != 0) return format_error(where + ": not a RIFF file (no 'RIFF' magic)");
-  if (std::memcmp(base + 8, "WAVE", 4) != 0) return format_error(where + ": RIFF file is not WAVE (no 'WAVE' form)");
+  if (std::memcmp(base + 8, "WAVE", 4) != 0)
+    return format_error(where + ": RIFF file is not WAVE (no 'WAVE' form)");
   const uint64_t riff_size = u32_at(base + 4);
-  if (riff_size < 4) return format_error(where + ": RIFF size " + std::to_string(riff_size) + " is too small");
+  if (riff_size < 4)
+    return format_error(where + ": RIFF size " + std::to_string(riff_size) + " is too small");
   if (riff_size > file_size - 8)
-    return format_error(where + ": RIFF size " + std::to_string(riff_size) + " runs past the end of the file (" +
-                        std::to_string(file_size) + " bytes; truncated?)");
+    return format_error(where + ": RIFF size " + std::to_string(riff_size) +
+                        " runs past the end of the file (" + std::to_string(file_size) +
+                        " bytes; truncated?)");
   const uint64_t end = 8 + riff_size;  // bytes after the RIFF form (trailing junk) are not ours
 
   std::optional<Format> fmt;
@@ -158,7 +174,8 @@ Result<WavAudio> read_wav(std::span<const std::byte> bytes, const std::string& n
     const uint64_t payload = pos + 8;
     if (size > end - payload)
       return format_error(where + ": chunk '" + id + "' at offset " + std::to_string(pos) + " declares " +
-                          std::to_string(size) + " bytes but only " + std::to_string(end - payload) + " remain");
+                          std::to_string(size) + " bytes but only " + std::to_string(end - payload) +
+                          " remain");
     if (std::memcmp(base + pos, "fmt ", 4) == 0) {
       if (fmt) return format_error(where + ": second fmt chunk at offset " + std::to_string(pos));
       GPS_ASSIGN(Format f, parse_fmt(base + payload, static_cast<uint32_t>(size), where));

@@ -16,7 +16,8 @@ std::vector<std::complex<long double>> naive_dft(const std::vector<double>& x) {
   for (size_t k = 0; k <= n / 2; ++k) {
     std::complex<long double> acc = 0;
     for (size_t t = 0; t < n; ++t) {
-      const long double a = -2.0L * std::numbers::pi_v<long double> * static_cast<long double>((k * t) % n) / n;
+      const long double a =
+          -2.0L * std::numbers::pi_v<long double> * static_cast<long double>((k * t) % n) / n;
       acc += static_cast<long double>(x[t]) * std::complex<long double>(std::cos(a), std::sin(a));
     }
     out[k] = acc;

@@ -52,10 +52,11 @@ TEST(LogMel, MatchesNumpyReference) {
   std::printf("log-mel vs numpy: max |delta| = %.3g at frame %zu bin %zu\n", worst, worst_at / kLogMelBins,
               worst_at % kLogMelBins);
   RecordProperty("max_abs_delta", std::to_string(worst));
-  EXPECT_LE(worst, 1e-4) << "frame " << worst_at / kLogMelBins << " bin " << worst_at % kLogMelBins << ": got "
-                         << got[worst_at] << ", numpy " << want[worst_at];
+  EXPECT_LE(worst, 1e-4) << "frame " << worst_at / kLogMelBins << " bin " << worst_at % kLogMelBins
+                         << ": got " << got[worst_at] << ", numpy " << want[worst_at];
   // The fixture starts with 50 ms of digital silence: frames 0-2 are all floor.
-  for (size_t m = 0; m < kLogMelBins; ++m) EXPECT_EQ(got[2 * kLogMelBins + m], static_cast<float>(std::log(1e-10)));
+  for (size_t m = 0; m < kLogMelBins; ++m)
+    EXPECT_EQ(got[2 * kLogMelBins + m], static_cast<float>(std::log(1e-10)));
 }
 
 void expect_bitwise_equal(const std::vector<float>& a, const std::vector<float>& b, const std::string& what) {
@@ -125,13 +126,16 @@ TEST(LogMel, Causal) {
   for (size_t t = 160 * 50 + 400; t < samples.size(); ++t) samples[t] = -samples[t];
   const auto after = log_mel(samples);
   EXPECT_EQ(std::memcmp(before.data(), after.data(), 51 * kLogMelBins * sizeof(float)), 0);
-  EXPECT_NE(std::memcmp(before.data() + 51 * kLogMelBins, after.data() + 51 * kLogMelBins, kLogMelBins * sizeof(float)), 0);
+  EXPECT_NE(std::memcmp(before.data() + 51 * kLogMelBins, after.data() + 51 * kLogMelBins,
+                        kLogMelBins * sizeof(float)),
+            0);
 }
 
 TEST(LogMel, ToneLandsInItsMelBin) {
   // A 1 kHz tone: the loudest bin is the filter whose centre is nearest 1 kHz (Slaney mel 15).
   std::vector<float> x(1600);
-  for (size_t t = 0; t < x.size(); ++t) x[t] = static_cast<float>(0.5 * std::sin(2 * std::numbers::pi * 1000.0 * t / 16000));
+  for (size_t t = 0; t < x.size(); ++t)
+    x[t] = static_cast<float>(0.5 * std::sin(2 * std::numbers::pi * 1000.0 * t / 16000));
   const auto f = log_mel(x);
   const auto* frame = f.data();
   const size_t loudest = static_cast<size_t>(std::max_element(frame, frame + kLogMelBins) - frame);

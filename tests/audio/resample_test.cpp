@@ -13,7 +13,8 @@ namespace {
 
 std::vector<float> tone(double hz, double amplitude, uint32_t rate, size_t n) {
   std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(amplitude * std::sin(2 * std::numbers::pi * hz * i / rate));
+  for (size_t i = 0; i < n; ++i)
+    v[i] = static_cast<float>(amplitude * std::sin(2 * std::numbers::pi * hz * i / rate));
   return v;
 }
 
@@ -59,7 +60,8 @@ TEST(Resample, RemovesToneAboveNewNyquist) {
   auto y = resample(x, 44100, 16000);
   ASSERT_TRUE(y.ok());
   double peak = 0.0;
-  for (size_t n = 100; n + 100 < y->size(); ++n) peak = std::max(peak, static_cast<double>(std::abs((*y)[n])));
+  for (size_t n = 100; n + 100 < y->size(); ++n)
+    peak = std::max(peak, static_cast<double>(std::abs((*y)[n])));
   EXPECT_LT(peak, 1e-3);
 }
 
