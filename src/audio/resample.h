@@ -1,0 +1,30 @@
+// Sample-rate conversion for the speech front end (any rate -> 16 kHz, or any rate pair): a rational
+// polyphase resampler with a Kaiser-windowed sinc low-pass. Deterministic: the same input gives the same
+// bits on every run (no threads, no randomness, coefficients computed in double in a fixed order).
+// Definition, with L/M = to_rate/from_rate reduced by their gcd:
+//   cutoff  fc = kResampleRolloff * 0.5 * min(1, to_rate / from_rate)        (cycles per input sample)
+//   kernel  h(t) = 2 fc sinc(2 fc t) * kaiser(t / W, beta = kResampleKaiserBeta),  |t| <= W,
+//           W = kResampleZeroCrossings / (2 fc) input samples (that many sinc zero crossings per side)
+//   output  y[n] = sum_k x[k] h(n M / L - k) / sum_k h(n M / L - k)   (each phase's taps sum to 1: unit DC
+//   gain)
+// Input outside [0, n) counts as zero; the output has ceil(n L / M) samples and y[0] is aligned with x[0].
+// Equal rates return the input unchanged (exact identity).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "util/error.h"
+
+namespace gpstream::audio {
+
+inline constexpr double kResampleRolloff = 0.94;
+inline constexpr double kResampleKaiserBeta = 8.6;
+inline constexpr int kResampleZeroCrossings = 16;
+
+// Converts `samples` from `from_rate` to `to_rate` Hz. InvalidArgument for a zero rate or rates above
+// 1 MHz (the WAV reader's limit).
+Result<std::vector<float>> resample(std::span<const float> samples, uint32_t from_rate, uint32_t to_rate);
+
+}  // namespace gpstream::audio
