@@ -182,7 +182,7 @@ Result<InstanceRecord> parse_instance_line(std::string_view line, std::string_vi
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(line.begin(), line.end());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse errors, and numbers out of range (1e400)
     return format_error(std::string(where) + ": invalid JSON (" + e.what() + ")");
   }
   if (!j.is_object()) return format_error(std::string(where) + ": expected a JSON object");

@@ -121,6 +121,11 @@ std::vector<double> unique_in_order(std::span<const double> delays) {
 
 }  // namespace
 
+// ATD lays out one time slot per source unit read, so the delays set its memory: a log whose delays read more
+// source units than this (summed over increases) is refused rather than allocated (real streams are far
+// shorter).
+constexpr double kMaxAtdSourceUnits = double{1 << 22};
+
 Result<double> latency_atd_text(std::span<const double> delays, std::span<const double> compute_times,
                                 double token_duration) {
   if (delays.empty()) return invalid_argument("ATD: no delays");
@@ -139,12 +144,18 @@ Result<double> latency_atd_text(std::span<const double> delays, std::span<const 
     }
     for (auto& x : ct) x /= token_duration;
   }
+  for (double x : d)
+    if (!std::isfinite(x)) return invalid_argument("ATD: delays must be finite");
   const auto uniq = unique_in_order(d);
+  double read = 0;  // source words laid out so far
   std::vector<int64_t> src_sizes{0};
   std::vector<double> src_time{0.0};
   double prev = 0.0;
   for (double u : uniq) {
     const double size = u - prev;
+    if (std::fabs(size) > kMaxAtdSourceUnits || (size > 0 && (read += size) > kMaxAtdSourceUnits))
+      return invalid_argument("ATD: the delays read more than " +
+                              std::to_string(static_cast<int64_t>(kMaxAtdSourceUnits)) + " source words");
     prev = u;
     if (size != std::floor(size))
       return invalid_argument("ATD (text input): delays must be whole source words");
@@ -165,12 +176,19 @@ Result<double> latency_atd_speech(std::span<const double> delays, std::span<cons
   if (delays.empty()) return invalid_argument("ATD: no delays");
   if (compute_times.size() != delays.size())
     return invalid_argument("ATD: compute times and delays differ in length");
+  for (double x : delays)
+    if (!std::isfinite(x)) return invalid_argument("ATD: delays must be finite");
   const auto uniq = unique_in_order(delays);
+  double read = 0;  // ms of source laid out so far
   std::vector<int64_t> src_sizes{0};
   std::vector<double> src_time{0.0};
   double prev = 0.0;
   for (double u : uniq) {
     const double dur = u - prev;
+    if (std::fabs(dur) > kMaxAtdSourceUnits * kSourceTokenMs ||
+        (dur > 0 && (read += dur) > kMaxAtdSourceUnits * kSourceTokenMs))
+      return invalid_argument("ATD: the delays read more than " +
+                              std::to_string(static_cast<int64_t>(kMaxAtdSourceUnits * kSourceTokenMs)) + " ms of source");
     prev = u;
     const double num = std::floor(dur / kSourceTokenMs);
     const double rest = dur - num * kSourceTokenMs;

@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "kernels/convert.h"
 #include "kernels/quant_dot.h"
@@ -51,6 +52,12 @@ void linear_forward_quantized(float* out, int64_t ldo, const float* x, int64_t l
 }
 
 }  // namespace
+
+void set_blas_threads(int n_threads) {
+  static std::atomic<int> current{0};
+  const int n = std::max(1, n_threads);
+  if (current.exchange(n) != n) openblas_set_num_threads(n);
+}
 
 int64_t linear_scratch_floats(const MatrixView& w, int64_t n_tok, int n_threads) {
   if (is_quantized(w.type)) {

@@ -14,6 +14,12 @@
 
 namespace gpstream::kernels {
 
+// Sets the number of threads OpenBLAS uses for calls made outside our parallel regions (GEMMs too small to
+// split, the F32 path) to the model's thread count; a no-op when unchanged. Without it OpenBLAS keeps its
+// default (all cores), and a `-t 1` forward paid for a second thread's team on every small GEMM: 3x slower
+// on the shipped model.
+void set_blas_threads(int n_threads);
+
 // Floats of scratch linear_forward needs for this shape with n_threads threads.
 int64_t linear_scratch_floats(const MatrixView& w, int64_t n_tok, int n_threads);
 

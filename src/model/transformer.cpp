@@ -82,6 +82,7 @@ Status Transformer::forward(const Batch& batch, std::span<KvCache* const> caches
   const int nt = n_threads_;
   logits.clear();
   if (T == 0) return {};
+  kernels::set_blas_threads(nt);
 
   // Reserve cache rows first so a capacity error leaves every cache untouched.
   {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tokenizer/json_loader.h"
+#include "tokenizer/unicode.h"
 
 namespace gpstream::tokenizer {
 namespace {
@@ -54,6 +55,14 @@ Result<std::string> tokenizer_json_from_gguf(const io::GgufMetadata& m) {
                 types->elem_type == io::GgufType::F32 || types->elem_type == io::GgufType::F64 ||
                 types->array_size() != tokens->strs.size()))
     return format_error("tokenizer.ggml.token_type: must be an integer array as long as tokenizer.ggml.tokens");
+  // Strings become JSON (tokenizer.json is UTF-8): a byte-level BPE vocabulary is always valid UTF-8, so
+  // anything else is a malformed file, not something to pass on.
+  for (size_t i = 0; i < tokens->strs.size(); ++i)
+    if (!is_valid_utf8(tokens->strs[i]))
+      return format_error("tokenizer.ggml.tokens: token " + std::to_string(i) + " is not valid UTF-8");
+  for (size_t i = 0; i < merges->strs.size(); ++i)
+    if (!is_valid_utf8(merges->strs[i]))
+      return format_error("tokenizer.ggml.merges: merge " + std::to_string(i) + " is not valid UTF-8");
   GPS_ASSIGN(std::string pre, m.get_string("tokenizer.ggml.pre", "default"));
   OJson j;
   j["version"] = "1.0";

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace gpstream::eval {
 namespace {
 
@@ -114,6 +116,14 @@ TEST(LatencyErrors, AtdOddDelays) {
   EXPECT_DOUBLE_EQ(*v, 3.5);
   EXPECT_FALSE(latency_atd_text(std::vector<double>{1, 2}, std::vector<double>{0}).ok());
   EXPECT_FALSE(latency_atd_text(std::vector<double>{1.5}, std::vector<double>{0}).ok());
+  // Delays that would lay out billions of source slots (found by fuzzing: 2 GiB allocations) are refused,
+  // also when reached by going up and down.
+  EXPECT_FALSE(latency_atd_text(std::vector<double>{1e12}, std::vector<double>{0}).ok());
+  EXPECT_FALSE(latency_atd_speech(std::vector<double>{1e15}, std::vector<double>{0}).ok());
+  std::vector<double> zigzag;
+  for (int i = 0; i < 200; ++i) zigzag.push_back(i % 2 ? 4e6 - i : i);
+  EXPECT_FALSE(latency_atd_text(zigzag, std::vector<double>(zigzag.size(), 0.0)).ok());
+  EXPECT_FALSE(latency_atd_text(std::vector<double>{1, std::nan("")}, std::vector<double>{0, 0}).ok());
 }
 
 // A.2: word length = len(reference.split(" ")), the "\n" stays attached, double spaces count;

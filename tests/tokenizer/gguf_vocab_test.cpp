@@ -97,6 +97,17 @@ TEST(GgufVocabErrors, RefusedByName) {
   r = tokenizer_json_from_gguf(m);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message().find("twice"), std::string::npos);
+  // Found by fuzzing (an uncaught JSON exception): tokens or merges that are not UTF-8 are a format error.
+  m.set("tokenizer.ggml.tokens", io::GgufValue::string_array({"a", "\x9f", "ab"}));
+  m.set("tokenizer.ggml.token_type", io::GgufValue::int_array(io::GgufType::I32, {1, 1, 1}));
+  r = tokenizer_json_from_gguf(m);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("token 1 is not valid UTF-8"), std::string::npos) << r.error().message();
+  m.set("tokenizer.ggml.tokens", io::GgufValue::string_array({"a", "b", "ab"}));
+  m.set("tokenizer.ggml.merges", io::GgufValue::string_array({"a \xc3"}));
+  r = tokenizer_json_from_gguf(m);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("merge 0 is not valid UTF-8"), std::string::npos) << r.error().message();
   io::GgufMetadata none;
   EXPECT_EQ(tokenizer_json_from_gguf(none).error().code(), ErrorCode::NotFound);
 }
