@@ -23,7 +23,14 @@ Transformer::Transformer(ModelConfig config, Weights weights, int n_threads)
   set_threads(n_threads);
 }
 
-void Transformer::set_threads(int n) { n_threads_ = n > 0 ? n : std::max(1, omp_get_max_threads()); }
+// Below this many parameters a forward is too short to split: a second thread's synchronisation costs more
+// than it gives (the shipped 6.8M model decodes ~2x faster on one thread; docs/performance.md).
+constexpr size_t kOneThreadBelowParams = 20'000'000;
+
+void Transformer::set_threads(int n) {
+  if (n > 0) n_threads_ = n;
+  else n_threads_ = config_.n_params() < kOneThreadBelowParams ? 1 : std::max(1, omp_get_max_threads());
+}
 
 Result<std::unique_ptr<Transformer>> Transformer::load(const std::string& path, int n_threads) {
   if (is_gguf_path(path)) {
