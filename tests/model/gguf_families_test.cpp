@@ -18,32 +18,15 @@
 #include "model/quantize_model.h"
 #include "model/tensor_names.h"
 #include "model/transformer.h"
+#include "gguf_test_util.h"
 #include "tiny_models.h"
 
 namespace gpstream {
 namespace {
 
+using testing::causal_logits;
 using testing::TempDir;
-
-std::vector<float> logits_at(model::Transformer& tf, const std::vector<int>& ids, int first_pos = 0) {
-  model::KvCache cache(tf.config());
-  model::Batch b;
-  for (size_t i = 0; i < ids.size(); ++i)
-    b.add(ids[i], static_cast<float>(first_pos + static_cast<int>(i)), 0, model::Group::Source, static_cast<int>(i) + 1, 0,
-          true);
-  std::vector<float> logits;
-  Status s = tf.forward(b, cache, logits);
-  EXPECT_TRUE(s.ok()) << s.error().message();
-  return logits;
-}
-
-Status write_form_gguf(const model::ModelConfig& c, const io::TensorMap& stored, io::DType type, const std::string& path) {
-  GPS_ASSIGN(io::GgufMetadata meta, model::gguf_metadata_for(c, "tiny", model::gguf_file_type(type)));
-  meta.set("tokenizer.ggml.model", io::GgufValue::string("none"));
-  io::TensorMap storage;
-  GPS_ASSIGN(auto tensors, model::gguf_tensors_from_hf(c, stored, storage));
-  return io::write_gguf(path, meta, tensors);
-}
+using testing::write_model_gguf;
 
 // Gemma 2 with hidden 32 (whole Q8_0 blocks) and query_pre_attn_scalar 12 ≠ head_dim 8 (folded into attn_q).
 model::ModelConfig gemma2_config() {
@@ -89,7 +72,7 @@ TEST_P(GgufFamilyRoundTrip, LogitsOfTheInMemoryModel) {
   auto in_memory = testing::tiny_transformer(fc, stored, 2);
   TempDir dir;
   const std::string path = dir.file("m.gguf");
-  Status w = write_form_gguf(fc, stored, type, path);
+  Status w = write_model_gguf(fc, stored, type, path);
   ASSERT_TRUE(w.ok()) << w.error().message();
   auto loaded = model::Transformer::load(path, 2);
   ASSERT_TRUE(loaded.ok()) << loaded.error().message();
@@ -116,13 +99,13 @@ TEST_P(GgufFamilyRoundTrip, LogitsOfTheInMemoryModel) {
   // 10 tokens at positions 0.. (windows of 3 cut in) and at 20.. (Phi-3's long factors: p + 1 > 16).
   const std::vector<int> ids = {3, 96, 0, 41, 7, 7, 58, 12, 1, 88};
   for (int first : {0, 20}) {
-    const auto want = logits_at(*in_memory, ids, first);
-    const auto got = logits_at(**loaded, ids, first);
+    const auto want = causal_logits(*in_memory, ids, first);
+    const auto got = causal_logits(**loaded, ids, first);
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << "logit " << i << " from position " << first;
     if (type == io::DType::F32) {  // llama.cpp form computes the Hugging Face model: the folded scale rounds in fp32
       auto hf = testing::tiny_transformer(c, f32, 2);
-      const auto exact = logits_at(*hf, ids, first);
+      const auto exact = causal_logits(*hf, ids, first);
       double worst = 0;
       for (size_t i = 0; i < exact.size(); ++i) worst = std::max(worst, static_cast<double>(std::fabs(exact[i] - got[i])));
       EXPECT_LE(worst, 1e-5) << "from position " << first;
@@ -163,7 +146,7 @@ TEST(GgufFamilies, Gemma2WindowPatternRoundTrips) {
   ASSERT_NE(pattern, nullptr);
   EXPECT_EQ(pattern->ints, std::vector<int64_t>({1, 1, 1}));
   TempDir dir;
-  ASSERT_TRUE(write_form_gguf(form->config, form->tensors, io::DType::F32, dir.file("p.gguf")).ok());
+  ASSERT_TRUE(write_model_gguf(form->config, form->tensors, io::DType::F32, dir.file("p.gguf")).ok());
   auto loaded = model::Transformer::load(dir.file("p.gguf"), 1);
   ASSERT_TRUE(loaded.ok()) << loaded.error().message();
   EXPECT_EQ((*loaded)->config().sliding_window_every, 1);

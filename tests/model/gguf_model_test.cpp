@@ -26,35 +26,18 @@
 #include "model/quantize_model.h"
 #include "model/tensor_names.h"
 #include "model/transformer.h"
+#include "gguf_test_util.h"
 #include "tiny_models.h"
 #include "util/mapped_file.h"
 
 namespace gpstream {
 namespace {
 
+using testing::causal_logits;
 using testing::TempDir;
+using testing::write_model_gguf;
+
 const std::string kData = std::string(GPSTREAM_SOURCE_DIR) + "/tests/model/data/";
-
-// One causal sequence at positions first_pos, first_pos + 1, ...
-std::vector<float> causal_logits(model::Transformer& tf, const std::vector<int>& ids, int first_pos = 0) {
-  model::KvCache cache(tf.config());
-  model::Batch b;
-  for (size_t i = 0; i < ids.size(); ++i)
-    b.add(ids[i], static_cast<float>(first_pos + static_cast<int>(i)), 0, model::Group::Source, static_cast<int>(i) + 1, 0,
-          true);
-  std::vector<float> logits;
-  Status s = tf.forward(b, cache, logits);
-  EXPECT_TRUE(s.ok()) << s.error().message();
-  return logits;
-}
-
-Status write_model_gguf(const model::ModelConfig& c, const io::TensorMap& stored, io::DType type, const std::string& path) {
-  GPS_ASSIGN(io::GgufMetadata meta, model::gguf_metadata_for(c, "tiny", model::gguf_file_type(type)));
-  meta.set("tokenizer.ggml.model", io::GgufValue::string("none"));
-  io::TensorMap permuted;
-  GPS_ASSIGN(auto tensors, model::gguf_tensors_from_hf(c, stored, permuted));
-  return io::write_gguf(path, meta, tensors);
-}
 
 // arch (qwen2?), tied, storage type
 using RoundTripCase = std::tuple<bool, bool, io::DType>;
