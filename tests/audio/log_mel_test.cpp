@@ -14,9 +14,12 @@
 #include <random>
 
 #include "audio/wav.h"
+#include "audio_test_util.h"
 
 namespace gpstream::audio {
 namespace {
+
+using testing::read_f32;
 
 const std::string kData = std::string(GPSTREAM_SOURCE_DIR) + "/tests/audio/data/";
 
@@ -26,14 +29,6 @@ std::vector<float> fixture_samples() {
   if (!w.ok()) return {};
   EXPECT_EQ(w->sample_rate, 16000u);
   return std::move(w).value().samples;
-}
-
-std::vector<float> read_f32(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), {});
-  std::vector<float> v(bytes.size() / 4);
-  std::memcpy(v.data(), bytes.data(), v.size() * 4);
-  return v;
 }
 
 TEST(LogMel, MatchesNumpyReference) {

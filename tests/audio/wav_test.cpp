@@ -11,9 +11,12 @@
 #include <limits>
 
 #include "../testing/temp_dir.h"
+#include "audio_test_util.h"
 
 namespace gpstream::audio {
 namespace {
+
+using testing::read_f32;
 
 std::string le16(uint16_t v) {
   return {static_cast<char>(v & 0xff), static_cast<char>(v >> 8)};
@@ -60,14 +63,6 @@ void expect_error(const std::string& file, const std::string& what, ErrorCode co
   EXPECT_NE(r.error().message().find("bad.wav"), std::string::npos) << r.error().message();
   EXPECT_NE(r.error().message().find(what), std::string::npos)
       << "message lacks '" << what << "': " << r.error().message();
-}
-
-std::vector<float> read_f32(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), {});
-  std::vector<float> v(bytes.size() / 4);
-  std::memcpy(v.data(), bytes.data(), v.size() * 4);
-  return v;
 }
 
 TEST(WavRead, Pcm16Mono) {
