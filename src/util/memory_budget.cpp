@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cctype>
-#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -67,30 +66,43 @@ uint64_t mem_available() {
   return 0;
 }
 
-}  // namespace
+// GPSTREAM_MEMORY_LIMIT, read once per check: unset → nullopt; "off"/"0" → a budget of nullopt (no check); a
+// size → that size; anything else → an error.
+struct EnvLimit {
+  bool set = false;
+  std::optional<uint64_t> bytes;
+};
+Result<EnvLimit> env_limit() {
+  const char* env = std::getenv("GPSTREAM_MEMORY_LIMIT");
+  if (!env || !*env) return EnvLimit{};
+  const std::string_view s(env);
+  if (s == "off" || s == "0") return EnvLimit{true, std::nullopt};
+  GPS_ASSIGN(uint64_t v, parse_byte_size(s));
+  return EnvLimit{true, v};
+}
 
-std::optional<uint64_t> memory_budget_bytes() {
-  if (const char* env = std::getenv("GPSTREAM_MEMORY_LIMIT"); env && *env) {
-    const std::string_view s(env);
-    if (s == "off" || s == "0") return std::nullopt;
-    if (auto v = parse_byte_size(s); v.ok()) return *v;
-    // A malformed limit is reported where it is used (check_memory_budget), never silently ignored.
-    return 0;
-  }
+std::optional<uint64_t> machine_budget() {
   if (const uint64_t avail = mem_available()) return avail;
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   if (pages > 0 && page > 0) return saturating_product({static_cast<uint64_t>(pages), static_cast<uint64_t>(page)});
   return std::nullopt;
 }
 
+}  // namespace
+
+std::optional<uint64_t> memory_budget_bytes() {
+  auto env = env_limit();
+  if (!env.ok()) return 0;  // a malformed limit is reported where it is used (check_memory_budget)
+  return env->set ? env->bytes : machine_budget();
+}
+
 Status check_memory_budget(uint64_t bytes, std::string_view what) {
-  if (const char* env = std::getenv("GPSTREAM_MEMORY_LIMIT"); env && *env && std::string_view(env) != "off")
-    if (auto v = parse_byte_size(env); !v.ok()) return invalid_argument("GPSTREAM_MEMORY_LIMIT: " + v.error().message());
-  const std::optional<uint64_t> budget = memory_budget_bytes();
+  auto env = env_limit();
+  if (!env.ok()) return invalid_argument("GPSTREAM_MEMORY_LIMIT: " + env.error().message());
+  const std::optional<uint64_t> budget = env->set ? env->bytes : machine_budget();
   if (!budget || bytes <= *budget) return {};
-  const bool from_env = std::getenv("GPSTREAM_MEMORY_LIMIT") != nullptr;
   return out_of_range(std::string(what) + " needs about " + format_bytes(bytes) + " of memory but " +
-                      format_bytes(*budget) + (from_env ? " is allowed (GPSTREAM_MEMORY_LIMIT)" : " is available") +
+                      format_bytes(*budget) + (env->set ? " is allowed (GPSTREAM_MEMORY_LIMIT)" : " is available") +
                       "; use smaller sizes, or set GPSTREAM_MEMORY_LIMIT (e.g. 32G, or off) to override");
 }
 
