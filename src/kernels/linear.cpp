@@ -8,18 +8,19 @@
 #include <atomic>
 
 #include "kernels/convert.h"
+#include "kernels/linear_small_batch.h"
 #include "kernels/quant_dot.h"
 
 namespace gpstream::kernels {
 namespace {
 
-// At most this many tokens: dot products from the stored rows. Measured on bench_engine's shapes with one
-// thread (docs/performance.md): the BF16 dot path holds ~36 GFLOP/s for any n_tok and beats the tiled
-// path up to 8 tokens (7 is the tiled sgemm's worst case, at ~20); with F32 weights the dot path runs at
-// 20-30 GFLOP/s and beats sgemm (9-26 GFLOP/s with 2-7 rows) up to 7 tokens, sgemm wins from 8.
-constexpr int64_t kSmallBatch = 8;
+// At most this many tokens: the few-token kernel (linear_small_batch.h). Measured with bench_linear on a
+// 4864 x 896 matrix, one thread (docs/performance.md): for BF16 and F16 it beats the tiled path up to 11
+// tokens (BF16 35-53 GFLOP/s against 4-38); with F32 weights up to 7 tokens, sgemm wins from 8.
+constexpr int64_t kSmallBatch = 11;
 constexpr int64_t kSmallBatchF32 = 7;
 constexpr int64_t kTileRows = 64;    // rows converted per tile in the GEMM regime
+constexpr int64_t kSmallBatchRows = 16;  // rows per work item of the few-token regime
 // Below this many multiply-adds a parallel region costs more than it saves (and on a loaded machine
 // a spinning second thread can cost far more): run on one thread.
 constexpr int64_t kMinParallelWork = int64_t{1} << 18;
@@ -29,21 +30,20 @@ constexpr int64_t kQuantTileRows = 32;
 
 void linear_forward_quantized(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w,
                               const float* bias, int64_t n_tok, float* scratch, int n_threads) {
-  auto* xq = reinterpret_cast<BlockQ8_0*>(scratch);
-  const int64_t nb = w.cols / kQ8_0Block;
+  const QuantizedActivations xa = quantized_activations_in(scratch, n_tok, w.cols);
   const bool parallel = w.rows * w.cols * n_tok >= kMinParallelWork;
   if (parallel && n_tok > 1) {
 #pragma omp parallel for num_threads(n_threads) schedule(static)
-    for (int64_t t = 0; t < n_tok; ++t) quantize_activations_q8_0(x + t * ldx, ldx, 1, w.cols, xq + t * nb);
+    for (int64_t t = 0; t < n_tok; ++t) quantize_activations(x, ldx, t, 1, xa);
   } else {
-    quantize_activations_q8_0(x, ldx, n_tok, w.cols, xq);
+    quantize_activations(x, ldx, 0, n_tok, xa);
   }
   const int64_t n_tiles = (w.rows + kQuantTileRows - 1) / kQuantTileRows;
 #pragma omp parallel for num_threads(n_threads) schedule(static) if (parallel)
   for (int64_t tile = 0; tile < n_tiles; ++tile) {
     const int64_t r0 = tile * kQuantTileRows;
     const int64_t nr = std::min(kQuantTileRows, w.rows - r0);
-    quant_matmul_rows(out, ldo, w, r0, nr, xq, n_tok);
+    quant_matmul_rows(out, ldo, w, r0, nr, xa, n_tok);
     if (bias) {
       for (int64_t t = 0; t < n_tok; ++t)
         for (int64_t r = r0; r < r0 + nr; ++r) out[t * ldo + r] += bias[r];
@@ -60,11 +60,14 @@ void set_blas_threads(int n_threads) {
 }
 
 int64_t linear_scratch_floats(const MatrixView& w, int64_t n_tok, int n_threads) {
-  if (is_quantized(w.type)) {
-    const int64_t bytes = n_tok * (w.cols / kQ8_0Block) * static_cast<int64_t>(sizeof(BlockQ8_0));
-    return (bytes + 3) / 4;
-  }
-  if (w.type == WeightType::F32 || n_tok <= kSmallBatch) return 0;
+  if (is_quantized(w.type)) return (quantized_activations_bytes(n_tok, w.cols) + 3) / 4;
+  if (n_tok <= (w.type == WeightType::F32 ? kSmallBatchF32 : kSmallBatch))
+    return small_batch_scratch_floats(n_tok, w.cols);
+  return linear_tiled_scratch_floats(w, n_threads);
+}
+
+int64_t linear_tiled_scratch_floats(const MatrixView& w, int n_threads) {
+  if (w.type == WeightType::F32) return 0;
   return kTileRows * w.cols * std::max(1, n_threads);
 }
 
@@ -76,23 +79,31 @@ void linear_forward(float* out, int64_t ldo, const float* x, int64_t ldx, const 
     linear_forward_quantized(out, ldo, x, ldx, w, bias, n_tok, scratch, n_threads);
     return;
   }
-  if (w.type == WeightType::F32 && n_tok > kSmallBatchF32) {
+  if (n_tok <= (w.type == WeightType::F32 ? kSmallBatchF32 : kSmallBatch)) {
+    const float* xp = small_batch_prepare(x, ldx, n_tok, cols, w.type, scratch);
+    const bool parallel = rows * cols * n_tok >= kMinParallelWork;
+    const int64_t n_tiles = (rows + kSmallBatchRows - 1) / kSmallBatchRows;
+#pragma omp parallel for num_threads(n_threads) schedule(static) if (parallel)
+    for (int64_t tile = 0; tile < n_tiles; ++tile) {
+      const int64_t r0 = tile * kSmallBatchRows;
+      small_batch_rows(out, ldo, xp, w, bias, r0, std::min(kSmallBatchRows, rows - r0), n_tok);
+    }
+    return;
+  }
+  linear_forward_tiled(out, ldo, x, ldx, w, bias, n_tok, scratch, n_threads);
+}
+
+void linear_forward_tiled(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w,
+                          const float* bias, int64_t n_tok, float* scratch, int n_threads) {
+  const int64_t rows = w.rows, cols = w.cols;
+  if (n_tok <= 0 || rows <= 0) return;
+  if (w.type == WeightType::F32) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n_tok), static_cast<int>(rows),
                 static_cast<int>(cols), 1.0f, x, static_cast<int>(ldx), static_cast<const float*>(w.data),
                 static_cast<int>(cols), 0.0f, out, static_cast<int>(ldo));
     if (bias) {
       for (int64_t t = 0; t < n_tok; ++t)
         for (int64_t r = 0; r < rows; ++r) out[t * ldo + r] += bias[r];
-    }
-    return;
-  }
-  if (n_tok <= (w.type == WeightType::F32 ? kSmallBatchF32 : kSmallBatch)) {
-    const bool parallel = rows * cols * n_tok >= kMinParallelWork;
-#pragma omp parallel for num_threads(n_threads) schedule(static) if (parallel)
-    for (int64_t r = 0; r < rows; ++r) {
-      const void* row = w.row(r);
-      const float b = bias ? bias[r] : 0.0f;
-      for (int64_t t = 0; t < n_tok; ++t) out[t * ldo + r] = dot_row(x + t * ldx, row, w.type, cols) + b;
     }
     return;
   }

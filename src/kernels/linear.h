@@ -1,6 +1,6 @@
 // Linear layer forward: out[n_tok, w.rows] = x[n_tok, w.cols] · Wᵀ (+ bias). Four regimes:
-//  - Few tokens (decode, small batches), any dtype: row-parallel dot products straight from the
-//    stored row — memory-bandwidth bound, one pass over the weights.
+//  - Few tokens (decode, small batches), F32/F16/BF16: each stored row read once and widened in registers
+//    for up to four tokens at a time (linear_small_batch.h) — memory-bandwidth bound.
 //  - F32 weights, many tokens: one OpenBLAS sgemm (multi-threaded by OpenBLAS's OpenMP pool).
 //  - 16-bit weights, many tokens (prefill, training): row tiles converted to fp32 in per-thread scratch,
 //    each tile multiplied by a single-threaded sgemm, so conversion stays in cache.
@@ -26,6 +26,12 @@ int64_t linear_scratch_floats(const MatrixView& w, int64_t n_tok, int n_threads)
 // out: [n_tok, w.rows] (row stride ldo >= w.rows); x: [n_tok, w.cols] (row stride ldx); bias: [w.rows] or null.
 void linear_forward(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w, const float* bias,
                     int64_t n_tok, float* scratch, int n_threads);
+
+// The many-token regime alone (sgemm; tiles widened to fp32 for 16-bit weights) whatever n_tok is, with
+// linear_tiled_scratch_floats(w, n_threads) floats of scratch: for benchmarks comparing the regimes.
+int64_t linear_tiled_scratch_floats(const MatrixView& w, int n_threads);
+void linear_forward_tiled(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w,
+                          const float* bias, int64_t n_tok, float* scratch, int n_threads);
 
 // Plain triple loop in double: the oracle for tests.
 void linear_forward_ref(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w, const float* bias,

@@ -14,10 +14,26 @@ namespace gpstream::kernels {
 // out + t * n / 32. Scale d = max|x| / 127 (stored as fp16), q = round-half-even(x * 127 / max|x|).
 void quantize_activations_q8_0(const float* x, int64_t ldx, int64_t n_tok, int64_t n, BlockQ8_0* out);
 
-// out[t * ldo + i] = row (r0 + i) of w · activation row t, for i < nr and t < n_tok; xq holds n_tok rows
-// of w.cols / 32 blocks. w.type must be Q8_0 or Q4_0.
-void quant_matmul_rows(float* out, int64_t ldo, const MatrixView& w, int64_t r0, int64_t nr, const BlockQ8_0* xq,
-                       int64_t n_tok);
+// Activations as the int8 kernels read them: n_tok rows of nb Q8_0 blocks and, per block, its scale as fp32
+// and the sum of its 32 quants (the Q4_0 kernel multiplies the unsigned nibbles and subtracts 8 * sum).
+struct QuantizedActivations {
+  BlockQ8_0* blocks = nullptr;  // [n_tok * nb]
+  float* scales = nullptr;      // [n_tok * nb]
+  int32_t* sums = nullptr;      // [n_tok * nb]
+  int64_t nb = 0;
+};
+
+// Bytes of scratch QuantizedActivations over n_tok rows of n columns need (with alignment slack).
+int64_t quantized_activations_bytes(int64_t n_tok, int64_t n);
+// Lays the arrays out in `scratch` (at least quantized_activations_bytes(n_tok, n) bytes).
+QuantizedActivations quantized_activations_in(void* scratch, int64_t n_tok, int64_t n);
+// Quantizes activation rows [t0, t0 + count) (row t at x + t * ldx) into qa, with scales and sums.
+void quantize_activations(const float* x, int64_t ldx, int64_t t0, int64_t count, const QuantizedActivations& qa);
+
+// out[t * ldo + i] = row (r0 + i) of w · activation row t, for i < nr and t < n_tok. w.type must be Q8_0 or
+// Q4_0 and w.cols == 32 * xa.nb.
+void quant_matmul_rows(float* out, int64_t ldo, const MatrixView& w, int64_t r0, int64_t nr,
+                       const QuantizedActivations& xa, int64_t n_tok);
 
 // Scalar reference of one dot product (exact int32 per block, fp32 accumulation in block order).
 float quant_dot_ref(const void* w_row, WeightType type, const BlockQ8_0* xq, int64_t n_blocks);

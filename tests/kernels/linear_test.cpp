@@ -84,12 +84,13 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 }
 
 // Rows and columns avoid multiples of 8/16/64 (tails of every vector loop and of the 64-row tiles);
-// 130 rows = two full tiles plus 2; n_tok straddles the small-batch thresholds (7 for F32, 8 otherwise).
+// 130 rows = two full tiles plus 2; n_tok straddles the small-batch thresholds (7 for F32, 11 otherwise)
+// and covers the few-token kernel's groups of four with every remainder.
 INSTANTIATE_TEST_SUITE_P(
     OddShapes, LinearForward,
     ::testing::Combine(::testing::Values(std::make_pair(1, 1), std::make_pair(7, 13), std::make_pair(67, 33),
                                          std::make_pair(130, 101), std::make_pair(5, 259)),
-                       ::testing::Values(1, 3, 6, 7, 33, 130),
+                       ::testing::Values(1, 2, 3, 6, 7, 11, 12, 33, 130),
                        ::testing::Values(WeightType::F32, WeightType::F16, WeightType::BF16),
                        ::testing::Values(1, 2)),
     case_name);
@@ -98,7 +99,7 @@ INSTANTIATE_TEST_SUITE_P(
 // on both sides of the small-batch threshold.
 INSTANTIATE_TEST_SUITE_P(
     Threaded, LinearForward,
-    ::testing::Combine(::testing::Values(std::make_pair(611, 449)), ::testing::Values(1, 3, 7, 8, 9),
+    ::testing::Combine(::testing::Values(std::make_pair(611, 449)), ::testing::Values(1, 3, 7, 8, 9, 11, 12),
                        ::testing::Values(WeightType::F32, WeightType::F16, WeightType::BF16),
                        ::testing::Values(1, 2)),
     case_name);

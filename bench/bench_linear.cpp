@@ -1,0 +1,114 @@
+// bench_linear: the linear layer's few-token kernel against its tiled-sgemm path, per number of tokens, on one
+// of Qwen2.5-0.5B's MLP matrices (4864 x 896, BF16 by default) — the measurement behind the small-batch
+// threshold in kernels/linear.cpp. For each n_tok: GFLOP/s of
+//   small:  kernels::small_batch_rows over all rows (each row widened once per four tokens),
+//   tiled:  kernels::linear_forward_tiled (64-row tiles widened to fp32, then sgemm; F32: one sgemm),
+// both single-threaded by default (-t splits rows over threads as linear_forward does), best of -r runs.
+//   bench_linear [-t THREADS] [-r RUNS] [--dtype bf16|f16|f32] [--rows 4864] [--cols 896] [--tokens 1,2,4,8,16,32]
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/linear.h"
+#include "kernels/linear_small_batch.h"
+#include "util/half.h"
+
+namespace {
+
+using namespace gpstream;
+using Clock = std::chrono::steady_clock;
+
+double best_seconds(int runs, const auto& fn) {
+  double best = 1e30;
+  for (int r = 0; r < runs; ++r) {
+    const auto t0 = Clock::now();
+    fn();
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  return best;
+}
+
+std::vector<int> parse_list(const char* s) {
+  std::vector<int> out;
+  for (const char* p = s; *p;) {
+    out.push_back(std::atoi(p));
+    while (*p && *p != ',') ++p;
+    if (*p == ',') ++p;
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 1, runs = 5;
+  int64_t rows = 4864, cols = 896;
+  std::string dtype = "bf16";
+  std::vector<int> tokens = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has = i + 1 < argc;
+    if (a == "-t" && has) threads = std::atoi(argv[++i]);
+    else if (a == "-r" && has) runs = std::atoi(argv[++i]);
+    else if (a == "--dtype" && has) dtype = argv[++i];
+    else if (a == "--rows" && has) rows = std::atoll(argv[++i]);
+    else if (a == "--cols" && has) cols = std::atoll(argv[++i]);
+    else if (a == "--tokens" && has) tokens = parse_list(argv[++i]);
+    else {
+      std::fprintf(stderr,
+                   "usage: bench_linear [-t THREADS] [-r RUNS] [--dtype bf16|f16|f32] [--rows N] [--cols N] "
+                   "[--tokens 1,2,4,8]\n");
+      return 2;
+    }
+  }
+  const kernels::WeightType type = dtype == "f32"   ? kernels::WeightType::F32
+                                   : dtype == "f16" ? kernels::WeightType::F16
+                                                    : kernels::WeightType::BF16;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  const size_t elem = type == kernels::WeightType::F32 ? 4 : 2;
+  std::vector<uint8_t> weights(static_cast<size_t>(rows * cols) * elem);
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    const float v = dist(rng);
+    if (type == kernels::WeightType::F32) std::memcpy(&weights[i * 4], &v, 4);
+    else {
+      const uint16_t h = type == kernels::WeightType::F16 ? f32_to_f16(v) : f32_to_bf16(v);
+      std::memcpy(&weights[i * 2], &h, 2);
+    }
+  }
+  kernels::MatrixView w;
+  w.data = weights.data();
+  w.type = type;
+  w.rows = rows;
+  w.cols = cols;
+  kernels::set_blas_threads(threads);
+  std::printf("bench_linear: %lld x %lld %s, %d thread(s), best of %d; GFLOP/s\n", static_cast<long long>(rows),
+              static_cast<long long>(cols), dtype.c_str(), threads, runs);
+  std::printf("%6s %10s %10s %11s\n", "n_tok", "small", "tiled", "small/tiled");
+  const int max_tok = *std::max_element(tokens.begin(), tokens.end());
+  std::vector<float> x(static_cast<size_t>(max_tok * cols)), out(static_cast<size_t>(max_tok * rows));
+  for (auto& v : x) v = dist(rng);
+  for (int n_tok : tokens) {
+    const double flops = 2.0 * static_cast<double>(rows * cols) * n_tok;
+    std::vector<float> prepared(static_cast<size_t>(kernels::small_batch_scratch_floats(n_tok, cols)));
+    const double small = best_seconds(runs, [&] {
+      const float* xp = kernels::small_batch_prepare(x.data(), cols, n_tok, cols, type, prepared.data());
+#pragma omp parallel for num_threads(threads) schedule(static)
+      for (int64_t r0 = 0; r0 < rows; r0 += 16)
+        kernels::small_batch_rows(out.data(), rows, xp, w, nullptr, r0, std::min<int64_t>(16, rows - r0), n_tok);
+    });
+    std::vector<float> scratch(static_cast<size_t>(std::max<int64_t>(1, kernels::linear_tiled_scratch_floats(w, threads))));
+    const double tiled = best_seconds(runs, [&] {
+      kernels::linear_forward_tiled(out.data(), rows, x.data(), cols, w, nullptr, n_tok, scratch.data(), threads);
+    });
+    std::printf("%6d %10.1f %10.1f %10.2fx\n", n_tok, flops / small * 1e-9, flops / tiled * 1e-9, tiled / small);
+  }
+  return 0;
+}

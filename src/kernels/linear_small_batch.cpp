@@ -1,0 +1,141 @@
+// Few-token linear kernel (see linear_small_batch.h): one pass over each weight row per group of up to four
+// tokens, weights widened to fp32 in registers, fp32 FMA accumulation.
+#include "kernels/linear_small_batch.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "util/half.h"
+
+namespace gpstream::kernels {
+namespace {
+
+constexpr int64_t kChunk = 16;    // columns per step: one 256-bit load of bf16 / f16 weights
+constexpr int kMaxGroup = 4;      // tokens sharing one widened weight chunk
+
+// Columns [i, i + 16) of a row as two vectors of eight fp32 weights, matching the activation order
+// small_batch_prepare writes: BF16 even columns then odd columns, F16 / F32 in order.
+template <WeightType T>
+inline void load_chunk(const void* row, int64_t i, __m256& lo, __m256& hi) {
+  if constexpr (T == WeightType::BF16) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(row) + i));
+    lo = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));                                     // even columns
+    hi = _mm256_castsi256_ps(_mm256_and_si256(v, _mm256_set1_epi32(static_cast<int>(0xffff0000u))));  // odd
+  } else if constexpr (T == WeightType::F16) {
+    const auto* p = static_cast<const uint16_t*>(row) + i;
+    lo = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    hi = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8)));
+  } else {
+    const float* p = static_cast<const float*>(row) + i;
+    lo = _mm256_loadu_ps(p);
+    hi = _mm256_loadu_ps(p + 8);
+  }
+}
+
+template <WeightType T>
+inline float load_one(const void* row, int64_t i) {
+  if constexpr (T == WeightType::BF16) return bf16_to_f32(static_cast<const uint16_t*>(row)[i]);
+  else if constexpr (T == WeightType::F16) return f16_to_f32(static_cast<const uint16_t*>(row)[i]);
+  else return static_cast<const float*>(row)[i];
+}
+
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// out[c * ldo] = row · activation c for C tokens (prepared rows at xp + c * n). With one or two tokens the
+// loop is unrolled over two chunks so the FMA latency does not bound it.
+template <WeightType T, int C>
+void row_times_group(float* out, int64_t ldo, const void* row, const float* xp, int64_t n, float bias) {
+  constexpr int U = C <= 2 ? 2 : 1;
+  __m256 acc[C][2 * U];
+  for (int c = 0; c < C; ++c)
+    for (int k = 0; k < 2 * U; ++k) acc[c][k] = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + U * kChunk <= n; i += U * kChunk) {
+    for (int u = 0; u < U; ++u) {
+      __m256 lo, hi;
+      load_chunk<T>(row, i + u * kChunk, lo, hi);
+      for (int c = 0; c < C; ++c) {
+        const float* x = xp + c * n + i + u * kChunk;
+        acc[c][2 * u] = _mm256_fmadd_ps(lo, _mm256_loadu_ps(x), acc[c][2 * u]);
+        acc[c][2 * u + 1] = _mm256_fmadd_ps(hi, _mm256_loadu_ps(x + 8), acc[c][2 * u + 1]);
+      }
+    }
+  }
+  for (; i + kChunk <= n; i += kChunk) {
+    __m256 lo, hi;
+    load_chunk<T>(row, i, lo, hi);
+    for (int c = 0; c < C; ++c) {
+      acc[c][0] = _mm256_fmadd_ps(lo, _mm256_loadu_ps(xp + c * n + i), acc[c][0]);
+      acc[c][1] = _mm256_fmadd_ps(hi, _mm256_loadu_ps(xp + c * n + i + 8), acc[c][1]);
+    }
+  }
+  for (int c = 0; c < C; ++c) {
+    __m256 a = acc[c][0];
+    for (int k = 1; k < 2 * U; ++k) a = _mm256_add_ps(a, acc[c][k]);
+    float s = hsum(a);
+    for (int64_t j = i; j < n; ++j) s += xp[c * n + j] * load_one<T>(row, j);  // tail kept in order
+    out[c * ldo] = s + bias;
+  }
+}
+
+template <WeightType T>
+void rows_impl(float* out, int64_t ldo, const float* xp, const MatrixView& w, const float* bias, int64_t r0,
+               int64_t nr, int64_t n_tok) {
+  const int64_t n = w.cols;
+  for (int64_t r = r0; r < r0 + nr; ++r) {
+    const void* row = w.row(r);
+    const float b = bias ? bias[r] : 0.0f;
+    for (int64_t t = 0; t < n_tok; t += kMaxGroup) {
+      float* o = out + t * ldo + r;
+      const float* x = xp + t * n;
+      switch (std::min<int64_t>(kMaxGroup, n_tok - t)) {
+        case 1: row_times_group<T, 1>(o, ldo, row, x, n, b); break;
+        case 2: row_times_group<T, 2>(o, ldo, row, x, n, b); break;
+        case 3: row_times_group<T, 3>(o, ldo, row, x, n, b); break;
+        default: row_times_group<T, 4>(o, ldo, row, x, n, b); break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int64_t small_batch_scratch_floats(int64_t n_tok, int64_t n) { return n_tok * n; }
+
+const float* small_batch_prepare(const float* x, int64_t ldx, int64_t n_tok, int64_t n, WeightType type,
+                                 float* prepared) {
+  for (int64_t t = 0; t < n_tok; ++t) {
+    const float* src = x + t * ldx;
+    float* dst = prepared + t * n;
+    int64_t i = 0;
+    if (type == WeightType::BF16) {
+      for (; i + kChunk <= n; i += kChunk)
+        for (int j = 0; j < kChunk / 2; ++j) {
+          dst[i + j] = src[i + 2 * j];
+          dst[i + kChunk / 2 + j] = src[i + 2 * j + 1];
+        }
+    }
+    std::memcpy(dst + i, src + i, static_cast<size_t>(n - i) * sizeof(float));
+  }
+  return prepared;
+}
+
+void small_batch_rows(float* out, int64_t ldo, const float* prepared, const MatrixView& w, const float* bias,
+                      int64_t r0, int64_t nr, int64_t n_tok) {
+  switch (w.type) {
+    case WeightType::BF16: rows_impl<WeightType::BF16>(out, ldo, prepared, w, bias, r0, nr, n_tok); break;
+    case WeightType::F16: rows_impl<WeightType::F16>(out, ldo, prepared, w, bias, r0, nr, n_tok); break;
+    case WeightType::F32: rows_impl<WeightType::F32>(out, ldo, prepared, w, bias, r0, nr, n_tok); break;
+    case WeightType::Q8_0:
+    case WeightType::Q4_0: break;  // the int8 kernels (quant_dot.h) handle quantized rows
+  }
+}
+
+}  // namespace gpstream::kernels
