@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
     }
   }
   if (mode == "scheduler" || mode == "all") {
-    std::printf("\n%-9s %14s %12s\n", "sessions", "target tok/s", "vs 1");
+    std::printf("\n%-9s %14s %12s %9s %14s\n", "sessions", "target tok/s", "vs 1", "forwards", "rows/forward");
     double base = 0;
     for (int ns : session_counts) {
       std::vector<std::unique_ptr<stream::Session>> sessions;
@@ -145,7 +145,8 @@ int main(int argc, char** argv) {
         (void)sessions.back()->end_source();
         sched.add(sessions.back().get());
       }
-      int64_t words = 0;
+      int64_t words = 0, forwards = 0;
+      const int64_t rows_before = tf.tokens_forwarded();
       const double t0 = now_s();
       int64_t tgt_before = 0;
       for (auto& s : sessions) tgt_before += s->stats().target_tokens;
@@ -153,13 +154,15 @@ int main(int argc, char** argv) {
         auto r = sched.round([&](int, const stream::Event& e) { words += e.kind == stream::EventKind::Word; });
         if (!r) return std::fprintf(stderr, "%s\n", r.error().message().c_str()), 1;
         if (*r == 0) break;
+        ++forwards;
       }
       const double dt = now_s() - t0;
       int64_t tgt = 0;
       for (auto& s : sessions) tgt += s->stats().target_tokens;
       const double tps = (tgt - tgt_before) / dt;
       if (base == 0) base = tps;
-      std::printf("%-9d %14.1f %11.2fx\n", ns, tps, tps / base);
+      std::printf("%-9d %14.1f %11.2fx %9lld %14.1f\n", ns, tps, tps / base, static_cast<long long>(forwards),
+                  static_cast<double>(tf.tokens_forwarded() - rows_before) / std::max<int64_t>(1, forwards));
       std::fflush(stdout);
     }
   }

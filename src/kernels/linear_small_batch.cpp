@@ -14,6 +14,9 @@ namespace {
 
 constexpr int64_t kChunk = 16;    // columns per step: one 256-bit load of bf16 / f16 weights
 constexpr int kMaxGroup = 4;      // tokens sharing one widened weight chunk
+// From this many tokens on, rows go in pairs (row_pair_times_group); below, one row at a time streams the
+// weights in order, which is what decode (bandwidth-bound) wants. Set from bench_linear.
+constexpr int64_t kPairTokens = 4;
 
 // Columns [i, i + 16) of a row as two vectors of eight fp32 weights, matching the activation order
 // small_batch_prepare writes: BF16 even columns then odd columns, F16 / F32 in order.
@@ -85,11 +88,58 @@ void row_times_group(float* out, int64_t ldo, const void* row, const float* xp, 
   }
 }
 
+// Two rows × C tokens (one accumulator per pair, both halves of a chunk into it): each activation chunk
+// is loaded once for both rows, which is what keeps the FMA units busy with a dozen or more tokens.
+template <WeightType T, int C>
+void row_pair_times_group(float* out, int64_t ldo, const void* row0, const void* row1, const float* xp, int64_t n,
+                          float bias0, float bias1) {
+  __m256 acc[2][C];
+  for (int c = 0; c < C; ++c) acc[0][c] = acc[1][c] = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + kChunk <= n; i += kChunk) {
+    __m256 lo0, hi0, lo1, hi1;
+    load_chunk<T>(row0, i, lo0, hi0);
+    load_chunk<T>(row1, i, lo1, hi1);
+    for (int c = 0; c < C; ++c) {
+      const __m256 xl = _mm256_loadu_ps(xp + c * n + i), xh = _mm256_loadu_ps(xp + c * n + i + 8);
+      acc[0][c] = _mm256_fmadd_ps(hi0, xh, _mm256_fmadd_ps(lo0, xl, acc[0][c]));
+      acc[1][c] = _mm256_fmadd_ps(hi1, xh, _mm256_fmadd_ps(lo1, xl, acc[1][c]));
+    }
+  }
+  for (int c = 0; c < C; ++c) {
+    float s0 = hsum(acc[0][c]), s1 = hsum(acc[1][c]);
+    for (int64_t j = i; j < n; ++j) {
+      s0 += xp[c * n + j] * load_one<T>(row0, j);
+      s1 += xp[c * n + j] * load_one<T>(row1, j);
+    }
+    out[c * ldo] = s0 + bias0;
+    out[c * ldo + 1] = s1 + bias1;
+  }
+}
+
 template <WeightType T>
 void rows_impl(float* out, int64_t ldo, const float* xp, const MatrixView& w, const float* bias, int64_t r0,
                int64_t nr, int64_t n_tok) {
   const int64_t n = w.cols;
-  for (int64_t r = r0; r < r0 + nr; ++r) {
+  int64_t r = r0;
+  if (n_tok >= kPairTokens) {
+    for (; r + 2 <= r0 + nr; r += 2) {
+      const void* row0 = w.row(r);
+      const void* row1 = w.row(r + 1);
+      const float b0 = bias ? bias[r] : 0.0f, b1 = bias ? bias[r + 1] : 0.0f;
+      for (int64_t t = 0; t < n_tok; t += kMaxGroup) {
+        float* o = out + t * ldo + r;
+        const float* x = xp + t * n;
+        switch (std::min<int64_t>(kMaxGroup, n_tok - t)) {
+          case 1: row_pair_times_group<T, 1>(o, ldo, row0, row1, x, n, b0, b1); break;
+          case 2: row_pair_times_group<T, 2>(o, ldo, row0, row1, x, n, b0, b1); break;
+          case 3: row_pair_times_group<T, 3>(o, ldo, row0, row1, x, n, b0, b1); break;
+          default: row_pair_times_group<T, 4>(o, ldo, row0, row1, x, n, b0, b1); break;
+        }
+      }
+    }
+  }
+  for (; r < r0 + nr; ++r) {
     const void* row = w.row(r);
     const float b = bias ? bias[r] : 0.0f;
     for (int64_t t = 0; t < n_tok; t += kMaxGroup) {
