@@ -100,6 +100,12 @@ Result<SpeechEncoderModel> SpeechEncoderModel::load(const std::string& path) {
     return format_error(path + ": no \"" + kSpeechEncoderMetadataKey + "\" metadata (not a speech encoder)");
   auto config = SpeechEncoderConfig::from_json(meta->second);
   if (!config.ok()) return config.error().with_context(path);
+  // Allocate only what the file holds: a hostile config cannot ask for more memory than the file's size.
+  int64_t file_numel = 0;
+  for (const auto& [name, t] : map.tensors) file_numel += t.numel();
+  if (config->parameter_count() != file_numel)
+    return format_error(path + ": the config needs " + std::to_string(config->parameter_count()) +
+                        " parameters, the file holds " + std::to_string(file_numel));
   SpeechEncoderModel model(*config);
   for (const auto& t : model.tensors_) {
     const io::TensorData* d = map.find(t.name);
@@ -119,7 +125,7 @@ Result<SpeechEncoderModel> SpeechEncoderModel::load(const std::string& path) {
       model.values_[t.offset + i] = v[i];
     }
   }
-  if (map.tensors.size() != model.tensors_.size())
+  if (map.tensors.size() != model.tensors_.size())  // every expected tensor is present: these are extra
     return format_error(path + ": " + std::to_string(map.tensors.size()) + " tensors, expected " +
                         std::to_string(model.tensors_.size()));
   return model;
