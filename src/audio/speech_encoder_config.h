@@ -30,6 +30,10 @@ struct SpeechEncoderConfig {
   // Log-mel frames per encoder frame (4) and per output row (4 * stack).
   static constexpr int64_t kSubsampling = 4;
   int64_t mel_frames_per_row() const { return kSubsampling * stack; }
+  // A chunk (the streaming unit: a source unit for wait-k counted in chunks) spans 4 * chunk_frames log-mel
+  // frames (chunk_frames * 40 ms) and gives chunk_frames / stack output rows.
+  int64_t mel_frames_per_chunk() const { return kSubsampling * chunk_frames; }
+  int64_t rows_per_chunk() const { return chunk_frames / stack; }
   // Output rows of a whole utterance of n log-mel frames: floor(floor(floor(n / 2) / 2) / stack).
   int64_t output_rows(int64_t n_mel_frames) const;
   // Number of trainable parameters (every tensor of speech_encoder_params.h).

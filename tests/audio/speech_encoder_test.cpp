@@ -139,6 +139,8 @@ TEST(SpeechEncoderStream, RowsComeOutChunkByChunk) {
   SpeechEncoderStream stream(model);
   const auto mel = random_mel(64, c.n_mels, 5);
   std::vector<float> out;
+  ASSERT_EQ(c.mel_frames_per_chunk(), 16);
+  ASSERT_EQ(c.rows_per_chunk(), 2);
   // Frames 0..14 complete no chunk; frame 15 completes the first one.
   EXPECT_EQ(stream.push(mel.data(), 15, out), 0u);
   EXPECT_EQ(stream.push(mel.data() + 15 * 80, 1, out), 2u);
