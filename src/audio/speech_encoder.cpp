@@ -1,6 +1,8 @@
 // SpeechEncoderPass: the whole-utterance forward with saved activations and the hand-written backward.
 #include "audio/speech_encoder.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -102,6 +104,8 @@ const std::vector<float>& SpeechEncoderPass::forward(const float* mel, int64_t n
                               n_threads_);
       kernels::rope_apply(a.q.data(), D, cos_.data(), sin_.data(), T, H, HD);
       kernels::rope_apply(a.k.data(), D, cos_.data(), sin_.data(), T, H, HD);
+      // One head per thread (disjoint columns of att, own probs).
+#pragma omp parallel for num_threads(n_threads_) schedule(static)
       for (int64_t h = 0; h < H; ++h)
         kernels::attention_forward_seq(a.att.data() + h * HD, D, a.probs.data() + h * T * T,
                                        a.q.data() + h * HD, D, a.k.data() + h * HD, a.v.data() + h * HD, D,
@@ -163,7 +167,8 @@ void SpeechEncoderPass::backward(const float* d_out, float* G) {
 
   std::vector<float> dh(static_cast<size_t>(T * D)), dgate(static_cast<size_t>(T * F)),
       dup(static_cast<size_t>(T * F)), datt(static_cast<size_t>(T * D)), dq(static_cast<size_t>(T * D)),
-      dk(static_cast<size_t>(T * D)), dv(static_cast<size_t>(T * D)), scratch(static_cast<size_t>(T * T));
+      dk(static_cast<size_t>(T * D)), dv(static_cast<size_t>(T * D)),
+      scratch(static_cast<size_t>(n_threads_ * T * T));
   for (int64_t il = c.n_layer - 1; il >= 0; --il) {
     const auto& L = O.layers[static_cast<size_t>(il)];
     const LayerActs& a = layers_[static_cast<size_t>(il)];
@@ -185,9 +190,12 @@ void SpeechEncoderPass::backward(const float* d_out, float* G) {
     std::fill(dq.begin(), dq.end(), 0.0f);
     std::fill(dk.begin(), dk.end(), 0.0f);
     std::fill(dv.begin(), dv.end(), 0.0f);
+    // One head per thread: each writes only its own columns of dq, dk, dv and uses its own scratch.
+#pragma omp parallel for num_threads(n_threads_) schedule(static)
     for (int64_t h = 0; h < H; ++h)
       kernels::attention_backward_seq(dq.data() + h * HD, D, dk.data() + h * HD, dv.data() + h * HD, D,
-                                      scratch.data(), datt.data() + h * HD, D, a.probs.data() + h * T * T,
+                                      scratch.data() + int64_t{omp_get_thread_num()} * T * T,
+                                      datt.data() + h * HD, D, a.probs.data() + h * T * T,
                                       a.q.data() + h * HD, D, a.k.data() + h * HD, a.v.data() + h * HD, D, T,
                                       HD, scale, row_end_.data());
     kernels::rope_apply(dq.data(), D, cos_.data(), sin_.data(), T, H, HD, -1.0f);

@@ -103,5 +103,26 @@ TEST(SpeechEncoderBackward, Accumulates) {
     ASSERT_NEAR(twice[i], 2.0f * once[i], 1e-5f + 1e-5f * std::fabs(once[i]));
 }
 
+// Heads split across threads give the same outputs and gradients as one thread.
+TEST(SpeechEncoderBackward, ThreadsAgree) {
+  auto c = tiny_config();
+  c.n_head = 4;  // head_dim 2
+  SpeechEncoderModel model(c);
+  model.init_random(8);
+  std::vector<float> mel(static_cast<size_t>(57 * c.n_mels));
+  for (size_t i = 0; i < mel.size(); ++i) mel[i] = std::sin(0.37f * static_cast<float>(i));
+  SpeechEncoderPass one(model, 1), two(model, 2);
+  const auto out1 = one.forward(mel.data(), 57);
+  const auto out2 = two.forward(mel.data(), 57);
+  ASSERT_EQ(out1.size(), out2.size());
+  for (size_t i = 0; i < out1.size(); ++i) ASSERT_NEAR(out1[i], out2[i], 1e-6f);
+  std::vector<float> r(out1.size());
+  for (size_t i = 0; i < r.size(); ++i) r[i] = std::cos(0.11f * static_cast<float>(i));
+  std::vector<float> g1(model.size(), 0.0f), g2(model.size(), 0.0f);
+  one.backward(r.data(), g1.data());
+  two.backward(r.data(), g2.data());
+  for (size_t i = 0; i < g1.size(); ++i) ASSERT_NEAR(g1[i], g2[i], 1e-5f + 1e-5f * std::fabs(g1[i])) << i;
+}
+
 }  // namespace
 }  // namespace gpstream::audio
