@@ -9,7 +9,10 @@
 #include <cmath>
 #include <random>
 
+#include "audio/log_mel.h"
+#include "audio/speech_embedding_stream.h"
 #include "audio/speech_encoder_stream.h"
+#include "audio/wav.h"
 #include "audio_test_util.h"
 
 namespace gpstream::audio {
@@ -220,6 +223,31 @@ TEST(SpeechEncoder, ShortUtterancesGiveNoRows) {
   EXPECT_EQ(stream.push(mel.data(), 7, out), 0u);
   EXPECT_EQ(stream.finish(out), 0u);
   EXPECT_TRUE(out.empty());
+}
+
+// Samples in any chunk sizes through LogMelStream + the encoder equal log_mel() + the whole-utterance
+// forward.
+TEST(SpeechEmbeddingStream, SamplesToRowsEqualsWholeFile) {
+  auto wav = read_wav_file(kData + "chirp_tones_16k.wav");
+  ASSERT_TRUE(wav.ok());
+  const auto& samples = wav->samples;
+  auto model = SpeechEncoderModel::load(kData + "speech_encoder_tiny_a.safetensors");
+  ASSERT_TRUE(model.ok());
+  const auto mel = log_mel(samples);
+  const int64_t frames = static_cast<int64_t>(mel.size() / kLogMelBins);
+  SpeechEncoderPass pass(*model);
+  const auto whole = pass.forward(mel.data(), frames);
+  ASSERT_FALSE(whole.empty());
+  SpeechEmbeddingStream stream(*model);
+  for (size_t step : {size_t{1}, size_t{160}, size_t{1001}}) {
+    stream.reset();
+    std::vector<float> rows;
+    for (size_t i = 0; i < samples.size(); i += step)
+      stream.push(samples.data() + i, std::min(step, samples.size() - i), rows);
+    stream.finish(rows);
+    EXPECT_EQ(stream.samples_pushed(), samples.size());
+    EXPECT_LE(max_abs_diff(rows, whole), 1e-5f) << "step " << step;
+  }
 }
 
 }  // namespace
