@@ -59,7 +59,8 @@ const std::vector<float>& SpeechEncoderPass::forward(const float* mel, int64_t n
   t1_ = n_ / 2;
   t2_ = t1_ / 2;
   t3_ = t2_ / c.stack;
-  mel_.assign(mel, mel + n_ * M);
+  mel_.resize(static_cast<size_t>(n_ * M));
+  for (size_t i = 0; i < mel_.size(); ++i) mel_[i] = (mel[i] + c.mel_shift) * c.mel_scale;
 
   // Subsampling.
   resize(cols1_, t1_ * K * M);

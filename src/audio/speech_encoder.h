@@ -1,7 +1,8 @@
 // Whole-utterance forward and backward of the speech encoder + projector (docs/speech.md): the training
 // path and the reference that the streaming encoder (speech_encoder_stream.h) must reproduce. For n log-mel
 // frames x [n, n_mels]:
-//   y1 = gelu(conv1(x))       [T1 = n/2, conv_channels]    conv: causal, kernel K, stride 2
+//   x' = (x + mel_shift) * mel_scale                      (fixed input normalisation)
+//   y1 = gelu(conv1(x'))       [T1 = n/2, conv_channels]    conv: causal, kernel K, stride 2
 //   (speech_encoder_ops.h) z  = gelu(conv2(y1))      [T2 = T1/2, d_model]         one encoder frame per 40 ms
 //   per layer (pre-RMSNorm, RoPE at position t = frame index, chunked causal mask):
 //     h = rms(z) w_attn;  z += W_o attn(rope(W_q h), rope(W_k h), W_v h)

@@ -44,6 +44,10 @@ Status SpeechEncoderConfig::validate() const {
   if (chunk_frames % stack != 0)
     return invalid_argument("speech encoder config: chunk_frames " + std::to_string(chunk_frames) +
                             " must be a multiple of stack " + std::to_string(stack));
+  if (!(mel_shift >= -1e6f && mel_shift <= 1e6f))
+    return invalid_argument("speech encoder config: mel_shift must be in [-1e6, 1e6]");
+  if (!(mel_scale > 0.0f && mel_scale <= 1e6f))
+    return invalid_argument("speech encoder config: mel_scale must be in (0, 1e6]");
   if (!(norm_eps > 0.0f && norm_eps < 1.0f))
     return invalid_argument("speech encoder config: norm_eps must be in (0, 1)");
   if (!(rope_theta >= 1.0f && rope_theta <= 1e9f))
@@ -54,6 +58,8 @@ Status SpeechEncoderConfig::validate() const {
 std::string SpeechEncoderConfig::to_json() const {
   nlohmann::json j;
   j["n_mels"] = n_mels;
+  j["mel_shift"] = mel_shift;
+  j["mel_scale"] = mel_scale;
   j["conv_kernel"] = conv_kernel;
   j["conv_channels"] = conv_channels;
   j["d_model"] = d_model;
@@ -94,6 +100,8 @@ Result<SpeechEncoderConfig> SpeechEncoderConfig::from_json(const std::string& te
     return {};
   };
   GPS_TRY(get_int("n_mels", c.n_mels));
+  GPS_TRY(get_float("mel_shift", c.mel_shift));
+  GPS_TRY(get_float("mel_scale", c.mel_scale));
   GPS_TRY(get_int("conv_kernel", c.conv_kernel));
   GPS_TRY(get_int("conv_channels", c.conv_channels));
   GPS_TRY(get_int("d_model", c.d_model));

@@ -11,7 +11,12 @@
 namespace gpstream::audio {
 
 struct SpeechEncoderConfig {
-  int64_t n_mels = 80;          // input features per 10 ms frame (log_mel.h)
+  int64_t n_mels = 80;  // input features per 10 ms frame (log_mel.h)
+  // Fixed input normalisation x' = (x + mel_shift) * mel_scale (causal: no utterance statistics). The
+  // defaults map log-mel features of speech at ordinary levels (mean about -7, spread about 4) near zero mean
+  // and unit spread; a trainer may set them from its data's statistics.
+  float mel_shift = 7.0f;
+  float mel_scale = 0.25f;
   int64_t conv_kernel = 3;      // taps of both causal convolutions (>= 2)
   int64_t conv_channels = 256;  // output channels of the first convolution
   int64_t d_model = 256;        // Transformer width (output channels of the second convolution)

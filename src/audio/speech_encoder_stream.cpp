@@ -79,7 +79,9 @@ size_t SpeechEncoderStream::push(const float* mel, size_t n_frames, std::vector<
   const auto& O = model_.offsets();
   kernels::set_blas_threads(n_threads_);  // else OpenBLAS uses every core for the small GEMMs
   frames_pushed_ += n_frames;
-  hist1_.insert(hist1_.end(), mel, mel + n_frames * static_cast<size_t>(c.n_mels));
+  const size_t old = hist1_.size(), n_values = n_frames * static_cast<size_t>(c.n_mels);
+  hist1_.resize(old + n_values);
+  for (size_t i = 0; i < n_values; ++i) hist1_[old + i] = (mel[i] + c.mel_shift) * c.mel_scale;
   conv_out_.clear();
   conv_step(hist1_, c.n_mels, O.conv1_w, O.conv1_b, c.conv_channels, conv_out_);
   hist2_.insert(hist2_.end(), conv_out_.begin(), conv_out_.end());

@@ -58,12 +58,19 @@ TEST(SpeechEncoderConfig, RejectsInconsistentSizes) {
   c = small_config();
   c.norm_eps = 0.0f;
   EXPECT_FALSE(c.validate().ok());
+  c = small_config();
+  c.mel_scale = 0.0f;
+  EXPECT_FALSE(c.validate().ok());
+  c = small_config();
+  c.mel_shift = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_FALSE(c.validate().ok());
 }
 
 TEST(SpeechEncoderConfig, JsonRoundTripAndHostileJson) {
   auto c = small_config();
   c.left_chunks = 3;
   c.rope_theta = 500.0f;
+  c.mel_shift = -2.5f;
   auto back = SpeechEncoderConfig::from_json(c.to_json());
   ASSERT_TRUE(back.ok()) << back.error().message();
   EXPECT_EQ(back->to_json(), c.to_json());
