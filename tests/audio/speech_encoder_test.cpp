@@ -1,0 +1,254 @@
+// Speech encoder forward: against an independent numpy forward (scripts/make-speech-encoder-fixtures wrote
+// tests/audio/data/speech_encoder_tiny_*), streaming in several chunkings equal to the whole-utterance
+// forward, bounded KV cache, and causality (no look-ahead beyond the current chunk).
+#include "audio/speech_encoder.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "audio/log_mel.h"
+#include "audio/speech_embedding_stream.h"
+#include "audio/speech_encoder_stream.h"
+#include "audio/wav.h"
+#include "audio_test_util.h"
+
+namespace gpstream::audio {
+namespace {
+
+using testing::read_f32;
+
+const std::string kData = std::string(GPSTREAM_SOURCE_DIR) + "/tests/audio/data/";
+
+float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  float m = 0.0f;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
+  return m;
+}
+
+// Log-mel-like input: values around -8 with a spread of 4, seeded.
+std::vector<float> random_mel(int64_t frames, int64_t n_mels, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(-8.0f, 4.0f);
+  std::vector<float> v(static_cast<size_t>(frames * n_mels));
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+// Streams `mel` in pieces of `step` frames, then finish().
+std::vector<float> stream_all(const SpeechEncoderModel& model, const std::vector<float>& mel, size_t step) {
+  SpeechEncoderStream stream(model);
+  const size_t M = static_cast<size_t>(model.config().n_mels);
+  const size_t frames = mel.size() / M;
+  std::vector<float> out;
+  for (size_t f = 0; f < frames; f += step) {
+    const size_t n = std::min(step, frames - f);
+    const size_t before = out.size();
+    const size_t rows = stream.push(mel.data() + f * M, n, out);
+    EXPECT_EQ(out.size() - before, rows * static_cast<size_t>(model.config().llm_hidden));
+  }
+  stream.finish(out);
+  EXPECT_EQ(stream.frames_pushed(), frames);
+  return out;
+}
+
+void check_fixture(const std::string& name, int64_t n_frames) {
+  auto model = SpeechEncoderModel::load(kData + "speech_encoder_" + name + ".safetensors");
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  const auto want = read_f32(kData + "speech_encoder_" + name + ".out.f32");
+  const auto mel_all = read_f32(kData + "chirp_tones_16k.logmel.f32");
+  ASSERT_GE(mel_all.size(), static_cast<size_t>(n_frames * 80));
+  const std::vector<float> mel(mel_all.begin(), mel_all.begin() + n_frames * 80);
+  const auto& c = model->config();
+  ASSERT_EQ(want.size(), static_cast<size_t>(c.output_rows(n_frames) * c.llm_hidden))
+      << "regenerate with scripts/make-speech-encoder-fixtures";
+  SpeechEncoderPass pass(*model);
+  const auto got = pass.forward(mel.data(), n_frames);
+  EXPECT_LE(max_abs_diff(got, want), 1e-4f) << name;
+  EXPECT_LE(max_abs_diff(stream_all(*model, mel, 5), want), 1e-4f) << name;
+}
+
+TEST(SpeechEncoder, MatchesNumpyReferenceBoundedLeftContext) {
+  check_fixture("tiny_a", 127);
+}
+TEST(SpeechEncoder, MatchesNumpyReferenceWideKernelNoStack) {
+  check_fixture("tiny_b", 126);
+}
+
+// A model that differs from the fixture in one weight no longer matches it: the comparison can fail.
+TEST(SpeechEncoder, FixtureComparisonDetectsAChangedWeight) {
+  auto model = SpeechEncoderModel::load(kData + "speech_encoder_tiny_a.safetensors");
+  ASSERT_TRUE(model.ok());
+  const auto want = read_f32(kData + "speech_encoder_tiny_a.out.f32");
+  const auto mel_all = read_f32(kData + "chirp_tones_16k.logmel.f32");
+  model->values()[model->offsets().conv1_b + 3] += 0.2f;
+  SpeechEncoderPass pass(*model);
+  EXPECT_GT(max_abs_diff(pass.forward(mel_all.data(), 127), want), 1e-3f);
+}
+
+SpeechEncoderConfig small_config() {
+  SpeechEncoderConfig c;
+  c.conv_channels = 32;
+  c.d_model = 32;
+  c.n_layer = 2;
+  c.n_head = 4;
+  c.n_ff = 48;
+  c.chunk_frames = 4;
+  c.stack = 2;
+  c.proj_hidden = 40;
+  c.llm_hidden = 24;
+  return c;
+}
+
+void check_streaming_equals_whole(const SpeechEncoderConfig& c, int64_t frames) {
+  ASSERT_TRUE(c.validate().ok()) << c.validate().error().message();
+  SpeechEncoderModel model(c);
+  model.init_random(7);
+  const auto mel = random_mel(frames, c.n_mels, 3);
+  SpeechEncoderPass pass(model);
+  const auto whole = pass.forward(mel.data(), frames);
+  ASSERT_EQ(whole.size(), static_cast<size_t>(c.output_rows(frames) * c.llm_hidden));
+  ASSERT_GT(whole.size(), 0u);
+  for (size_t step : {size_t{1}, size_t{7}, size_t{33}, static_cast<size_t>(frames)}) {
+    const auto streamed = stream_all(model, mel, step);
+    EXPECT_LE(max_abs_diff(streamed, whole), 1e-5f) << "step " << step;
+  }
+}
+
+TEST(SpeechEncoderStream, EqualsWholeUtteranceForSeveralChunkings) {
+  check_streaming_equals_whole(small_config(), 203);  // odd: partial conv window, chunk and stack at the end
+}
+
+TEST(SpeechEncoderStream, EqualsWholeUtteranceWithBoundedLeftContext) {
+  auto c = small_config();
+  c.left_chunks = 2;
+  c.conv_kernel = 5;
+  c.stack = 1;
+  c.chunk_frames = 3;
+  check_streaming_equals_whole(c, 250);
+}
+
+TEST(SpeechEncoderStream, EqualsWholeUtteranceDefaultConfig) {
+  check_streaming_equals_whole(SpeechEncoderConfig{}, 180);
+}
+
+TEST(SpeechEncoderStream, RowsComeOutChunkByChunk) {
+  const auto c = small_config();  // 4 encoder frames per chunk = 16 log-mel frames; 2 rows per chunk
+  SpeechEncoderModel model(c);
+  model.init_random(1);
+  SpeechEncoderStream stream(model);
+  const auto mel = random_mel(64, c.n_mels, 5);
+  std::vector<float> out;
+  ASSERT_EQ(c.mel_frames_per_chunk(), 16);
+  ASSERT_EQ(c.rows_per_chunk(), 2);
+  // Frames 0..14 complete no chunk; frame 15 completes the first one.
+  EXPECT_EQ(stream.push(mel.data(), 15, out), 0u);
+  EXPECT_EQ(stream.push(mel.data() + 15 * 80, 1, out), 2u);
+  EXPECT_EQ(stream.encoder_frames_done(), 4);
+  EXPECT_EQ(stream.push(mel.data() + 16 * 80, 48, out), 6u);
+  EXPECT_EQ(stream.rows_emitted(), 8u);
+  EXPECT_EQ(stream.finish(out), 0u);
+  stream.reset();
+  std::vector<float> again;
+  stream.push(mel.data(), 15, again);
+  stream.push(mel.data() + 15 * 80, 1, again);
+  stream.push(mel.data() + 16 * 80, 48, again);
+  stream.finish(again);
+  EXPECT_EQ(again, out);  // reset() forgets the previous utterance
+}
+
+TEST(SpeechEncoderStream, LeftContextBoundsTheCache) {
+  auto c = small_config();
+  c.left_chunks = 2;
+  SpeechEncoderModel model(c);
+  model.init_random(2);
+  SpeechEncoderStream stream(model);
+  const auto mel = random_mel(400, c.n_mels, 9);
+  std::vector<float> out;
+  for (int64_t f = 0; f < 400; f += 16) {
+    stream.push(mel.data() + f * 80, 16, out);
+    EXPECT_LE(stream.cache_rows(), static_cast<size_t>((c.left_chunks + 1) * c.chunk_frames));
+  }
+  EXPECT_EQ(stream.cache_rows(), static_cast<size_t>(c.left_chunks * c.chunk_frames));
+}
+
+// Rows of chunk k depend only on log-mel frames < 4 * chunk_frames * (k + 1): changing later frames leaves
+// them unchanged, and changing a frame inside a chunk changes that chunk's rows.
+TEST(SpeechEncoder, NoLookAheadBeyondTheChunk) {
+  const auto c = small_config();
+  SpeechEncoderModel model(c);
+  model.init_random(4);
+  const int64_t frames = 160;
+  auto mel = random_mel(frames, c.n_mels, 11);
+  SpeechEncoderPass pass(model);
+  const auto base = pass.forward(mel.data(), frames);
+  const int64_t mel_per_chunk = 4 * c.chunk_frames, rows_per_chunk = c.chunk_frames / c.stack;
+  const int64_t LH = c.llm_hidden;
+  for (int64_t chunk = 0; chunk < 3; ++chunk) {
+    auto changed = mel;
+    const int64_t first_later = mel_per_chunk * (chunk + 1);
+    for (int64_t i = first_later * 80; i < frames * 80; ++i) changed[static_cast<size_t>(i)] += 3.0f;
+    const auto got = pass.forward(changed.data(), frames);
+    const int64_t stable = (chunk + 1) * rows_per_chunk * LH;
+    for (int64_t i = 0; i < stable; ++i)
+      ASSERT_EQ(got[static_cast<size_t>(i)], base[static_cast<size_t>(i)]) << i;
+    float later = 0.0f;
+    for (int64_t i = stable; i < stable + rows_per_chunk * LH; ++i)
+      later = std::max(later, std::fabs(got[static_cast<size_t>(i)] - base[static_cast<size_t>(i)]));
+    EXPECT_GT(later, 1e-4f) << "the next chunk must see the changed frames";
+  }
+  // The last log-mel frame of chunk 0 is visible to chunk 0's first row (look-ahead within the chunk).
+  auto changed = mel;
+  for (int64_t j = 0; j < 80; ++j) changed[static_cast<size_t>((mel_per_chunk - 1) * 80 + j)] += 3.0f;
+  const auto got = pass.forward(changed.data(), frames);
+  float first_row = 0.0f;
+  for (int64_t i = 0; i < LH; ++i)
+    first_row = std::max(first_row, std::fabs(got[static_cast<size_t>(i)] - base[static_cast<size_t>(i)]));
+  EXPECT_GT(first_row, 1e-5f);
+}
+
+TEST(SpeechEncoder, ShortUtterancesGiveNoRows) {
+  const auto c = small_config();
+  SpeechEncoderModel model(c);
+  model.init_random(5);
+  SpeechEncoderPass pass(model);
+  const auto mel = random_mel(7, c.n_mels, 1);
+  EXPECT_TRUE(pass.forward(mel.data(), 7).empty());  // 7 frames -> 1 encoder frame < stack
+  EXPECT_TRUE(pass.forward(mel.data(), 0).empty());
+  SpeechEncoderStream stream(model);
+  std::vector<float> out;
+  EXPECT_EQ(stream.push(mel.data(), 7, out), 0u);
+  EXPECT_EQ(stream.finish(out), 0u);
+  EXPECT_TRUE(out.empty());
+}
+
+// Samples in any chunk sizes through LogMelStream + the encoder equal log_mel() + the whole-utterance
+// forward.
+TEST(SpeechEmbeddingStream, SamplesToRowsEqualsWholeFile) {
+  auto wav = read_wav_file(kData + "chirp_tones_16k.wav");
+  ASSERT_TRUE(wav.ok());
+  const auto& samples = wav->samples;
+  auto model = SpeechEncoderModel::load(kData + "speech_encoder_tiny_a.safetensors");
+  ASSERT_TRUE(model.ok());
+  const auto mel = log_mel(samples);
+  const int64_t frames = static_cast<int64_t>(mel.size() / kLogMelBins);
+  SpeechEncoderPass pass(*model);
+  const auto whole = pass.forward(mel.data(), frames);
+  ASSERT_FALSE(whole.empty());
+  SpeechEmbeddingStream stream(*model);
+  for (size_t step : {size_t{1}, size_t{160}, size_t{1001}}) {
+    stream.reset();
+    std::vector<float> rows;
+    for (size_t i = 0; i < samples.size(); i += step)
+      stream.push(samples.data() + i, std::min(step, samples.size() - i), rows);
+    stream.finish(rows);
+    EXPECT_EQ(stream.samples_pushed(), samples.size());
+    EXPECT_LE(max_abs_diff(rows, whole), 1e-5f) << "step " << step;
+  }
+}
+
+}  // namespace
+}  // namespace gpstream::audio
