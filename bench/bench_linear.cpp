@@ -97,9 +97,9 @@ int main(int argc, char** argv) {
   for (auto& v : x) v = dist(rng);
   for (int n_tok : tokens) {
     const double flops = 2.0 * static_cast<double>(rows * cols) * n_tok;
-    std::vector<float> prepared(static_cast<size_t>(kernels::small_batch_scratch_floats(n_tok, cols)));
+    std::vector<float> prepared(static_cast<size_t>(kernels::small_batch_scratch_floats(type, n_tok, cols)));
     const double small = best_seconds(runs, [&] {
-      const float* xp = kernels::small_batch_prepare(x.data(), cols, n_tok, cols, type, prepared.data());
+      const kernels::PreparedActivations xp = kernels::small_batch_prepare(x.data(), cols, n_tok, cols, type, prepared.data());
 #pragma omp parallel for num_threads(threads) schedule(static)
       for (int64_t r0 = 0; r0 < rows; r0 += 16)
         kernels::small_batch_rows(out.data(), rows, xp, w, nullptr, r0, std::min<int64_t>(16, rows - r0), n_tok);

@@ -62,7 +62,7 @@ void set_blas_threads(int n_threads) {
 int64_t linear_scratch_floats(const MatrixView& w, int64_t n_tok, int n_threads) {
   if (is_quantized(w.type)) return (quantized_activations_bytes(n_tok, w.cols) + 3) / 4;
   if (n_tok <= (w.type == WeightType::F32 ? kSmallBatchF32 : kSmallBatch))
-    return small_batch_scratch_floats(n_tok, w.cols);
+    return small_batch_scratch_floats(w.type, n_tok, w.cols);
   return linear_tiled_scratch_floats(w, n_threads);
 }
 
@@ -80,7 +80,7 @@ void linear_forward(float* out, int64_t ldo, const float* x, int64_t ldx, const 
     return;
   }
   if (n_tok <= (w.type == WeightType::F32 ? kSmallBatchF32 : kSmallBatch)) {
-    const float* xp = small_batch_prepare(x, ldx, n_tok, cols, w.type, scratch);
+    const PreparedActivations xp = small_batch_prepare(x, ldx, n_tok, cols, w.type, scratch);
     const bool parallel = rows * cols * n_tok >= kMinParallelWork;
     const int64_t n_tiles = (rows + kSmallBatchRows - 1) / kSmallBatchRows;
 #pragma omp parallel for num_threads(n_threads) schedule(static) if (parallel)

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "util/half.h"
 
@@ -51,10 +52,11 @@ inline float hsum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-// out[c * ldo] = row · activation c for C tokens (prepared rows at xp + c * n). With one or two tokens the
+// out[c * ldo] = row · activation c for C tokens (prepared rows at xp + c * ldx). With one or two tokens the
 // loop is unrolled over two chunks so the FMA latency does not bound it.
 template <WeightType T, int C>
-void row_times_group(float* out, int64_t ldo, const void* row, const float* xp, int64_t n, float bias) {
+void row_times_group(float* out, int64_t ldo, const void* row, const float* xp, int64_t ldx, int64_t n,
+                     float bias) {
   constexpr int U = C <= 2 ? 2 : 1;
   __m256 acc[C][2 * U];
   for (int c = 0; c < C; ++c)
@@ -65,7 +67,7 @@ void row_times_group(float* out, int64_t ldo, const void* row, const float* xp, 
       __m256 lo, hi;
       load_chunk<T>(row, i + u * kChunk, lo, hi);
       for (int c = 0; c < C; ++c) {
-        const float* x = xp + c * n + i + u * kChunk;
+        const float* x = xp + c * ldx + i + u * kChunk;
         acc[c][2 * u] = _mm256_fmadd_ps(lo, _mm256_loadu_ps(x), acc[c][2 * u]);
         acc[c][2 * u + 1] = _mm256_fmadd_ps(hi, _mm256_loadu_ps(x + 8), acc[c][2 * u + 1]);
       }
@@ -75,15 +77,15 @@ void row_times_group(float* out, int64_t ldo, const void* row, const float* xp, 
     __m256 lo, hi;
     load_chunk<T>(row, i, lo, hi);
     for (int c = 0; c < C; ++c) {
-      acc[c][0] = _mm256_fmadd_ps(lo, _mm256_loadu_ps(xp + c * n + i), acc[c][0]);
-      acc[c][1] = _mm256_fmadd_ps(hi, _mm256_loadu_ps(xp + c * n + i + 8), acc[c][1]);
+      acc[c][0] = _mm256_fmadd_ps(lo, _mm256_loadu_ps(xp + c * ldx + i), acc[c][0]);
+      acc[c][1] = _mm256_fmadd_ps(hi, _mm256_loadu_ps(xp + c * ldx + i + 8), acc[c][1]);
     }
   }
   for (int c = 0; c < C; ++c) {
     __m256 a = acc[c][0];
     for (int k = 1; k < 2 * U; ++k) a = _mm256_add_ps(a, acc[c][k]);
     float s = hsum(a);
-    for (int64_t j = i; j < n; ++j) s += xp[c * n + j] * load_one<T>(row, j);  // tail kept in order
+    for (int64_t j = i; j < n; ++j) s += xp[c * ldx + j] * load_one<T>(row, j);  // tail kept in order
     out[c * ldo] = s + bias;
   }
 }
@@ -91,8 +93,8 @@ void row_times_group(float* out, int64_t ldo, const void* row, const float* xp, 
 // Two rows × C tokens (one accumulator per pair, both halves of a chunk into it): each activation chunk
 // is loaded once for both rows, which is what keeps the FMA units busy with a dozen or more tokens.
 template <WeightType T, int C>
-void row_pair_times_group(float* out, int64_t ldo, const void* row0, const void* row1, const float* xp, int64_t n,
-                          float bias0, float bias1) {
+void row_pair_times_group(float* out, int64_t ldo, const void* row0, const void* row1, const float* xp,
+                          int64_t ldx, int64_t n, float bias0, float bias1) {
   __m256 acc[2][C];
   for (int c = 0; c < C; ++c) acc[0][c] = acc[1][c] = _mm256_setzero_ps();
   int64_t i = 0;
@@ -101,7 +103,7 @@ void row_pair_times_group(float* out, int64_t ldo, const void* row0, const void*
     load_chunk<T>(row0, i, lo0, hi0);
     load_chunk<T>(row1, i, lo1, hi1);
     for (int c = 0; c < C; ++c) {
-      const __m256 xl = _mm256_loadu_ps(xp + c * n + i), xh = _mm256_loadu_ps(xp + c * n + i + 8);
+      const __m256 xl = _mm256_loadu_ps(xp + c * ldx + i), xh = _mm256_loadu_ps(xp + c * ldx + i + 8);
       acc[0][c] = _mm256_fmadd_ps(hi0, xh, _mm256_fmadd_ps(lo0, xl, acc[0][c]));
       acc[1][c] = _mm256_fmadd_ps(hi1, xh, _mm256_fmadd_ps(lo1, xl, acc[1][c]));
     }
@@ -109,8 +111,8 @@ void row_pair_times_group(float* out, int64_t ldo, const void* row0, const void*
   for (int c = 0; c < C; ++c) {
     float s0 = hsum(acc[0][c]), s1 = hsum(acc[1][c]);
     for (int64_t j = i; j < n; ++j) {
-      s0 += xp[c * n + j] * load_one<T>(row0, j);
-      s1 += xp[c * n + j] * load_one<T>(row1, j);
+      s0 += xp[c * ldx + j] * load_one<T>(row0, j);
+      s1 += xp[c * ldx + j] * load_one<T>(row1, j);
     }
     out[c * ldo] = s0 + bias0;
     out[c * ldo + 1] = s1 + bias1;
@@ -118,8 +120,8 @@ void row_pair_times_group(float* out, int64_t ldo, const void* row0, const void*
 }
 
 template <WeightType T>
-void rows_impl(float* out, int64_t ldo, const float* xp, const MatrixView& w, const float* bias, int64_t r0,
-               int64_t nr, int64_t n_tok) {
+void rows_impl(float* out, int64_t ldo, const float* xp, int64_t ldx, const MatrixView& w, const float* bias,
+               int64_t r0, int64_t nr, int64_t n_tok) {
   const int64_t n = w.cols;
   int64_t r = r0;
   if (n_tok >= kPairTokens) {
@@ -129,12 +131,12 @@ void rows_impl(float* out, int64_t ldo, const float* xp, const MatrixView& w, co
       const float b0 = bias ? bias[r] : 0.0f, b1 = bias ? bias[r + 1] : 0.0f;
       for (int64_t t = 0; t < n_tok; t += kMaxGroup) {
         float* o = out + t * ldo + r;
-        const float* x = xp + t * n;
+        const float* x = xp + t * ldx;
         switch (std::min<int64_t>(kMaxGroup, n_tok - t)) {
-          case 1: row_pair_times_group<T, 1>(o, ldo, row0, row1, x, n, b0, b1); break;
-          case 2: row_pair_times_group<T, 2>(o, ldo, row0, row1, x, n, b0, b1); break;
-          case 3: row_pair_times_group<T, 3>(o, ldo, row0, row1, x, n, b0, b1); break;
-          default: row_pair_times_group<T, 4>(o, ldo, row0, row1, x, n, b0, b1); break;
+          case 1: row_pair_times_group<T, 1>(o, ldo, row0, row1, x, ldx, n, b0, b1); break;
+          case 2: row_pair_times_group<T, 2>(o, ldo, row0, row1, x, ldx, n, b0, b1); break;
+          case 3: row_pair_times_group<T, 3>(o, ldo, row0, row1, x, ldx, n, b0, b1); break;
+          default: row_pair_times_group<T, 4>(o, ldo, row0, row1, x, ldx, n, b0, b1); break;
         }
       }
     }
@@ -144,12 +146,12 @@ void rows_impl(float* out, int64_t ldo, const float* xp, const MatrixView& w, co
     const float b = bias ? bias[r] : 0.0f;
     for (int64_t t = 0; t < n_tok; t += kMaxGroup) {
       float* o = out + t * ldo + r;
-      const float* x = xp + t * n;
+      const float* x = xp + t * ldx;
       switch (std::min<int64_t>(kMaxGroup, n_tok - t)) {
-        case 1: row_times_group<T, 1>(o, ldo, row, x, n, b); break;
-        case 2: row_times_group<T, 2>(o, ldo, row, x, n, b); break;
-        case 3: row_times_group<T, 3>(o, ldo, row, x, n, b); break;
-        default: row_times_group<T, 4>(o, ldo, row, x, n, b); break;
+        case 1: row_times_group<T, 1>(o, ldo, row, x, ldx, n, b); break;
+        case 2: row_times_group<T, 2>(o, ldo, row, x, ldx, n, b); break;
+        case 3: row_times_group<T, 3>(o, ldo, row, x, ldx, n, b); break;
+        default: row_times_group<T, 4>(o, ldo, row, x, ldx, n, b); break;
       }
     }
   }
@@ -157,32 +159,39 @@ void rows_impl(float* out, int64_t ldo, const float* xp, const MatrixView& w, co
 
 }  // namespace
 
-int64_t small_batch_scratch_floats(int64_t n_tok, int64_t n) { return n_tok * n; }
-
-const float* small_batch_prepare(const float* x, int64_t ldx, int64_t n_tok, int64_t n, WeightType type,
-                                 float* prepared) {
-  for (int64_t t = 0; t < n_tok; ++t) {
-    const float* src = x + t * ldx;
-    float* dst = prepared + t * n;
-    int64_t i = 0;
-    if (type == WeightType::BF16) {
-      for (; i + kChunk <= n; i += kChunk)
-        for (int j = 0; j < kChunk / 2; ++j) {
-          dst[i + j] = src[i + 2 * j];
-          dst[i + kChunk / 2 + j] = src[i + 2 * j + 1];
-        }
-    }
-    std::memcpy(dst + i, src + i, static_cast<size_t>(n - i) * sizeof(float));
-  }
-  return prepared;
+int64_t small_batch_scratch_floats(WeightType type, int64_t n_tok, int64_t n) {
+  return type == WeightType::BF16 ? n_tok * n : 0;
 }
 
-void small_batch_rows(float* out, int64_t ldo, const float* prepared, const MatrixView& w, const float* bias,
+PreparedActivations small_batch_prepare(const float* x, int64_t ldx, int64_t n_tok, int64_t n, WeightType type,
+                                        float* scratch) {
+  if (type != WeightType::BF16) return {x, ldx};
+  if (scratch == nullptr) {
+    // Callers that size no scratch (it used to be optional here) get a per-thread buffer.
+    thread_local std::vector<float> buffer;
+    buffer.resize(static_cast<size_t>(n_tok * n));
+    scratch = buffer.data();
+  }
+  for (int64_t t = 0; t < n_tok; ++t) {
+    const float* src = x + t * ldx;
+    float* dst = scratch + t * n;
+    int64_t i = 0;
+    for (; i + kChunk <= n; i += kChunk)
+      for (int j = 0; j < kChunk / 2; ++j) {
+        dst[i + j] = src[i + 2 * j];
+        dst[i + kChunk / 2 + j] = src[i + 2 * j + 1];
+      }
+    std::memcpy(dst + i, src + i, static_cast<size_t>(n - i) * sizeof(float));
+  }
+  return {scratch, n};
+}
+
+void small_batch_rows(float* out, int64_t ldo, const PreparedActivations& x, const MatrixView& w, const float* bias,
                       int64_t r0, int64_t nr, int64_t n_tok) {
   switch (w.type) {
-    case WeightType::BF16: rows_impl<WeightType::BF16>(out, ldo, prepared, w, bias, r0, nr, n_tok); break;
-    case WeightType::F16: rows_impl<WeightType::F16>(out, ldo, prepared, w, bias, r0, nr, n_tok); break;
-    case WeightType::F32: rows_impl<WeightType::F32>(out, ldo, prepared, w, bias, r0, nr, n_tok); break;
+    case WeightType::BF16: rows_impl<WeightType::BF16>(out, ldo, x.data, x.ld, w, bias, r0, nr, n_tok); break;
+    case WeightType::F16: rows_impl<WeightType::F16>(out, ldo, x.data, x.ld, w, bias, r0, nr, n_tok); break;
+    case WeightType::F32: rows_impl<WeightType::F32>(out, ldo, x.data, x.ld, w, bias, r0, nr, n_tok); break;
     case WeightType::Q8_0:
     case WeightType::Q4_0: break;  // the int8 kernels (quant_dot.h) handle quantized rows
   }

@@ -11,17 +11,23 @@
 
 namespace gpstream::kernels {
 
-// Floats of scratch small_batch_prepare needs for n_tok rows of n columns.
-int64_t small_batch_scratch_floats(int64_t n_tok, int64_t n);
+// Activation rows as the kernel reads them: row t at data + t * ld.
+struct PreparedActivations {
+  const float* data = nullptr;
+  int64_t ld = 0;
+};
 
-// Copies the n_tok activation rows (row stride ldx) into `prepared` ([n_tok, n], contiguous) in the column
-// order the kernel for weight type `type` reads; returns the pointer small_batch_rows takes.
-const float* small_batch_prepare(const float* x, int64_t ldx, int64_t n_tok, int64_t n, WeightType type,
-                                 float* prepared);
+// Floats of scratch small_batch_prepare needs for n_tok rows of n columns (0 unless BF16).
+int64_t small_batch_scratch_floats(WeightType type, int64_t n_tok, int64_t n);
+
+// The n_tok activation rows (row stride ldx) in the column order the kernel for `type` reads: for BF16 a
+// reordered copy in `scratch` (or, when scratch is null, in a per-thread buffer), otherwise x itself.
+PreparedActivations small_batch_prepare(const float* x, int64_t ldx, int64_t n_tok, int64_t n, WeightType type,
+                                        float* scratch);
 
 // out[t * ldo + r] = row r of w · activation row t (+ bias[r]) for rows [r0, r0 + nr) and t < n_tok;
-// `prepared` from small_batch_prepare. w.type is F32, F16 or BF16.
-void small_batch_rows(float* out, int64_t ldo, const float* prepared, const MatrixView& w, const float* bias,
+// x from small_batch_prepare. w.type is F32, F16 or BF16.
+void small_batch_rows(float* out, int64_t ldo, const PreparedActivations& x, const MatrixView& w, const float* bias,
                       int64_t r0, int64_t nr, int64_t n_tok);
 
 }  // namespace gpstream::kernels

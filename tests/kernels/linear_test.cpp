@@ -35,6 +35,27 @@ TEST(LinearRef, HandComputedProduct) {
   }
 }
 
+// Callers of the F32 path pass no scratch (linear_scratch_floats is 0 there); a BF16 caller that passes none
+// still gets the right product (the few-token kernel then reorders into a per-thread buffer).
+TEST(LinearForward, FewTokensWithoutScratch) {
+  const int rows = 37, cols = 70;
+  const auto w_values = random_floats(static_cast<size_t>(rows) * cols, 3);
+  for (WeightType type : {WeightType::F32, WeightType::F16, WeightType::BF16}) {
+    auto m = store_matrix(w_values, rows, cols, type);
+    for (int n_tok : {1, 3, 5, 7}) {
+      if (type != WeightType::BF16) {
+        EXPECT_EQ(linear_scratch_floats(m.view, n_tok, 1), 0) << type_name(type);
+      }
+      const auto x = random_floats(static_cast<size_t>(n_tok) * cols, 19 + n_tok);
+      std::vector<float> out(static_cast<size_t>(n_tok) * rows), ref(out.size());
+      linear_forward(out.data(), rows, x.data(), cols, m.view, nullptr, n_tok, nullptr, 1);
+      linear_forward_ref(ref.data(), rows, x.data(), cols, m.view, nullptr, n_tok);
+      for (size_t i = 0; i < out.size(); ++i)
+        ASSERT_NEAR(out[i], ref[i], 1e-4) << type_name(type) << " n_tok " << n_tok << " i " << i;
+    }
+  }
+}
+
 // rows, cols, n_tok, type, threads
 using Case = std::tuple<std::pair<int, int>, int, WeightType, int>;
 
