@@ -1,6 +1,6 @@
 #include "eval/speech_scores.h"
 
-#include <cmath>
+#include <algorithm>
 
 #include "eval/python_format.h"
 
@@ -83,7 +83,13 @@ Result<SpeechScoreResult> score_speech_instances(const std::vector<InstanceRecor
                          : 100.0 * static_cast<double>(out.wer.edits()) / static_cast<double>(out.wer.reference_words);
   out.scores.emplace_back("WER", PyNumber{wer, false});
 
-  if (!options.metrics.empty()) {
+  const bool any_output = std::any_of(instances.begin(), instances.end(), [](const InstanceRecord& r) {
+    return !r.delays.empty();
+  });
+  if (!any_output && !options.metrics.empty()) {
+    out.warnings.push_back("no instance has any output: WER only, latency is undefined");
+    for (const auto& r : instances) out.skipped.push_back(r.index);
+  } else if (!options.metrics.empty()) {
     LatencyOptions lo;
     lo.metrics = options.metrics;
     lo.use_ref_len = options.use_ref_len;

@@ -39,7 +39,9 @@ struct SpeechScoreOptions {
 struct SpeechScoreResult {
   NamedScores scores;  // WER (percent), then the latency metrics in SimulEval's order (M, M_CA, ...)
   WerCounts wer;       // corpus counts behind WER
-  std::vector<int64_t> skipped;  // instances without delays (empty hypotheses): not in the latency means
+  // Instances without delays (empty hypotheses): not in the latency means. When no instance has any
+  // output, latency is undefined: only WER is returned, with a warning.
+  std::vector<int64_t> skipped;
   std::vector<std::string> warnings;
 };
 

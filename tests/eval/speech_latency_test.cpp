@@ -219,6 +219,13 @@ TEST(SpeechScores, EmptyHypothesisSkippedFromLatencyNotWer) {
   EXPECT_NEAR(s->scores[1].second.value, 2300.0 / 3, 1e-9);
   EXPECT_EQ(s->skipped, (std::vector<int64_t>{1}));
   EXPECT_FALSE(score_speech_instances({}, o).ok());
+  // No output anywhere: WER 100 %, no latency columns, a warning, every instance skipped.
+  auto none = score_speech_instances({b}, o);
+  ASSERT_TRUE(none.ok()) << none.error().message();
+  ASSERT_EQ(none->scores.size(), 1u);
+  EXPECT_DOUBLE_EQ(none->scores[0].second.value, 100.0);
+  EXPECT_EQ(none->skipped, (std::vector<int64_t>{1}));
+  EXPECT_EQ(none->warnings.size(), 1u);
 }
 
 }  // namespace
