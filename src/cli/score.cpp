@@ -2,16 +2,92 @@
 // written by SimulEval or by gpstream eval, like `simuleval --score-only`, and prints SimulEval's
 // table (pandas to_string). Instances without delays are left out of the latency means, as
 // SimulEval does, but the count and indices are printed on stderr.
+// `--speech` scores a speech-input log instead (eval/speech_scores.h): WER, then SimulEval's speech
+// latency in ms with the computation-aware variants; each record is validated as untrusted input.
 #include <cstdio>
 #include <filesystem>
 
 #include "cli/command.h"
 #include "eval/python_format.h"
 #include "eval/scores.h"
+#include "eval/speech_scores.h"
 
 namespace {
 
 using namespace gpstream;
+
+void report_skipped(const std::vector<int64_t>& skipped, size_t total) {
+  if (skipped.empty()) return;
+  std::string ids;
+  for (size_t i = 0; i < skipped.size() && i < 20; ++i) ids += (i ? ", " : "") + std::to_string(skipped[i]);
+  if (skipped.size() > 20) ids += ", ...";
+  std::fprintf(stderr,
+               "gpstream score: %zu of %zu instances have no delays and are left out of the latency averages "
+               "(as SimulEval does): %s\n",
+               skipped.size(), total, ids.c_str());
+}
+
+std::string skipped_json(const std::vector<int64_t>& skipped) {
+  std::string s = "[";
+  for (size_t i = 0; i < skipped.size(); ++i) s += (i ? ", " : "") + std::to_string(skipped[i]);
+  return s + "]";
+}
+
+int write_output(const std::string& output, const eval::NamedScores& scores) {
+  if (output.empty()) return cli::kExitOk;
+  std::error_code ec;
+  std::filesystem::create_directories(output, ec);
+  if (auto st = eval::write_scores_tsv(output + "/scores.tsv", scores); !st.ok()) return cli::fail("score", st.error());
+  return cli::kExitOk;
+}
+
+struct SpeechArgs {
+  std::string path, unit, normalization, output;
+  std::vector<std::string> metrics;
+  bool no_ref_len = false, no_ca = false, json = false;
+};
+
+int run_score_speech(const SpeechArgs& a) {
+  auto norm = eval::parse_wer_normalization(a.normalization);
+  if (!norm.ok()) {
+    std::fprintf(stderr, "gpstream score: %s\n", norm.error().message().c_str());
+    return cli::kExitUsage;
+  }
+  eval::SpeechScoreOptions o;
+  o.normalization = *norm;
+  o.metrics = a.metrics;
+  o.use_ref_len = !a.no_ref_len;
+  o.unit = a.unit == "char" ? eval::LatencyUnit::Char : eval::LatencyUnit::Word;
+  o.computation_aware = !a.no_ca;
+  auto log = eval::read_instances_log(a.path);
+  if (!log.ok()) return cli::fail("score", log.error());
+  for (const auto& w : log->warnings) std::fprintf(stderr, "gpstream score: warning: %s\n", w.c_str());
+  auto res = eval::score_speech_instances(log->records, o);
+  if (!res.ok()) return cli::fail("score", res.error().with_context(a.path));
+  for (const auto& w : res->warnings) std::fprintf(stderr, "gpstream score: warning: %s\n", w.c_str());
+  report_skipped(res->skipped, log->records.size());
+  if (int rc = write_output(a.output, res->scores)) return rc;
+  const auto& c = res->wer;
+  if (a.json) {
+    std::string s = "{";
+    for (const auto& [name, v] : res->scores) s += "\"" + name + "\": " + eval::python_repr(v) + ", ";
+    s += "\"wer_substitutions\": " + std::to_string(c.substitutions) + ", \"wer_deletions\": " +
+         std::to_string(c.deletions) + ", \"wer_insertions\": " + std::to_string(c.insertions) +
+         ", \"wer_hits\": " + std::to_string(c.hits) + ", \"wer_reference_words\": " +
+         std::to_string(c.reference_words) + ", \"wer_hypothesis_words\": " + std::to_string(c.hypothesis_words) +
+         ", \"wer_normalization\": \"" + eval::wer_normalization_name(o.normalization) + "\"";
+    s += ", \"num_instances\": " + std::to_string(log->records.size()) + ", \"skipped\": " +
+         skipped_json(res->skipped) + "}";
+    std::printf("%s\n", s.c_str());
+  } else {
+    std::printf("%s\n", eval::format_scores_table(res->scores).c_str());
+    std::printf("WER: %lld substitutions, %lld deletions, %lld insertions over %lld reference words (normalisation: %s)\n",
+                static_cast<long long>(c.substitutions), static_cast<long long>(c.deletions),
+                static_cast<long long>(c.insertions), static_cast<long long>(c.reference_words),
+                eval::wer_normalization_name(o.normalization));
+  }
+  return cli::kExitOk;
+}
 
 int run_score(int argc, char** argv) {
   CLI::App app{"Score an instances.log like `simuleval --score-only`", "gpstream score"};
@@ -19,7 +95,14 @@ int run_score(int argc, char** argv) {
   std::vector<std::string> metrics = eval::default_latency_metrics();
   bool no_ref_len = false, ca = false, json = false, quirks = false, no_quality = false;
   std::optional<double> pace;
+  bool speech = false, no_ca = false;
+  std::string wer_norm = "basic";
   app.add_option("--instances", path, "instances.log (SimulEval JSON lines)")->required();
+  app.add_flag("--speech", speech,
+               "speech-input log: WER and latency in ms of audio (+ _CA unless --no-computation-aware)");
+  app.add_option("--wer-normalization", wer_norm, "with --speech: basic (default) or none")
+      ->check(CLI::IsMember({"basic", "none"}));
+  app.add_flag("--no-computation-aware", no_ca, "with --speech: no _CA metrics (elapsed not needed)");
   app.add_flag("--no-use-ref-len", no_ref_len,
                "target length = hypothesis length instead of the reference's");
   app.add_option("--latency-unit", unit, "word (default) or char")->check(CLI::IsMember({"word", "char"}));
@@ -36,6 +119,26 @@ int run_score(int argc, char** argv) {
   app.add_option("--output", output, "also write DIR/scores.tsv");
   app.add_flag("--json", json, "print full-precision scores as JSON");
   if (auto code = cli::parse_args(app, argc, argv)) return *code;
+  if (speech) {  // --computation-aware is accepted and is the default here
+    if (ca && no_ca) {
+      std::fprintf(stderr, "gpstream score: --computation-aware and --no-computation-aware contradict\n");
+      return cli::kExitUsage;
+    }
+    for (const char* opt : {"--pace", "--source-type", "--simuleval-output-quirks", "--sacrebleu-tokenizer",
+                            "--no-quality"}) {
+      if (app.count(opt)) {
+        std::fprintf(stderr, "gpstream score: %s does not apply to --speech\n", opt);
+        return cli::kExitUsage;
+      }
+    }
+    return run_score_speech({path, unit, wer_norm, output, metrics, no_ref_len, no_ca, json});
+  }
+  for (const char* opt : {"--wer-normalization", "--no-computation-aware"}) {
+    if (app.count(opt)) {
+      std::fprintf(stderr, "gpstream score: %s needs --speech\n", opt);
+      return cli::kExitUsage;
+    }
+  }
   if (pace && !(*pace > 0)) {
     std::fprintf(stderr, "gpstream score: --pace must be positive\n");
     return cli::kExitUsage;
@@ -63,31 +166,13 @@ int run_score(int argc, char** argv) {
   auto res = eval::score_instances(log->records, o);
   if (!res.ok()) return cli::fail("score", res.error());
   for (const auto& w : res->warnings) std::fprintf(stderr, "gpstream score: warning: %s\n", w.c_str());
-  if (!res->skipped.empty()) {
-    std::string ids;
-    for (size_t i = 0; i < res->skipped.size() && i < 20; ++i)
-      ids += (i ? ", " : "") + std::to_string(res->skipped[i]);
-    if (res->skipped.size() > 20) ids += ", ...";
-    std::fprintf(
-        stderr,
-        "gpstream score: %zu of %zu instances have no delays and are left out of the latency averages "
-        "(as SimulEval does): %s\n",
-        res->skipped.size(), log->records.size(), ids.c_str());
-  }
-
-  if (!output.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(output, ec);
-    if (auto st = eval::write_scores_tsv(output + "/scores.tsv", res->scores); !st.ok()) {
-      return cli::fail("score", st.error());
-    }
-  }
+  report_skipped(res->skipped, log->records.size());
+  if (int rc = write_output(output, res->scores)) return rc;
   if (json) {
     std::string s = "{";
     for (const auto& [name, v] : res->scores) s += "\"" + name + "\": " + eval::python_repr(v) + ", ";
-    s += "\"num_instances\": " + std::to_string(log->records.size()) + ", \"skipped\": [";
-    for (size_t i = 0; i < res->skipped.size(); ++i) s += (i ? ", " : "") + std::to_string(res->skipped[i]);
-    s += "]}";
+    s += "\"num_instances\": " + std::to_string(log->records.size()) + ", \"skipped\": " +
+         skipped_json(res->skipped) + "}";
     std::printf("%s\n", s.c_str());
   } else {
     std::printf("%s\n", eval::format_scores_table(res->scores).c_str());
@@ -97,5 +182,7 @@ int run_score(int argc, char** argv) {
 
 }  // namespace
 
-GPSTREAM_COMMAND("score", "recompute BLEU and latency from an instances.log (simuleval --score-only)",
+GPSTREAM_COMMAND("score",
+                 "recompute BLEU and latency from an instances.log (simuleval --score-only); --speech: WER and "
+                 "speech latency",
                  run_score);

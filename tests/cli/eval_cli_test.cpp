@@ -154,4 +154,57 @@ TEST_F(EvalCli, ScoreInstancesLog) {
   EXPECT_EQ(run("score --instances inst.log --computation-aware").code, 1);
 }
 
+// `gpstream score --speech`: a SimulEval speech-to-text log (float ms, source as a list of lines).
+// By hand: WER = (1 deletion + 1 substitution) / (5 + 2) = 28.571 %. Instance 0 is speech_latency_test's
+// hand vector (AL 766.667, AL_CA 966.667, AP 0.55, AP_CA 0.64); instance 1: |X| = 640, reference 2
+// words, 1/γ = 320: AL = (320 + (640 − 320)) / 2 = 320, AL_CA = (400 + (700 − 320)) / 2 = 390,
+// AP = 960 / 1280 = 0.75, AP_CA = 1100 / 1280 = 0.859375. Means: AL 543.333, AL_CA 678.333, AP 0.65,
+// AP_CA 0.7496875 → 0.75.
+TEST_F(EvalCli, ScoreSpeechLog) {
+  write("speech.log",
+        "{\"index\": 0, \"prediction\": \"a b c d\", \"delays\": [500.0, 1000.0, 2000.0, 2000.0], "
+        "\"elapsed\": [620.0, 1180.0, 2300.0, 2300.0], \"prediction_length\": 4, \"reference\": \"A, b c d e.\", "
+        "\"source\": [\"utt0.wav\", \"samplerate: 16000 Hz\"], \"source_length\": 2000.0}\n"
+        "{\"index\": 1, \"prediction\": \"x y\", \"delays\": [320.0, 640.0], \"elapsed\": [400.0, 700.0], "
+        "\"prediction_length\": 2, \"reference\": \"x z\", \"source\": [\"utt1.wav\"], \"source_length\": 640.0}\n");
+  auto r = run("score --speech --instances speech.log --latency-metrics AL AP --output sp");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "   WER      AL   AL_CA   AP  AP_CA\n28.571 543.333 678.333 0.65   0.75\n"
+            "WER: 1 substitutions, 1 deletions, 0 insertions over 7 reference words (normalisation: basic)\n");
+  std::ifstream tsv(kDir + "/sp/scores.tsv");
+  std::string text((std::istreambuf_iterator<char>(tsv)), {});
+  EXPECT_EQ(text, "WER\tAL\tAL_CA\tAP\tAP_CA\n28.571\t543.333\t678.333\t0.65\t0.75\n");
+
+  // Raw words (SimulEval's WER): "A," and "e." no longer match → (2 + 1) / 7 = 42.857 %.
+  auto raw = run("score --speech --instances speech.log --latency-metrics AL --wer-normalization none --json");
+  ASSERT_EQ(raw.code, 0) << raw.err;
+  EXPECT_NE(raw.out.find("\"WER\": 42.857142857142854, \"AL\": 543.33333333333"), std::string::npos) << raw.out;
+  EXPECT_NE(raw.out.find("\"wer_substitutions\": 2, \"wer_deletions\": 1, \"wer_insertions\": 0, \"wer_hits\": 4, "
+                         "\"wer_reference_words\": 7, \"wer_hypothesis_words\": 6, \"wer_normalization\": \"none\""),
+            std::string::npos)
+      << raw.out;
+
+  // Hostile input: a delay past the audio, elapsed missing (fine without _CA), usage errors.
+  write("bad_speech.log",
+        "{\"index\": 7, \"prediction\": \"a b\", \"delays\": [500.0, 900.0], \"elapsed\": [500.0, 900.0], "
+        "\"reference\": \"a b\", \"source_length\": 800.0}\n");
+  auto bad = run("score --speech --instances bad_speech.log");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("bad_speech.log: instance 7: delay 1 (900.0 ms) is outside the audio [0, 800.0 ms]"),
+            std::string::npos)
+      << bad.err;
+  write("no_elapsed.log",
+        "{\"index\": 0, \"prediction\": \"a\", \"delays\": [800.0], \"reference\": \"a\", \"source_length\": 800.0}\n");
+  auto ne = run("score --speech --instances no_elapsed.log --latency-metrics AL");
+  EXPECT_EQ(ne.code, 1);
+  EXPECT_NE(ne.err.find("0 elapsed times for 1 delays"), std::string::npos) << ne.err;
+  auto ok = run("score --speech --instances no_elapsed.log --latency-metrics AL --no-computation-aware");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_EQ(ok.out.substr(0, ok.out.find('\n')), " WER    AL");
+  EXPECT_EQ(run("score --speech --instances speech.log --pace 2").code, 2);
+  EXPECT_EQ(run("score --instances speech.log --wer-normalization none").code, 2);
+  EXPECT_EQ(run("score --speech --instances speech.log --wer-normalization whisper").code, 2);
+}
+
 }  // namespace
