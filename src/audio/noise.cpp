@@ -53,10 +53,11 @@ Status validate_noise_options(const NoiseOptions& o) {
   const auto in = [](double v, double lo, double hi) { return std::isfinite(v) && v >= lo && v <= hi; };
   if (!in(o.snr_min_db, -30.0, 100.0) || !in(o.snr_max_db, -30.0, 100.0))
     return invalid_argument("noise SNR range [" + std::to_string(o.snr_min_db) + ", " +
-                            std::to_string(o.snr_max_db) + "] dB: bounds must be finite and within [-30, 100]");
+                            std::to_string(o.snr_max_db) +
+                            "] dB: bounds must be finite and within [-30, 100]");
   if (o.snr_min_db > o.snr_max_db)
-    return invalid_argument("noise SNR range: minimum " + std::to_string(o.snr_min_db) + " dB above maximum " +
-                            std::to_string(o.snr_max_db) + " dB");
+    return invalid_argument("noise SNR range: minimum " + std::to_string(o.snr_min_db) +
+                            " dB above maximum " + std::to_string(o.snr_max_db) + " dB");
   if (!in(o.pink_fraction, 0.0, 1.0)) return invalid_argument("noise pink fraction must be within [0, 1]");
   if (!in(o.clean_fraction, 0.0, 1.0)) return invalid_argument("noise clean fraction must be within [0, 1]");
   return {};

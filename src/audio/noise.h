@@ -5,12 +5,12 @@
 // Definitions (docs/speech.md):
 //   SNR_dB = 10 log10(P_signal / P_noise), P = mean of squares over the whole utterance (silences included)
 //   white: independent standard Gaussian samples
-//   pink : Voss-McCartney: kPinkNoiseRows Gaussian rows, row r redrawn every 2^r samples (at the samples whose
-//          index has r trailing zero bits), plus a fresh Gaussian each sample; power ~ 1/f from about
-//          rate / 2^(rows+1) up to rate / 2
-// The noise is scaled so that the SNR of the mix is the drawn value exactly (up to float rounding of the sum),
-// measured on the noise actually generated. Samples are not clipped. A silent utterance (P_signal = 0) is
-// left unchanged, since no SNR is defined for it.
+//   pink : Voss-McCartney: kPinkNoiseRows Gaussian rows, row r redrawn every 2^r samples (at the
+//          samples whose index has r trailing zero bits), plus a fresh Gaussian each sample; power ~ 1/f
+//          from about rate / 2^(rows+1) up to rate / 2
+// The noise is scaled so that the SNR of the mix is the drawn value exactly (up to float rounding of the
+// sum), measured on the noise actually generated. Samples are not clipped. A silent utterance (P_signal = 0)
+// is left unchanged, since no SNR is defined for it.
 #pragma once
 
 #include <cstdint>
@@ -25,13 +25,14 @@ enum class NoiseColor { White, Pink };
 inline constexpr int kPinkNoiseRows = 16;
 
 struct NoiseOptions {
-  double snr_min_db = 10.0;     // SNR drawn uniformly in [snr_min_db, snr_max_db]
+  double snr_min_db = 10.0;  // SNR drawn uniformly in [snr_min_db, snr_max_db]
   double snr_max_db = 30.0;
   double pink_fraction = 0.5;   // probability of pink rather than white noise
   double clean_fraction = 0.0;  // probability of adding no noise at all
 };
 
-// InvalidArgument unless: both SNR bounds finite and within [-30, 100] dB, min <= max, both fractions in [0, 1].
+// InvalidArgument unless both SNR bounds are finite and within [-30, 100] dB, min <= max, and both
+// fractions are in [0, 1].
 Status validate_noise_options(const NoiseOptions& options);
 
 // What add_noise does for one seed.

@@ -5,6 +5,7 @@
 #include "audio/speech_manifest.h"
 
 #include <charconv>
+#include <cstdio>
 #include <filesystem>
 #include <unordered_map>
 
@@ -44,7 +45,11 @@ size_t utf8_sequence_length(std::string_view s, size_t i) {
 std::string text_defect(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c == 0x7F) return "control character 0x" + std::to_string(c) + " at byte " + std::to_string(i);
+    if (c < 0x20 || c == 0x7F) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02X", c);
+      return std::string("control character ") + hex + " at byte " + std::to_string(i);
+    }
     const size_t n = utf8_sequence_length(s, i);
     if (n == 0) return "invalid UTF-8 at byte " + std::to_string(i);
     i += n;
@@ -70,13 +75,15 @@ Result<uint32_t> parse_bounded(std::string_view field, const char* what, uint32_
 std::string wav_path_defect(std::string_view wav) {
   if (wav.empty()) return "wav path is empty";
   if (wav.size() > 4096) return "wav path is longer than 4096 bytes";
-  if (wav.front() == '/') return "wav path '" + std::string(wav) + "' is absolute (must be relative to the manifest)";
+  if (wav.front() == '/')
+    return "wav path '" + std::string(wav) + "' is absolute (must be relative to the manifest)";
   if (wav.find('\\') != std::string_view::npos) return "wav path contains a backslash";
   size_t start = 0;
   while (start <= wav.size()) {
     const size_t end = std::min(wav.find('/', start), wav.size());
     const std::string_view part = wav.substr(start, end - start);
-    if (part == "..") return "wav path '" + std::string(wav) + "' has a '..' component (must stay in the manifest's folder)";
+    if (part == "..")
+      return "wav path '" + std::string(wav) + "' has a '..' component (must stay in the manifest's folder)";
     start = end + 1;
   }
   if (wav.back() == '/') return "wav path '" + std::string(wav) + "' names a folder";
@@ -91,7 +98,8 @@ std::string voice_defect(std::string_view voice) {
   for (char c : voice) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '+' ||
                     c == '.' || c == '_' || c == '-';
-    if (!ok) return "voice '" + std::string(voice.substr(0, 64)) + "' has a character outside [A-Za-z0-9+._-]";
+    if (!ok)
+      return "voice '" + std::string(voice.substr(0, 64)) + "' has a character outside [A-Za-z0-9+._-]";
   }
   return {};
 }
@@ -108,8 +116,9 @@ Result<SpeechUtterance> parse_line(std::string_view line, const std::string& bas
     start = tab + 1;
   }
   if (count != 6)
-    return format_error("expected 6 tab-separated fields (wav, transcript, voice, speed, pitch, duration_ms), got " +
-                        std::to_string(count));
+    return format_error(
+        "expected 6 tab-separated fields (wav, transcript, voice, speed, pitch, duration_ms), got " +
+        std::to_string(count));
   SpeechUtterance u;
   if (auto d = wav_path_defect(fields[0]); !d.empty()) return format_error(d);
   u.wav = fields[0];
@@ -152,12 +161,14 @@ Result<SpeechManifest> parse_speech_manifest(std::span<const std::byte> bytes, c
     pos = end + 1;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.size() > kSpeechManifestMaxLine)
-      return format_error(at + "line of " + std::to_string(line.size()) + " bytes, longer than the limit of " +
-                          std::to_string(kSpeechManifestMaxLine));
+      return format_error(at + "line of " + std::to_string(line.size()) +
+                          " bytes, longer than the limit of " + std::to_string(kSpeechManifestMaxLine));
     if (line_no == 1) {
       if (line != kSpeechManifestHeader)
-        return format_error(at + "expected the header 'wav<TAB>transcript<TAB>voice<TAB>speed<TAB>pitch<TAB>"
-                                 "duration_ms', got '" + std::string(line.substr(0, 80)) + "'");
+        return format_error(at +
+                            "expected the header 'wav<TAB>transcript<TAB>voice<TAB>speed<TAB>pitch<TAB>"
+                            "duration_ms', got '" +
+                            std::string(line.substr(0, 80)) + "'");
       continue;
     }
     if (line.empty()) return format_error(at + "empty line");
@@ -166,7 +177,8 @@ Result<SpeechManifest> parse_speech_manifest(std::span<const std::byte> bytes, c
     u->line = line_no;
     auto [it, inserted] = line_of_wav.emplace(u->wav, line_no);
     if (!inserted)
-      return format_error(at + "wav '" + u->wav + "' is already listed on line " + std::to_string(it->second));
+      return format_error(at + "wav '" + u->wav + "' is already listed on line " +
+                          std::to_string(it->second));
     m.utterances.push_back(std::move(u).value());
   }
   if (m.utterances.empty()) return format_error(where + ": no utterances (only the header)");

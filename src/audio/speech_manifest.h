@@ -29,7 +29,7 @@ struct SpeechUtterance {
   uint32_t speed = 0;      // words per minute (espeak-ng -s)
   uint32_t pitch = 0;      // 0..99 (espeak-ng -p)
   uint32_t duration_ms = 0;
-  size_t line = 0;         // 1-based line in the manifest, for messages
+  size_t line = 0;  // 1-based line in the manifest, for messages
 };
 
 struct SpeechManifest {

@@ -22,8 +22,9 @@ std::vector<float> test_signal(size_t n) {
   std::vector<float> s(n, 0.0f);
   for (size_t i = 1600; i + 1600 < n; ++i) {
     const double t = static_cast<double>(i) / 16000.0;
-    s[i] = static_cast<float>((0.3 + 0.2 * std::sin(2 * std::numbers::pi * 3 * t)) *
-                              (std::sin(2 * std::numbers::pi * 220 * t) + 0.5 * std::sin(2 * std::numbers::pi * 1330 * t)));
+    s[i] = static_cast<float>(
+        (0.3 + 0.2 * std::sin(2 * std::numbers::pi * 3 * t)) *
+        (std::sin(2 * std::numbers::pi * 220 * t) + 0.5 * std::sin(2 * std::numbers::pi * 1330 * t)));
   }
   return s;
 }
@@ -129,7 +130,8 @@ TEST(Noise, SeedsDependOnSeedEpochAndUtterance) {
   EXPECT_EQ(noise_seed(1, 0, key), noise_seed(1, 0, key));
   EXPECT_NE(noise_seed(1, 0, key), noise_seed(2, 0, key));
   EXPECT_NE(noise_seed(1, 0, key), noise_seed(1, 1, key));
-  EXPECT_NE(noise_seed(1, 0, key), noise_seed(1, 0, noise_utterance_key(std::string_view("wav/train-000002.wav"))));
+  EXPECT_NE(noise_seed(1, 0, key),
+            noise_seed(1, 0, noise_utterance_key(std::string_view("wav/train-000002.wav"))));
   // Swapping epoch and utterance must not give the same seed.
   EXPECT_NE(noise_seed(1, 2, 3), noise_seed(1, 3, 2));
   // FNV-1a 64 of "a", from the published test vectors (Fowler, Noll, Vo).
@@ -208,7 +210,8 @@ double spectral_slope(NoiseColor color) {
   std::vector<double> block(n), power(n / 2 + 1, 0.0);
   std::vector<std::complex<double>> spectrum(n / 2 + 1);
   for (size_t start = 0; start + n <= total; start += n) {
-    for (size_t t = 0; t < n; ++t) block[t] = x[start + t] * (0.5 - 0.5 * std::cos(2 * std::numbers::pi * t / n));
+    for (size_t t = 0; t < n; ++t)
+      block[t] = x[start + t] * (0.5 - 0.5 * std::cos(2 * std::numbers::pi * t / n));
     fft.forward(block.data(), spectrum.data());
     for (size_t k = 0; k <= n / 2; ++k) power[k] += std::norm(spectrum[k]);
   }
