@@ -258,6 +258,12 @@ Result<bool> Session::poll() {
       GPS_ASSERT(false, "Decode state without a pending forward");
       return false;
     case State::Start: {
+      if (opts_.continuous && units_.empty() && stream_finished_) {
+        // end_source right after a segment end: there is no segment left, not an empty one to decode.
+        state_ = State::Finished;
+        events_.push_back(make_event(EventKind::Finished));
+        return false;
+      }
       std::vector<int> units;
       GPS_ASSIGN(bool ready, collect_reads(units));
       if (!ready) {
