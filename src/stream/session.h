@@ -1,6 +1,7 @@
-// Session: one live stream (gpe.md §5). Source words arrive with push_source/end_source; step() runs
-// the read/write loop until something happens and returns it as an event: a target word (text, delay
-// in source words, elapsed ms), NeedSource (the policy wants a unit that has not arrived), or Finished.
+// Session: one live stream (gpe.md §5). Source units arrive with push_source (words) or
+// push_source_embeddings (audio chunks), then end_source; step() runs the read/write loop until something
+// happens and returns it as an event: a target word (text, delay in source units, elapsed ms), NeedSource
+// (the policy wants a unit that has not arrived), or Finished.
 // The cache has a source region and a target region; the paradigm (paradigm.h) decides positions,
 // visibility and what a read recomputes; the policy decides when to read. Nothing is re-encoded in the
 // group paradigm: a read appends source rows, and the last target token is re-fed so its row sees them.
