@@ -155,9 +155,9 @@ Result<Layout> make_layout(const SegmentCodec& codec, std::span<const int> chunk
   return simulate(codec, target, o, [&](Session& s) -> Status {
     const int width = kRecordingEmbd;
     for (size_t i = 0; i < chunk_rows.size(); ++i) {
-      if (chunk_rows[i] < 1)
+      if (chunk_rows[i] < 1 || chunk_rows[i] > s.options().max_cache_rows)
         return invalid_argument("layout: audio chunk " + std::to_string(i) + " has " + std::to_string(chunk_rows[i]) +
-                                " rows (at least 1)");
+                                " rows (at least 1, at most " + std::to_string(s.options().max_cache_rows) + ")");
       const std::vector<float> zeros(static_cast<size_t>(chunk_rows[i]) * width, 0.0f);
       GPS_TRY(s.push_source_embeddings(zeros, width));
     }

@@ -139,6 +139,7 @@ TEST(AudioLayout, SmallGroupLayoutMatchesAHandDerivation) {
   EXPECT_FALSE(layout->to_batch({}, 0).ok());
   // Chunks must have rows.
   EXPECT_FALSE(stream::make_layout(codec, std::vector<int>{2, 0}, "ab", lo).ok());
+  EXPECT_FALSE(stream::make_layout(codec, std::vector<int>{1 << 30}, "ab", lo).ok());
 }
 
 struct Case {
