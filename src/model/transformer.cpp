@@ -56,12 +56,28 @@ Status Transformer::validate(const Batch& batch, std::span<KvCache* const> cache
     if (!caches[s]) return invalid_argument("forward: cache " + std::to_string(s) + " is null");
     after[s] = {caches[s]->rows(Group::Source), caches[s]->rows(Group::Target)};
   }
+  // Input embedding rows: whole rows of exactly n_embd floats.
+  int64_t n_rows = 0;
+  if (batch.embedding_width != 0 || !batch.embeddings.empty()) {
+    if (batch.embedding_width != config_.n_embd)
+      return invalid_argument("forward: input embedding rows are " + std::to_string(batch.embedding_width) +
+                              " floats wide, the model's n_embd is " + std::to_string(config_.n_embd));
+    if (batch.embeddings.size() % static_cast<size_t>(config_.n_embd) != 0)
+      return invalid_argument("forward: the input embedding buffer holds " + std::to_string(batch.embeddings.size()) +
+                              " floats, not a whole number of rows of n_embd = " + std::to_string(config_.n_embd));
+    n_rows = static_cast<int64_t>(batch.embeddings.size()) / config_.n_embd;
+  }
   for (const BatchToken& t : batch.tokens) {
     if (t.seq < 0 || static_cast<size_t>(t.seq) >= caches.size())
       return invalid_argument("forward: token sequence " + std::to_string(t.seq) + " has no cache");
-    if (!batch.embeddings && (t.id < 0 || t.id >= config_.n_vocab))
+    if (t.embedding >= 0) {
+      if (t.embedding >= n_rows)
+        return out_of_range("forward: input embedding row " + std::to_string(t.embedding) + " past the batch's " +
+                            std::to_string(n_rows) + " rows");
+    } else if (t.id < 0 || t.id >= config_.n_vocab) {
       return out_of_range("forward: token id " + std::to_string(t.id) + " outside the vocabulary (size " +
                           std::to_string(config_.n_vocab) + ")");
+    }
     if (!std::isfinite(t.pos)) return invalid_argument("forward: non-finite position");
     ++after[t.seq][static_cast<int>(t.group)];
   }
@@ -135,15 +151,15 @@ Status Transformer::forward(const Batch& batch, std::span<KvCache* const> caches
   }
   grow(w.scores, int64_t{max_visible} * nt);
 
-  // Embeddings.
+  // Embeddings: the token's table row or its row of the batch's buffer (both in table space, then scaled).
   for (int64_t t = 0; t < T; ++t) {
-    if (batch.embeddings) {
-      std::copy_n(batch.embeddings + t * E, E, w.x.data() + t * E);
-    } else {
-      kernels::convert_row(w.x.data() + t * E, weights_.tok_embd.row(batch.tokens[t].id), weights_.tok_embd.type, E);
-      if (c.embed_scale != 1.0f)
-        for (int64_t i = 0; i < E; ++i) w.x[t * E + i] *= c.embed_scale;
-    }
+    const BatchToken& bt = batch.tokens[t];
+    if (bt.embedding >= 0)
+      std::copy_n(batch.embeddings.data() + int64_t{bt.embedding} * E, E, w.x.data() + t * E);
+    else
+      kernels::convert_row(w.x.data() + t * E, weights_.tok_embd.row(bt.id), weights_.tok_embd.type, E);
+    if (c.embed_scale != 1.0f)
+      for (int64_t i = 0; i < E; ++i) w.x[t * E + i] *= c.embed_scale;
   }
   std::vector<float> positions(T);
   for (int64_t t = 0; t < T; ++t) positions[t] = batch.tokens[t].pos;

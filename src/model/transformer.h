@@ -35,8 +35,8 @@ class Transformer : public ForwardModel {
   int64_t tokens_forwarded() const { return tokens_forwarded_; }
 
   // Runs the batch. caches[seq] receives the K/V rows of that sequence's tokens. logits: resized to
-  // [batch.n_logits(), n_vocab], rows in batch order. Errors (bad ids, visibility past the region,
-  // cache capacity) leave the caches unchanged.
+  // [batch.n_logits(), n_vocab], rows in batch order. Errors (bad ids, input embedding rows not
+  // n_embd wide or past the buffer, visibility past the region, cache capacity) leave the caches unchanged.
   Status forward(const Batch& batch, std::span<KvCache* const> caches, std::vector<float>& logits) override;
   // Convenience: one sequence.
   Status forward(const Batch& batch, KvCache& cache, std::vector<float>& logits);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 
 #include "stream/session.h"
 #include "tokenizer/segment_encoder.h"
@@ -10,13 +11,15 @@
 namespace gpstream::stream {
 namespace {
 
+constexpr int kRecordingEmbd = 2;  // the recording model's n_embd (width of the audio rows it is given)
+
 // A ForwardModel that computes nothing: it keeps, for every cache row, the token it came from, its
 // visibility and its arrival order, and hands back a dummy logits row (forced sessions never read it).
 class RecordingModel final : public model::ForwardModel {
  public:
   explicit RecordingModel(int n_vocab) {
     config_.n_vocab = n_vocab;
-    config_.n_embd = 2;
+    config_.n_embd = kRecordingEmbd;
     config_.n_ff = 2;
     config_.n_layer = 1;
     config_.n_head = 1;
@@ -34,7 +37,9 @@ class RecordingModel final : public model::ForwardModel {
     for (const model::BatchToken& t : batch.tokens) {
       GPS_TRY(cache.reserve(t.group, 1));
       cache.push_row(t.group, t.pos);
-      rows_[static_cast<int>(t.group)].push_back({t, arrival_++});
+      // Audio rows arrive once each, in chunk order (gpe.md §8.3), so arrival numbers them.
+      const int32_t embedding = t.embedding >= 0 ? embedding_rows_++ : -1;
+      rows_[static_cast<int>(t.group)].push_back({t, arrival_++, embedding});
     }
     logits.assign(static_cast<size_t>(batch.n_logits()), 0.0f);
     return {};
@@ -43,6 +48,7 @@ class RecordingModel final : public model::ForwardModel {
   struct Row {
     model::BatchToken token;
     int64_t arrival;
+    int32_t embedding;  // index among all audio rows, or -1
   };
   std::array<std::vector<Row>, 2> rows_;
 
@@ -50,18 +56,39 @@ class RecordingModel final : public model::ForwardModel {
   model::ModelConfig config_;
   model::RopeFrequencies rope_;
   int64_t arrival_ = 0;
+  int32_t embedding_rows_ = 0;
 };
 
 }  // namespace
 
 model::Batch Layout::to_batch() const {
   model::Batch b;
-  for (const LayoutRow& r : rows) b.add(r.id, r.pos, 0, r.group, r.n_src, r.n_tgt, true);
+  for (const LayoutRow& r : rows) {
+    b.add(r.id, r.pos, 0, r.group, r.n_src, r.n_tgt, true);
+    b.tokens.back().embedding = r.embedding;
+  }
   return b;
 }
 
-Result<Layout> make_layout(const SegmentCodec& codec, std::string_view source, std::string_view target,
-                           const LayoutOptions& o) {
+Result<model::Batch> Layout::to_batch(std::span<const float> source_embeddings, int width) const {
+  if (source_embeddings.size() != static_cast<size_t>(n_embedding_rows) * static_cast<size_t>(std::max(width, 0)) ||
+      (n_embedding_rows > 0 && width <= 0))
+    return invalid_argument("layout: " + std::to_string(n_embedding_rows) + " audio rows need " +
+                            std::to_string(n_embedding_rows) + " × width floats (width " + std::to_string(width) +
+                            ", got " + std::to_string(source_embeddings.size()) + ")");
+  model::Batch b = to_batch();
+  if (n_embedding_rows > 0) {
+    b.embeddings.assign(source_embeddings.begin(), source_embeddings.end());
+    b.embedding_width = width;
+  }
+  return b;
+}
+
+namespace {
+
+// Runs a forced Session over a recording model; `push` gives it the whole source, then end_source.
+Result<Layout> simulate(const SegmentCodec& codec, std::string_view target, const LayoutOptions& o,
+                        const std::function<Status(Session&)>& push) {
   if (o.paradigm == Paradigm::Reencode || o.paradigm == Paradigm::ReencodePos)
     return invalid_argument(std::string("paradigm ") + paradigm_name(o.paradigm) +
                             " has no single training layout; train with batch-stream (gpe.md §6)");
@@ -85,7 +112,7 @@ Result<Layout> make_layout(const SegmentCodec& codec, std::string_view source, s
   so.max_cache_rows = 1 << 20;
   so.clock = [] { return 0.0; };
   GPS_ASSIGN(auto session, Session::create(rec, codec, so));
-  GPS_TRY(session->push_source(source));
+  GPS_TRY(push(*session));
   GPS_TRY(session->end_source());
   Layout layout;
   for (;;) {
@@ -101,7 +128,8 @@ Result<Layout> make_layout(const SegmentCodec& codec, std::string_view source, s
     const auto group = static_cast<model::Group>(g);
     for (size_t i = 0; i < rec.rows_[g].size(); ++i) {
       const auto& t = rec.rows_[g][i].token;
-      LayoutRow r{t.id, cache.positions(group)[i], group, t.n_src, t.n_tgt, -1};
+      const int32_t embedding = rec.rows_[g][i].embedding;
+      LayoutRow r{embedding >= 0 ? -1 : t.id, embedding, cache.positions(group)[i], group, t.n_src, t.n_tgt, -1};
       if (group == model::Group::Target && i < session->target_row_labels().size())
         r.label = session->target_row_labels()[i];
       all.push_back({rec.rows_[g][i].arrival, r});
@@ -111,7 +139,30 @@ Result<Layout> make_layout(const SegmentCodec& codec, std::string_view source, s
   for (auto& [arrival, r] : all) layout.rows.push_back(r);
   layout.n_source_rows = cache.rows(model::Group::Source);
   layout.n_target_rows = cache.rows(model::Group::Target);
+  for (const LayoutRow& r : layout.rows) layout.n_embedding_rows += r.embedding >= 0;
   return layout;
+}
+
+}  // namespace
+
+Result<Layout> make_layout(const SegmentCodec& codec, std::string_view source, std::string_view target,
+                           const LayoutOptions& o) {
+  return simulate(codec, target, o, [&](Session& s) { return s.push_source(source); });
+}
+
+Result<Layout> make_layout(const SegmentCodec& codec, std::span<const int> chunk_rows, std::string_view target,
+                           const LayoutOptions& o) {
+  return simulate(codec, target, o, [&](Session& s) -> Status {
+    const int width = kRecordingEmbd;
+    for (size_t i = 0; i < chunk_rows.size(); ++i) {
+      if (chunk_rows[i] < 1 || chunk_rows[i] > s.options().max_cache_rows)
+        return invalid_argument("layout: audio chunk " + std::to_string(i) + " has " + std::to_string(chunk_rows[i]) +
+                                " rows (at least 1, at most " + std::to_string(s.options().max_cache_rows) + ")");
+      const std::vector<float> zeros(static_cast<size_t>(chunk_rows[i]) * width, 0.0f);
+      GPS_TRY(s.push_source_embeddings(zeros, width));
+    }
+    return {};
+  });
 }
 
 }  // namespace gpstream::stream

@@ -5,10 +5,14 @@
 //   NeedRead → once the wanted units arrived: pop the last target row, forward the units and re-feed
 //              the popped token (reencode-pos re-rotates, reencode recomputes the target rows)
 //   Finished
+// A unit's source rows are its word's token ids or its audio chunk's embedding rows (queue_unit); nothing
+// else in the loop knows which. Source rows are forwarded once and never recomputed (reencode recomputes
+// target rows only), so a chunk's rows are released once their forward completes.
 #include "stream/session.h"
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 #include "tokenizer/segment_encoder.h"
 #include "tokenizer/unicode.h"
@@ -87,37 +91,94 @@ Result<std::unique_ptr<Session>> Session::create(model::ForwardModel& model, con
 
 double Session::now_ms() const { return opts_.clock(); }
 
+void Session::add_unit(SourceUnit unit) {
+  if (opts_.continuous && (source_finished_ || !next_units_.empty())) {
+    next_units_.push_back(std::move(unit));
+    return;
+  }
+  if (!t0_) t0_ = now_ms();
+  units_.push_back(std::move(unit));
+  if (units_.back().ends_segment) source_finished_ = true;
+}
+
 Status Session::push_source(std::string_view text) {
   if (stream_finished_) return invalid_argument("push_source after end_source");
   if (!tokenizer::is_valid_utf8(text)) return invalid_argument("source text is not valid UTF-8");
-  for (std::string& w : tokenizer::split_words(text)) {
-    if (opts_.continuous && (source_finished_ || !next_words_.empty())) {
-      next_words_.push_back(std::move(w));
-      continue;
-    }
-    if (!t0_) t0_ = now_ms();
-    words_.push_back(std::move(w));
-    if (opts_.continuous && ends_sentence(words_.back())) source_finished_ = true;
+  std::vector<std::string> words = tokenizer::split_words(text);
+  if (words.empty()) return {};
+  if (source_kind_ == SourceKind::Embeddings)
+    return invalid_argument("push_source: this session's source is audio (input embeddings); a session takes one kind");
+  source_kind_ = SourceKind::Text;
+  for (std::string& w : words) {
+    SourceUnit u;
+    u.word = std::move(w);
+    u.ends_segment = opts_.continuous && ends_sentence(u.word);
+    add_unit(std::move(u));
   }
+  return {};
+}
+
+Status Session::push_source_embeddings(std::span<const float> rows, int row_width, double duration_ms) {
+  const std::string what = "audio chunk: ";
+  if (stream_finished_) return invalid_argument(what + "pushed after end_source");
+  if (source_kind_ == SourceKind::Text)
+    return invalid_argument(what + "this session's source is text words; a session takes one kind");
+  const int n_embd = model_.config().n_embd;
+  if (row_width != n_embd)
+    return invalid_argument(what + "rows of " + std::to_string(row_width) + " floats, the model's n_embd is " +
+                            std::to_string(n_embd));
+  if (rows.empty()) return invalid_argument(what + "no rows (a source unit needs at least one)");
+  if (rows.size() % static_cast<size_t>(row_width) != 0)
+    return invalid_argument(what + std::to_string(rows.size()) + " floats are not a whole number of rows of " +
+                            std::to_string(row_width));
+  const size_t n_rows = rows.size() / static_cast<size_t>(row_width);
+  if (n_rows > static_cast<size_t>(opts_.max_cache_rows))
+    return invalid_argument(what + std::to_string(n_rows) + " rows exceed the cache's " +
+                            std::to_string(opts_.max_cache_rows) + " rows per region (max_cache_rows)");
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (!std::isfinite(rows[i]))
+      return invalid_argument(what + "non-finite value in row " + std::to_string(i / static_cast<size_t>(row_width)));
+  if (!std::isfinite(duration_ms) || duration_ms < 0)
+    return invalid_argument(what + "the duration must be a finite number of milliseconds, at least 0");
+  source_kind_ = SourceKind::Embeddings;
+  SourceUnit u;
+  u.rows.assign(rows.begin(), rows.end());
+  u.n_rows = static_cast<int>(n_rows);
+  u.duration_ms = duration_ms;
+  add_unit(std::move(u));
+  return {};
+}
+
+Status Session::end_segment() {
+  if (!opts_.continuous) return invalid_argument("end_segment: only continuous streams have segments");
+  if (stream_finished_) return invalid_argument("end_segment after end_source");
+  SourceUnit* last = nullptr;
+  if (!next_units_.empty()) last = &next_units_.back();
+  else if (!source_finished_ && !units_.empty()) last = &units_.back();
+  if (!last || last->ends_segment) return invalid_argument("end_segment: no source unit since the last segment end");
+  last->ends_segment = true;
+  if (next_units_.empty()) source_finished_ = true;
   return {};
 }
 
 Status Session::end_source() {
   if (stream_finished_) return invalid_argument("end_source called twice");
   stream_finished_ = true;
-  if (!opts_.continuous || next_words_.empty()) source_finished_ = true;
+  if (!opts_.continuous || next_units_.empty()) source_finished_ = true;
   return {};
 }
 
 PolicyState Session::policy_state() const {
-  return {units_read_, words_written_, source_finished_, static_cast<int>(words_.size())};
+  return {units_read_, words_written_, source_finished_, static_cast<int>(units_.size())};
 }
 
 Result<const std::vector<int32_t>*> Session::unit_tokens(int unit) {
   while (static_cast<int>(unit_ids_.size()) <= unit) {
     const int u = static_cast<int>(unit_ids_.size());
-    if (u < static_cast<int>(words_.size())) {
-      GPS_ASSIGN(auto ids, codec_.encode(SegmentKind::SourceWord, words_[u], u == 0));
+    if (u < static_cast<int>(units_.size()) && units_[u].n_rows > 0) {
+      unit_ids_.emplace_back();  // audio chunk: rows, no ids
+    } else if (u < static_cast<int>(units_.size())) {
+      GPS_ASSIGN(auto ids, codec_.encode(SegmentKind::SourceWord, units_[u].word, u == 0));
       unit_ids_.push_back(std::move(ids));
     } else {
       unit_ids_.push_back(source_end_ids_);
@@ -126,13 +187,29 @@ Result<const std::vector<int32_t>*> Session::unit_tokens(int unit) {
   return &unit_ids_[unit];
 }
 
+Status Session::queue_unit(int unit) {
+  const bool source_unit = unit < static_cast<int>(units_.size());
+  if (source_unit && units_[unit].n_rows > 0) {
+    for (int r = 0; r < units_[unit].n_rows; ++r) queue_source(0, unit, r);
+  } else {
+    GPS_ASSIGN(const std::vector<int32_t>* ids, unit_tokens(unit));
+    for (int32_t id : *ids) queue_source(id);
+  }
+  ++units_read_;
+  if (source_unit) {
+    ++words_read_;
+    source_ms_read_ += units_[unit].duration_ms;
+  }
+  return {};
+}
+
 Result<bool> Session::collect_reads(std::vector<int>& units) {
   units.clear();
   PolicyState ps = policy_state();
   while (policy_->decide(ps) == Action::Read) {
     const int next = ps.units_read;
-    const bool available = next < static_cast<int>(words_.size()) ||
-                           (next == static_cast<int>(words_.size()) && source_finished_);
+    const bool available = next < static_cast<int>(units_.size()) ||
+                           (next == static_cast<int>(units_.size()) && source_finished_);
     if (!available) {
       if (source_finished_) break;  // everything, end marker included, has been read
       units.clear();
@@ -144,12 +221,13 @@ Result<bool> Session::collect_reads(std::vector<int>& units) {
   return true;
 }
 
-void Session::queue_source(int32_t id) {
+void Session::queue_source(int32_t id, int unit, int row) {
   const int src_rows = cache_.rows(model::Group::Source) + pending_src_;
   const int tgt_rows = cache_.rows(model::Group::Target) + pending_tgt_;
   const float pos = static_cast<float>(arrival_positions(opts_.paradigm) ? src_rows + tgt_rows : src_rows);
   const int n_tgt = source_sees_target(opts_.paradigm) ? tgt_rows : 0;
-  pending_.push_back({id, pos, 0, model::Group::Source, src_rows + 1, n_tgt, false});
+  pending_.push_back({id, pos, 0, model::Group::Source, src_rows + 1, n_tgt, false, -1});
+  pending_rows_.push_back({unit, row});
   ++pending_src_;
   ++stats_.source_tokens;
 }
@@ -161,7 +239,8 @@ void Session::queue_target(int32_t id, bool logits) {
   if (arrival_positions(opts_.paradigm)) pos = static_cast<float>(src_rows + idx);
   else if (phi_positions(opts_.paradigm)) pos = phi_base_ + static_cast<float>(idx);
   else pos = static_cast<float>(src_rows + idx);
-  pending_.push_back({id, pos, 0, model::Group::Target, src_rows, idx + 1, logits});
+  pending_.push_back({id, pos, 0, model::Group::Target, src_rows, idx + 1, logits, -1});
+  pending_rows_.push_back({-1, -1});
   ++pending_tgt_;
   pending_logits_ = pending_logits_ || logits;
   ++stats_.target_tokens;
@@ -179,6 +258,12 @@ Result<bool> Session::poll() {
       GPS_ASSERT(false, "Decode state without a pending forward");
       return false;
     case State::Start: {
+      if (opts_.continuous && units_.empty() && stream_finished_) {
+        // end_source right after a segment end: there is no segment left, not an empty one to decode.
+        state_ = State::Finished;
+        events_.push_back(make_event(EventKind::Finished));
+        return false;
+      }
       std::vector<int> units;
       GPS_ASSIGN(bool ready, collect_reads(units));
       if (!ready) {
@@ -189,12 +274,7 @@ Result<bool> Session::poll() {
         for (int32_t id : prompt_ids_) queue_source(id);
         prompt_fed_ = true;
       }
-      for (int u : units) {
-        GPS_ASSIGN(const std::vector<int32_t>* ids, unit_tokens(u));
-        for (int32_t id : *ids) queue_source(id);
-        ++units_read_;
-        if (u < static_cast<int>(words_.size())) ++words_read_;
-      }
+      for (int u : units) GPS_TRY(queue_unit(u));
       phi_base_ = opts_.phi.source_length ? static_cast<float>(cache_.rows(model::Group::Source) + pending_src_)
                                           : opts_.phi.value;
       for (size_t i = 0; i < header_ids_.size(); ++i) {
@@ -217,12 +297,7 @@ Result<bool> Session::poll() {
       const int32_t last = target_ids_.back();
       cache_.truncate(model::Group::Target, cache_.rows(model::Group::Target) - 1);
       row_label_.resize(cache_.rows(model::Group::Target));
-      for (int u : units) {
-        GPS_ASSIGN(const std::vector<int32_t>* ids, unit_tokens(u));
-        for (int32_t id : *ids) queue_source(id);
-        ++units_read_;
-        if (u < static_cast<int>(words_.size())) ++words_read_;
-      }
+      for (int u : units) GPS_TRY(queue_unit(u));
       const int src_rows = cache_.rows(model::Group::Source) + pending_src_;
       if (opts_.paradigm == Paradigm::Reencode) {
         // Recompute every target row at its new position, seeing all the source read so far.
@@ -250,9 +325,18 @@ Result<bool> Session::poll() {
 }
 
 void Session::prepare(model::Batch& batch, int seq) const {
-  for (model::BatchToken t : pending_) {
+  const size_t E = static_cast<size_t>(model_.config().n_embd);
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    model::BatchToken t = pending_[i];
     t.seq = seq;
-    batch.tokens.push_back(t);
+    const auto [unit, row] = pending_rows_[i];
+    if (unit < 0) {
+      batch.tokens.push_back(t);
+      continue;
+    }
+    const std::span<const float> input(units_[unit].rows.data() + static_cast<size_t>(row) * E, E);
+    const int added = batch.add_embedded(input, t.pos, seq, t.group, t.n_src, t.n_tgt, t.logits);
+    GPS_ASSERT(added >= 0, "a batch mixing input embedding rows of different widths (sessions of two models?)");
   }
 }
 
@@ -286,7 +370,15 @@ void Session::emit_current_word() {
   if (word_ids_.empty()) return;
   const std::string text = codec_.decode(word_ids_);
   const double elapsed = now_ms() - t0_.value_or(now_ms());
-  for (std::string& w : tokenizer::split_words(text)) events_.push_back({EventKind::Word, std::move(w), words_read_, elapsed, false});
+  for (std::string& w : tokenizer::split_words(text)) {
+    Event e;
+    e.kind = EventKind::Word;
+    e.word = std::move(w);
+    e.delay = words_read_;
+    e.delay_ms = source_ms_read_;
+    e.elapsed_ms = elapsed;
+    events_.push_back(std::move(e));
+  }
   word_ids_.clear();
   word_has_text_ = false;
   ++words_written_;
@@ -294,6 +386,10 @@ void Session::emit_current_word() {
 
 Status Session::complete(const float* row) {
   pending_.clear();
+  pending_rows_.clear();
+  // The read chunks' rows are in the cache now and never forwarded again.
+  for (; units_released_ < std::min(units_read_, static_cast<int>(units_.size())); ++units_released_)
+    std::vector<float>().swap(units_[units_released_].rows);
   pending_src_ = pending_tgt_ = 0;
   const bool had_logits = pending_logits_;
   pending_logits_ = false;
@@ -345,9 +441,10 @@ void Session::start_segment() {
   const int p = static_cast<int>(prompt_ids_.size());
   cache_.erase(model::Group::Source, p, cache_.rows(model::Group::Source));
   cache_.truncate(model::Group::Target, 0);
-  words_.clear();
+  units_.clear();
   unit_ids_.clear();
-  units_read_ = words_read_ = words_written_ = 0;
+  units_read_ = words_read_ = words_written_ = units_released_ = 0;
+  source_ms_read_ = 0;
   target_ids_.clear();
   generated_.clear();
   word_ids_.clear();
@@ -356,14 +453,14 @@ void Session::start_segment() {
   row_label_.clear();
   t0_.reset();
   source_finished_ = false;
-  while (!next_words_.empty() && !source_finished_) {
+  while (!next_units_.empty() && !source_finished_) {
     if (!t0_) t0_ = now_ms();
-    words_.push_back(std::move(next_words_.front()));
-    next_words_.pop_front();
-    if (ends_sentence(words_.back())) source_finished_ = true;
+    units_.push_back(std::move(next_units_.front()));
+    next_units_.pop_front();
+    if (units_.back().ends_segment) source_finished_ = true;
   }
-  if (stream_finished_ && next_words_.empty()) source_finished_ = true;
-  if (stream_finished_ && words_.empty()) {
+  if (stream_finished_ && next_units_.empty()) source_finished_ = true;
+  if (stream_finished_ && units_.empty()) {
     state_ = State::Finished;
     events_.push_back(make_event(EventKind::Finished));
     return;

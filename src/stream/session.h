@@ -1,9 +1,16 @@
-// Session: one live stream (gpe.md §5). Source words arrive with push_source/end_source; step() runs
-// the read/write loop until something happens and returns it as an event: a target word (text, delay
-// in source words, elapsed ms), NeedSource (the policy wants a unit that has not arrived), or Finished.
+// Session: one live stream (gpe.md §5). Source units arrive with push_source (words) or
+// push_source_embeddings (audio chunks), then end_source; step() runs the read/write loop until something
+// happens and returns it as an event: a target word (text, delay in source units, elapsed ms), NeedSource
+// (the policy wants a unit that has not arrived), or Finished.
 // The cache has a source region and a target region; the paradigm (paradigm.h) decides positions,
 // visibility and what a read recomputes; the policy decides when to read. Nothing is re-encoded in the
 // group paradigm: a read appends source rows, and the last target token is re-fed so its row sees them.
+//
+// Source units are text words (push_source) or, for speech, chunks of input embedding rows
+// (push_source_embeddings: one call = one unit = one audio chunk). Only where a unit's source rows come
+// from differs — token ids of the encoded word, or the chunk's rows as they are —: policies count units
+// (wait-k counts chunks), and every paradigm, the layout function, continuous streams and the Scheduler
+// treat both kinds alike. One session takes one kind (docs/speech.md, audio sources in Sessions).
 //
 // A Session owns its cache and decoding state but no weights. The forward pass is either run by step()
 // itself or, through prepare()/complete(), batched with other sessions by the Scheduler.
@@ -14,7 +21,9 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/forward_model.h"
@@ -49,7 +58,8 @@ enum class EventKind { Word, NeedSource, SegmentEnd, Finished };
 struct Event {
   EventKind kind = EventKind::NeedSource;
   std::string word;        // Word: the target word
-  int delay = 0;           // Word: source words read when it was written
+  int delay = 0;           // Word: source units (words or audio chunks) read when it was written
+  double delay_ms = 0;     // Word: summed duration_ms of those units (audio; 0 for text)
   double elapsed_ms = 0;   // Word: ms since the sentence's first source word was pushed
   bool truncated = false;  // Finished/SegmentEnd: stopped by max_target_tokens
 };
@@ -70,6 +80,14 @@ class Session {
 
   // Adds whitespace-separated source words (any number, at any time before end_source).
   Status push_source(std::string_view text);
+  // Adds one audio source unit: rows.size() / row_width input embedding rows (row-major, in the space of
+  // the model's embedding table; row_width must be n_embd) covering duration_ms of audio. Refused, with
+  // the session unchanged: a width other than n_embd, no rows, a size that is not whole rows, non-finite
+  // values, a negative or non-finite duration, a push after end_source, a session that took text words.
+  Status push_source_embeddings(std::span<const float> rows, int row_width, double duration_ms = 0.0);
+  // Continuous streams: the unit pushed last ends its segment (an utterance end for audio, where no
+  // punctuation can tell). Refused in other sessions and when no unit came since the last segment end.
+  Status end_segment();
   // The source has ended: the end marker becomes available as the last unit.
   Status end_source();
   // Runs forwards until an event. After Finished, step() keeps returning Finished.
@@ -89,7 +107,10 @@ class Session {
   const SessionStats& stats() const { return stats_; }
   bool finished() const { return state_ == State::Finished; }
   int units_read() const { return units_read_; }
+  // Source units read, the end marker excluded (words or audio chunks).
   int words_read() const { return words_read_; }
+  // Summed duration_ms of the source units read (the current sentence's in continuous streams).
+  double source_ms_read() const { return source_ms_read_; }
   // For each target row: the token chosen from that row's last logits (-1 if none): the training
   // label of the row (stream/layout.h).
   const std::vector<int32_t>& target_row_labels() const { return row_label_; }
@@ -97,11 +118,23 @@ class Session {
 
  private:
   enum class State { Start, Decode, NeedRead, Finished };
+  enum class SourceKind { Unknown, Text, Embeddings };
+
+  // One source unit: a text word, or an audio chunk's embedding rows (n_embd floats each).
+  struct SourceUnit {
+    std::string word;
+    std::vector<float> rows;
+    int n_rows = 0;              // audio chunks; 0 for words
+    double duration_ms = 0;
+    bool ends_segment = false;   // continuous streams: the last unit of its segment
+  };
 
   PolicyState policy_state() const;
   Result<bool> collect_reads(std::vector<int>& units);  // false: a wanted unit has not arrived
+  void add_unit(SourceUnit unit);
   Result<const std::vector<int32_t>*> unit_tokens(int unit);
-  void queue_source(int32_t id);
+  Status queue_unit(int unit);
+  void queue_source(int32_t id, int unit = -1, int row = -1);
   void queue_target(int32_t id, bool logits);
   int32_t choose(const float* logits_row);
   void emit_current_word();
@@ -124,12 +157,15 @@ class Session {
 
   // Current sentence.
   State state_ = State::Start;
-  std::vector<std::string> words_;           // source words of this sentence
-  std::deque<std::string> next_words_;       // continuous mode: words of later sentences
+  SourceKind source_kind_ = SourceKind::Unknown;
+  std::vector<SourceUnit> units_;            // source units of this sentence
+  std::deque<SourceUnit> next_units_;        // continuous mode: units of later sentences
   bool source_finished_ = false;             // this sentence's source has ended
   bool stream_finished_ = false;             // end_source() was called (continuous mode)
   std::vector<std::vector<int32_t>> unit_ids_;
   int units_read_ = 0, words_read_ = 0;
+  int units_released_ = 0;                   // units whose audio rows were freed after their forward
+  double source_ms_read_ = 0;
   bool prompt_fed_ = false;
   float phi_base_ = 0.0f;
   std::vector<int32_t> target_ids_;          // header + fed generated tokens
@@ -143,6 +179,7 @@ class Session {
 
   // Pending forward.
   std::vector<model::BatchToken> pending_;
+  std::vector<std::pair<int, int>> pending_rows_;  // per pending token: (unit, row) of an audio row, or (-1, -1)
   int pending_src_ = 0, pending_tgt_ = 0;
   bool pending_logits_ = false;
 

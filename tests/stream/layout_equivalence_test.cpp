@@ -7,13 +7,10 @@
 //  2. k ≥ M + 1 gives offline's tokens for every paradigm.
 #include <gtest/gtest.h>
 
-#include <map>
 #include <string>
 #include <tuple>
 
-#include "../model/tiny_models.h"
-#include "stream/layout.h"
-#include "stream/session.h"
+#include "invariant_helpers.h"
 #include "test_codec.h"
 
 namespace gpstream {
@@ -21,38 +18,8 @@ namespace {
 
 using model::Group;
 using stream::Paradigm;
-
-// Wraps a model and records, per target row, the logits of that row's last forward and the number of
-// rows forwarded per group.
-class Recorder final : public model::ForwardModel {
- public:
-  explicit Recorder(model::ForwardModel& inner) : inner_(inner) {}
-  const model::ModelConfig& config() const override { return inner_.config(); }
-  const model::RopeFrequencies& rope() const override { return inner_.rope(); }
-  Status forward(const model::Batch& b, std::span<model::KvCache* const> caches, std::vector<float>& logits) override {
-    GPS_TRY(inner_.forward(b, caches, logits));
-    int r = 0;
-    const int V = config().n_vocab;
-    for (const auto& t : b.tokens) ++forwarded[t.group];
-    // Row index of each logits row: the batch's target rows are the last rows of the target region.
-    int tgt_in_batch = 0;
-    for (const auto& t : b.tokens) tgt_in_batch += t.group == Group::Target;
-    int tgt_idx = caches[0]->rows(Group::Target) - tgt_in_batch;
-    for (const auto& t : b.tokens) {
-      if (t.group == Group::Target) {
-        if (t.logits) row_logits[tgt_idx].assign(logits.begin() + r * V, logits.begin() + (r + 1) * V);
-        ++tgt_idx;
-      }
-      r += t.logits;
-    }
-    return {};
-  }
-  std::map<int, std::vector<float>> row_logits;
-  std::map<Group, int64_t> forwarded{{Group::Source, 0}, {Group::Target, 0}};
-
- private:
-  model::ForwardModel& inner_;
-};
+using testing::family_config;
+using testing::Recorder;
 
 struct Case {
   std::string source, target;
@@ -67,12 +34,6 @@ int count_words(const std::string& s) {
     in = c != ' ';
   }
   return n;
-}
-
-model::ModelConfig family_config(const std::string& family) {
-  if (family == "gemma2") return testing::tiny_gemma2_config();
-  if (family == "phi3") return testing::tiny_phi3_config();
-  return testing::tiny_config(false, false, false);
 }
 
 class Equivalence : public ::testing::TestWithParam<std::tuple<Paradigm, std::string>> {};
@@ -102,12 +63,7 @@ TEST_P(Equivalence, ForcedSessionMatchesFullForwardOverLayout) {
       ASSERT_TRUE(tf->forward(layout->to_batch(), full_cache, full).ok());
 
       // Forced session, source pushed word by word.
-      std::vector<int32_t> forced;
-      {
-        auto l2 = *layout;
-        for (const auto& r : l2.rows)
-          if (r.group == Group::Target && r.label >= 0 && r.label != testing::CharCodec::kEos) forced.push_back(r.label);
-      }
+      const std::vector<int32_t> forced = testing::forced_target(*layout, testing::CharCodec::kEos);
       Recorder rec(*tf);
       stream::SessionOptions so;
       so.paradigm = paradigm;
@@ -141,36 +97,9 @@ TEST_P(Equivalence, ForcedSessionMatchesFullForwardOverLayout) {
       const int M = count_words(c.source);
       for (size_t j = 0; j < delays.size(); ++j) EXPECT_EQ(delays[j], std::min<int>(c.k + static_cast<int>(j), M));
 
-      const auto& cache = (*session)->cache();
-      const int V = cfg.n_vocab;
-      for (Group g : {Group::Source, Group::Target}) {
-        ASSERT_EQ(cache.rows(g), full_cache.rows(g));
-        const int n = cache.rows(g) * static_cast<int>(cache.kv_dim());
-        for (int l = 0; l < cfg.n_layer; ++l)
-          for (int i = 0; i < n; ++i) {
-            ASSERT_NEAR(cache.k(l, g)[i], full_cache.k(l, g)[i], 1e-5);
-            ASSERT_NEAR(cache.v(l, g)[i], full_cache.v(l, g)[i], 1e-5);
-          }
-      }
-      // Row logits: the layout's target rows with labels are exactly the rows the session decided from.
-      int tgt = 0, checked = 0;
-      for (size_t r = 0; r < layout->rows.size(); ++r) {
-        if (layout->rows[r].group != Group::Target) continue;
-        if (layout->rows[r].label >= 0) {
-          ASSERT_TRUE(rec.row_logits.count(tgt)) << "target row " << tgt;
-          for (int v = 0; v < V; ++v) ASSERT_NEAR(rec.row_logits[tgt][v], full[r * V + v], 1e-4) << "row " << r;
-          ++checked;
-        }
-        ++tgt;
-      }
-      EXPECT_GT(checked, 0);
-
+      testing::expect_session_matches_full_forward(*layout, full_cache, full, (*session)->cache(), rec, cfg);
       // §8.3: forward counts.
-      const int N = static_cast<int>(delays.size());
-      const int read_boundaries = std::max(0, std::min(N, M + 1 - c.k));
-      EXPECT_EQ(rec.forwarded[Group::Source], layout->n_source_rows);
-      EXPECT_EQ(rec.forwarded[Group::Target], layout->n_target_rows + read_boundaries);
-      EXPECT_EQ((*session)->stats().refeeds, read_boundaries);
+      testing::expect_forward_counts(*layout, rec, **session, M, static_cast<int>(delays.size()), c.k);
     }
 }
 

@@ -188,6 +188,23 @@ TEST(ContinuousStream, EachSegmentEqualsAFreshSession) {
   EXPECT_LE(max_rows, 1 + 20u);  // bounded by one sentence, not the whole stream
 }
 
+// Live: the sentence pushed word by word, end_source only once its segment has ended: the stream finishes
+// without decoding an empty sentence (which a model could fill with words).
+TEST(ContinuousStream, EndSourceAfterASegmentEndDecodesNoEmptySegment) {
+  CharCodec codec;
+  CopyModel model(codec);
+  stream::SessionOptions so;
+  so.k = 1;
+  so.continuous = true;
+  auto s = stream::Session::create(model, codec, so);
+  ASSERT_TRUE(s.ok());
+  Output out = run_live(**s, "hello there.");
+  EXPECT_EQ(out.words, (std::vector<std::string>{"hello", "there."}));
+  EXPECT_TRUE((*s)->finished());
+  // Forwarded source rows: the prompt, 5 + 6 characters and one end marker (an empty sentence adds another).
+  EXPECT_EQ((*s)->stats().source_tokens, 1 + 5 + 6 + 1);
+}
+
 TEST(Scheduler, BatchedSessionsEqualSessionsRunAlone) {
   CharCodec codec;
   auto cfg = testing::tiny_config(true, false, false);
