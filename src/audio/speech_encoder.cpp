@@ -19,15 +19,6 @@
 namespace gpstream::audio {
 namespace {
 
-kernels::MatrixView f32_view(const float* w, int64_t rows, int64_t cols) {
-  kernels::MatrixView v;
-  v.type = kernels::WeightType::F32;
-  v.rows = rows;
-  v.cols = cols;
-  v.data = w;
-  return v;
-}
-
 void resize(std::vector<float>& v, int64_t n) {
   v.assign(static_cast<size_t>(std::max<int64_t>(n, 0)), 0.0f);
 }

@@ -1,12 +1,19 @@
 // Building blocks of the speech encoder that the kernel layer does not have: the causal strided
 // convolution as im2col + linear (and its scatter back for the backward), element-wise tanh-GELU, the
-// RoPE frequencies and the chunked causal attention mask. Shapes are row-major [rows, width].
+// RoPE frequencies, the chunked causal attention mask, and fp32 matrix views of the parameter buffer. Shapes are row-major [rows, width].
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "kernels/kernels.h"
+
 namespace gpstream::audio {
+
+// The encoder's parameters are one fp32 buffer: a [rows, cols] matrix inside it as the kernels see it.
+inline kernels::MatrixView f32_view(const float* w, int64_t rows, int64_t cols) {
+  return kernels::MatrixView{kernels::WeightType::F32, rows, cols, w};
+}
 
 inline constexpr int64_t kConvStride = 2;
 

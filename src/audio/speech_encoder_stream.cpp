@@ -14,15 +14,6 @@
 namespace gpstream::audio {
 namespace {
 
-kernels::MatrixView f32_view(const float* w, int64_t rows, int64_t cols) {
-  kernels::MatrixView v;
-  v.type = kernels::WeightType::F32;
-  v.rows = rows;
-  v.cols = cols;
-  v.data = w;
-  return v;
-}
-
 void ensure(std::vector<float>& v, int64_t n) {
   if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
 }
