@@ -2,6 +2,7 @@
 #include "cli/cli_util.h"
 
 #include <charconv>
+#include <cstdio>
 #include <cmath>
 
 namespace gpstream::cli {
@@ -43,6 +44,14 @@ std::string format_float(float x) {
   auto [p, ec] = std::to_chars(buf, buf + sizeof(buf), x);
   (void)ec;
   return std::string(buf, p);
+}
+
+std::string format_hms(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  const long t = std::lround(s);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", t / 3600, (t / 60) % 60, t % 60);
+  return buf;
 }
 
 }  // namespace gpstream::cli

@@ -17,6 +17,9 @@ Result<std::vector<float>> parse_float_list(const std::string& s, const std::str
 // Prints a float the shortest way that reads back exactly.
 std::string format_float(float x);
 
+// Seconds as h:mm:ss ("?" when not finite or negative), for progress lines.
+std::string format_hms(double seconds);
+
 }  // namespace gpstream::cli
 
 #include <CLI/CLI.hpp>

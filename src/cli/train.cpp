@@ -8,20 +8,13 @@
 #include <cstdio>
 #include <string>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "train/trainer.h"
 #include "util/mapped_file.h"
 
 namespace gpstream::cli {
 namespace {
-
-std::string hms(double s) {
-  if (!std::isfinite(s) || s < 0) return "?";
-  const long t = std::lround(s);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", t / 3600, (t / 60) % 60, t % 60);
-  return buf;
-}
 
 int run_train(int argc, char** argv) {
   CLI::App app{"Train or fine-tune a model from a JSON config (see docs/training.md)", "gpstream train"};
@@ -55,7 +48,7 @@ int run_train(int argc, char** argv) {
     std::snprintf(buf, sizeof buf,
                   "step %lld/%lld  loss %.4f%s  %.0f tok/s  lr %.2e  |g| %.2f  %s elapsed  ETA %s",
                   static_cast<long long>(r.step), static_cast<long long>(r.total_steps), r.loss, dev,
-                  r.tokens_per_s, r.lr, r.grad_norm, hms(r.elapsed_s).c_str(), hms(r.eta_s).c_str());
+                  r.tokens_per_s, r.lr, r.grad_norm, format_hms(r.elapsed_s).c_str(), format_hms(r.eta_s).c_str());
     if (tty) {
       std::fprintf(stderr, "\r\033[K%s", buf);
       line_open = true;

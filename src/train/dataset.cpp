@@ -110,8 +110,10 @@ void append_causal(TrainSequence& seq, const stream::Layout& layout, bool label_
 
 TrainSequence sequence_from_layout(const stream::Layout& layout) {
   TrainSequence s;
-  for (const stream::LayoutRow& r : layout.rows)
+  for (const stream::LayoutRow& r : layout.rows) {
     s.push(r.id, r.pos, static_cast<uint8_t>(r.group), r.n_src, r.n_tgt, r.label);
+    if (layout.n_embedding_rows > 0) s.input_row.push_back(r.embedding);
+  }
   return s;
 }
 

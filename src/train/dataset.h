@@ -96,7 +96,8 @@ class Dataset {
 // Appends a layout as one causal sequence (all rows in the source group, positions continuing from
 // the sequence's length): the batch-mode form. label_all: every row predicts the layout's next row.
 void append_causal(TrainSequence& seq, const stream::Layout& layout, bool label_all);
-// A layout as its own sequence (streaming modes).
+// A layout as its own sequence (streaming modes). Audio rows get input_row = their chunk row index; the
+// caller fills `inputs` with the encoder rows.
 TrainSequence sequence_from_layout(const stream::Layout& layout);
 
 }  // namespace gpstream::train

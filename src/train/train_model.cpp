@@ -48,15 +48,27 @@ int64_t TrainSequence::n_labels() const {
   return n;
 }
 
-Status TrainSequence::validate(int32_t n_vocab) const {
+Status TrainSequence::validate(int32_t n_vocab, int32_t n_embd) const {
   const size_t n = ids.size();
   if (positions.size() != n || groups.size() != n || n_src.size() != n || n_tgt.size() != n ||
       labels.size() != n)
     return invalid_argument(
         "training sequence: ids, positions, groups, n_src, n_tgt and labels differ in length");
+  if (!input_row.empty() && input_row.size() != n)
+    return invalid_argument("training sequence: input_row must be empty or have one entry per row");
+  if (n_embd <= 0 || inputs.size() % static_cast<size_t>(n_embd) != 0)
+    return invalid_argument("training sequence: the input rows buffer holds " + std::to_string(inputs.size()) +
+                            " floats, not whole rows of " + std::to_string(n_embd));
+  const auto n_inputs = static_cast<int64_t>(inputs.size() / static_cast<size_t>(n_embd));
+  for (float v : inputs)
+    if (!std::isfinite(v)) return invalid_argument("training sequence: non-finite input row value");
   int32_t counts[2] = {0, 0};
   for (size_t i = 0; i < n; ++i) {
-    if (ids[i] < 0 || ids[i] >= n_vocab)
+    const bool from_input = !input_row.empty() && input_row[i] >= 0;
+    if (from_input && input_row[i] >= n_inputs)
+      return out_of_range("training sequence: row " + std::to_string(i) + " takes input row " +
+                          std::to_string(input_row[i]) + " of " + std::to_string(n_inputs));
+    if (!from_input && (ids[i] < 0 || ids[i] >= n_vocab))
       return out_of_range("training sequence: token id " + std::to_string(ids[i]) + " at row " +
                           std::to_string(i) + " outside the vocabulary (size " + std::to_string(n_vocab) +
                           ")");
@@ -258,7 +270,7 @@ Result<double> TrainModel::forward(const TrainBatch& batch, const ForwardOptions
     if (static_cast<int64_t>(sq.size()) > shape_.max_seq)
       return invalid_argument("training sequence " + std::to_string(s) + " has " + std::to_string(sq.size()) +
                               " tokens, more than the planned " + std::to_string(shape_.max_seq));
-    auto st = sq.validate(c.n_vocab);
+    auto st = sq.validate(c.n_vocab, c.n_embd);
     if (!st.ok()) return st.error().with_context("sequence " + std::to_string(s));
   }
   batch_ = &batch;
@@ -298,8 +310,11 @@ Result<double> TrainModel::forward(const TrainBatch& batch, const ForwardOptions
     for (size_t s = 0; s < S; ++s)
       for (size_t i = 0; i < batch.seqs[s].size(); ++i) {
         const int64_t t = seq_begin_[s] + static_cast<int64_t>(i);
-        std::memcpy(x + t * E, P + layout_.tok_embd + static_cast<size_t>(batch.seqs[s].ids[i]) * E,
-                    static_cast<size_t>(E) * sizeof(float));
+        const TrainSequence& sq = batch.seqs[s];
+        const float* src = !sq.input_row.empty() && sq.input_row[i] >= 0
+                               ? sq.inputs.data() + static_cast<size_t>(sq.input_row[i]) * static_cast<size_t>(E)
+                               : P + layout_.tok_embd + static_cast<size_t>(sq.ids[i]) * E;
+        std::memcpy(x + t * E, src, static_cast<size_t>(E) * sizeof(float));
         if (c.embed_scale != 1.0f)
           for (int64_t j = 0; j < E; ++j) x[t * E + j] *= c.embed_scale;
         pos[static_cast<size_t>(t)] = batch.seqs[s].positions[i];
@@ -559,14 +574,21 @@ void TrainModel::backward(float loss_scale) {
     lora_backward(il, LoraTarget::V, dh, dv, h1, E, KV, N);
     rmsnorm_bwd_parallel(dx, gb(L.attn_norm), dh, x, P + L.attn_norm, N);
   }
-  if (train_base) {
-    float* demb = G + layout_.tok_embd;
-    for (size_t s = 0; s < S; ++s)
-      for (size_t i = 0; i < batch.seqs[s].size(); ++i) {
-        const float* d = dx + (seq_begin_[s] + static_cast<int64_t>(i)) * E;
-        float* g = demb + static_cast<size_t>(batch.seqs[s].ids[i]) * E;
+  // dx = dLoss/d(scaled input row): table rows and input rows both get it times the embedding scale.
+  input_grads_.assign(S, {});
+  for (size_t s = 0; s < S; ++s) {
+    const TrainSequence& sq = batch.seqs[s];
+    if (!sq.inputs.empty()) input_grads_[s].assign(sq.inputs.size(), 0.0f);
+    for (size_t i = 0; i < sq.size(); ++i) {
+      const float* d = dx + (seq_begin_[s] + static_cast<int64_t>(i)) * E;
+      float* g = nullptr;
+      if (!sq.input_row.empty() && sq.input_row[i] >= 0)
+        g = input_grads_[s].data() + static_cast<size_t>(sq.input_row[i]) * static_cast<size_t>(E);
+      else if (train_base)
+        g = G + layout_.tok_embd + static_cast<size_t>(sq.ids[i]) * E;
+      if (g)
         for (int64_t j = 0; j < E; ++j) g[j] += d[j] * c.embed_scale;
-      }
+    }
   }
 }
 

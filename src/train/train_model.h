@@ -33,6 +33,11 @@ struct TrainSequence {
   std::vector<int32_t> n_src;   // visible source rows of the sequence
   std::vector<int32_t> n_tgt;   // visible target rows
   std::vector<int32_t> labels;  // token row r predicts; < 0: no loss on this row
+  // Input embedding rows (speech): empty, or one entry per row: ≥ 0 takes the row's input from row
+  // input_row[r] of `inputs` (n_embd floats each, in the embedding table's space, so Gemma's embedding
+  // scale applies as to a table row) instead of ids[r]'s table row (then ids[r] is ignored, e.g. −1).
+  std::vector<int32_t> input_row;
+  std::vector<float> inputs;
 
   size_t size() const { return ids.size(); }
   void push(int32_t id, float pos, uint8_t group, int32_t ns, int32_t nt, int32_t label) {
@@ -44,8 +49,9 @@ struct TrainSequence {
     labels.push_back(label);
   }
   int64_t n_labels() const;
-  // Checks lengths agree, ids and labels are in the vocabulary, visibility within the sequence.
-  Status validate(int32_t n_vocab) const;
+  // Checks lengths agree, ids and labels are in the vocabulary, visibility within the sequence, input
+  // rows within `inputs` (rows of n_embd floats).
+  Status validate(int32_t n_vocab, int32_t n_embd) const;
 };
 
 struct TrainBatch {
@@ -97,6 +103,10 @@ class TrainModel {
   // Adds d(loss_scale · loss_sum)/dθ into grads() (loss_scale = 1 / labels of the whole optimizer step
   // for a token mean under gradient accumulation). Must follow forward() on the same batch.
   void backward(float loss_scale);
+
+  // After backward(): d(loss_scale · loss_sum)/d inputs of sequence `seq` of the last batch, laid out like
+  // its `inputs` (empty for a sequence without input rows). This is what trains a speech encoder.
+  const std::vector<float>& input_grad(size_t seq) const { return input_grads_[seq]; }
 
   // Adds scale·B·A of every adapter into the base weights (LoRA stays as it is; call once, for export).
   void merge_lora_into_base();
@@ -150,6 +160,7 @@ class TrainModel {
   std::vector<int64_t> out_rows_;     // token index of each logits row
   std::vector<int32_t> out_targets_;  // label of each logits row (< 0: none)
   ForwardOptions fwd_opts_;
+  std::vector<std::vector<float>> input_grads_;  // per sequence of the last backward
 };
 
 }  // namespace gpstream::train

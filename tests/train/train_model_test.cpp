@@ -222,6 +222,84 @@ TEST(TrainModel, LoraGradientMatchesFiniteDifferencesAndChainRule) {
   EXPECT_LE(check.worst, 1e-4 * std::max(1.0, check.gmax));
 }
 
+// Input embedding rows (speech): a row whose input is a given vector behaves exactly like a token whose
+// embedding-table row is that vector, so the input gradient is checked against finite differences of the
+// double reference with those table rows moved (ids unique to the rows, untied embeddings), in full and
+// LoRA mode; the forward loss equals the id-only forward's.
+TEST(TrainModel, InputRowGradientMatchesReferenceFiniteDifferences) {
+  const auto c = testing::tiny_config(false, /*tied=*/false, false);
+  const io::TensorMap t = model::random_tensors(c, testing::tiny_init(13));
+  const int n_in = 4;
+  TrainBatch by_id;
+  by_id.seqs.push_back(group_sequence(3, c.n_vocab - n_in, 0.0f));
+  TrainSequence& s = by_id.seqs[0];
+  for (int r = 0; r < n_in; ++r) s.ids[static_cast<size_t>(2 + r)] = c.n_vocab - n_in + r;  // unique ids
+  for (LoraOptions lo : {LoraOptions{}, LoraOptions{4, 8.0f, 0.0f}}) {
+    auto tm = make_model(c, t, lo);
+    const ParamTensor* emb = tm->base().find("model.embed_tokens.weight");
+    ASSERT_NE(emb, nullptr);
+    TrainBatch by_input = by_id;
+    TrainSequence& si = by_input.seqs[0];
+    si.input_row.assign(si.size(), -1);
+    for (int r = 0; r < n_in; ++r) {
+      const int row = 2 + r;
+      si.input_row[static_cast<size_t>(row)] = (r + 1) % n_in;  // rows of `inputs` in another order
+      si.ids[static_cast<size_t>(row)] = -1;
+    }
+    si.inputs.resize(static_cast<size_t>(n_in * c.n_embd));
+    for (int r = 0; r < n_in; ++r)
+      std::copy_n(tm->base().values.data() + emb->offset + static_cast<size_t>(c.n_vocab - n_in + r) * c.n_embd,
+                  c.n_embd, si.inputs.data() + static_cast<size_t>((r + 1) % n_in) * c.n_embd);
+    const double l_id = *tm->forward(by_id, ForwardOptions{false, false, 0});
+    auto l_in = tm->forward(by_input, ForwardOptions{false, false, 0});
+    ASSERT_TRUE(l_in.ok()) << l_in.error().message();
+    EXPECT_EQ(*l_in, l_id);
+    const int64_t n_lab = by_input.n_labels();
+    tm->zero_grad();
+    tm->backward(1.0f / static_cast<float>(n_lab));
+    const std::vector<float>& g = tm->input_grad(0);
+    ASSERT_EQ(g.size(), si.inputs.size());
+    double gmax = 0;
+    for (float v : g) gmax = std::max(gmax, double(std::abs(v)));
+    EXPECT_GT(gmax, 0.0);
+    ParamSet probe = tm->base();
+    auto loss = [&](const std::vector<float>& inputs) {
+      probe.values = tm->base().values;
+      for (int r = 0; r < n_in; ++r)
+        std::copy_n(inputs.data() + static_cast<size_t>((r + 1) % n_in) * c.n_embd, c.n_embd,
+                    probe.values.data() + emb->offset + static_cast<size_t>(c.n_vocab - n_in + r) * c.n_embd);
+      return testing::reference_loss(c, probe.to_tensors(io::DType::F32), by_id);
+    };
+    for (uint64_t dir = 0; dir < 3; ++dir) {
+      const float h = 1e-4f;
+      auto r = directional(si.inputs, g, 300 + dir, h, loss);
+      const double scale = 2.0 * h;
+      EXPECT_NEAR(r.fd / scale, r.predicted / scale, 1e-4 * std::max(1.0, std::abs(r.predicted / scale)))
+          << (lo.rank ? "lora" : "full") << " direction " << dir;
+    }
+  }
+}
+
+TEST(TrainModel, RefusesBadInputRows) {
+  const auto c = testing::tiny_config(false, false, false);
+  auto tm = make_model(c, model::random_tensors(c, testing::tiny_init(1)), LoraOptions{});
+  TrainBatch b;
+  b.seqs.push_back(group_sequence(1, c.n_vocab, 0.0f));
+  TrainSequence& s = b.seqs[0];
+  s.input_row.assign(s.size(), -1);
+  s.input_row[1] = 0;
+  EXPECT_FALSE(tm->forward(b).ok());  // no inputs buffer
+  s.inputs.assign(static_cast<size_t>(c.n_embd) - 1, 0.5f);
+  EXPECT_FALSE(tm->forward(b).ok());  // not whole rows
+  s.inputs.assign(static_cast<size_t>(c.n_embd), 0.5f);
+  EXPECT_TRUE(tm->forward(b).ok());
+  s.inputs[3] = std::nanf("");
+  EXPECT_FALSE(tm->forward(b).ok());
+  s.inputs[3] = 0.5f;
+  s.input_row.pop_back();
+  EXPECT_FALSE(tm->forward(b).ok());  // one entry per row
+}
+
 TEST(TrainModel, LoraDropoutIsDeterministicAndOffAtEval) {
   const auto c = testing::tiny_config(false, false, false);
   const io::TensorMap t = model::random_tensors(c, testing::tiny_init(9));

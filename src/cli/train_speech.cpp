@@ -1,0 +1,81 @@
+// `gpstream train-speech CONFIG.json [--resume DIR] [-t THREADS]`: trains a streaming speech recognizer —
+// the speech encoder + projector and the LLM (LoRA, full or frozen) together through the group-streaming
+// layout (docs/speech.md, "Training"). Progress: a live line on a terminal, else one line every log_every
+// steps; metrics in OUTPUT/metrics.jsonl, the loss curve in OUTPUT/loss.svg, the model in OUTPUT/model.
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "cli/cli_util.h"
+#include "cli/command.h"
+#include "speech/speech_trainer.h"
+#include "util/mapped_file.h"
+
+namespace gpstream::cli {
+namespace {
+
+int run_train_speech(int argc, char** argv) {
+  CLI::App app{"Train a streaming speech recognizer from a JSON config (see docs/speech.md)",
+               "gpstream train-speech"};
+  std::string config_path, resume;
+  int threads = 0;
+  double max_minutes = -1;
+  app.add_option("config", config_path, "training config (JSON)")->required();
+  app.add_option("--resume", resume, "continue from a run folder (its newest checkpoint) or a checkpoint file");
+  app.add_option("-t,--threads", threads, "threads (overrides the config)")->check(CLI::Range(1, 1024));
+  app.add_option("--max-minutes", max_minutes, "stop after this much training time (overrides the config)")
+      ->check(CLI::Range(0.0, 1e7));
+  if (auto rc = parse_args(app, argc, argv)) return *rc;
+
+  auto text = read_text_file(config_path);
+  if (!text) return fail("train-speech", text.error());
+  auto cfg = speech::parse_speech_train_config(*text, config_path);
+  if (!cfg) return fail("train-speech", cfg.error());
+  if (threads > 0) cfg->threads = threads;
+  if (max_minutes >= 0) cfg->max_minutes = max_minutes;
+
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  speech::SpeechTrainOptions opt;
+  opt.resume = resume;
+  bool line_open = false;
+  opt.on_message = [&](const std::string& m) {
+    if (line_open) std::fprintf(stderr, "\n"), line_open = false;
+    std::fprintf(stderr, "%s\n", m.c_str());
+  };
+  const int64_t every = cfg->log_every;
+  opt.on_step = [&](const speech::SpeechStepReport& r) {
+    char dev[48] = "";
+    if (r.dev_loss) std::snprintf(dev, sizeof dev, "  dev %.4f", *r.dev_loss);
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "step %lld/%lld  loss %.4f%s  %.2f utt/s (%.1f s audio/s)  lr %.2e  |g| %.2f  %s elapsed  ETA %s",
+                  static_cast<long long>(r.step), static_cast<long long>(r.total_steps), r.loss, dev,
+                  r.utterances_per_s, r.audio_s_per_s, r.lr, r.grad_norm, format_hms(r.elapsed_s).c_str(),
+                  format_hms(r.eta_s).c_str());
+    if (tty) {
+      std::fprintf(stderr, "\r\033[K%s", buf);
+      line_open = true;
+      if (r.dev_loss) std::fprintf(stderr, "\n"), line_open = false;
+    } else if (r.step % every == 0 || r.dev_loss || r.step == r.total_steps) {
+      std::fprintf(stderr, "%s\n", buf);
+    }
+    std::fflush(stderr);
+  };
+  auto r = speech::run_speech_training(*cfg, opt);
+  if (line_open) std::fprintf(stderr, "\n");
+  if (!r) return fail("train-speech", r.error());
+  std::printf("trained %lld steps; encoder %lld parameters, LLM %lld trained; %lld utterances skipped%s\n",
+              static_cast<long long>(r->first_step + static_cast<int64_t>(r->losses.size())),
+              static_cast<long long>(r->n_encoder_params), static_cast<long long>(r->n_llm_trainable),
+              static_cast<long long>(r->skipped),
+              r->dev_loss ? (", dev loss " + std::to_string(*r->dev_loss)).c_str() : "");
+  if (!r->model_dir.empty()) std::printf("model: %s\n", r->model_dir.c_str());
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace gpstream::cli
+
+GPSTREAM_COMMAND("train-speech", "train a streaming speech recognizer (encoder + LLM) from a JSON config",
+                 gpstream::cli::run_train_speech);

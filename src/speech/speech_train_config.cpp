@@ -1,0 +1,103 @@
+// Speech training configuration parsing.
+#include "speech/speech_train_config.h"
+
+#include "train/json_fields.h"
+
+namespace gpstream::speech {
+
+using json = nlohmann::json;
+
+Result<SpeechTrainConfig> parse_speech_train_config(const std::string& text, const std::string& where) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    return format_error(where + ": invalid JSON: " + e.what());
+  }
+  if (!j.is_object()) return format_error(where + ": not a JSON object");
+  SpeechTrainConfig c;
+  c.raw_json = text;
+  train::Obj top{j, where, {}};
+  constexpr double kBig = 1e15;
+  GPS_TRY(top.str("llm", c.llm_dir));
+  GPS_TRY(top.str("train_manifest", c.train_manifest));
+  GPS_TRY(top.str("dev_manifest", c.dev_manifest));
+  GPS_TRY(top.str("output_dir", c.output_dir));
+  GPS_TRY(top.str("source_lang", c.source_lang));
+  GPS_TRY(top.str("target_lang", c.target_lang));
+  GPS_TRY(top.num("max_train", c.max_train, 0, kBig));
+  GPS_TRY(top.num("max_dev", c.max_dev, 0, kBig));
+  if (c.llm_dir.empty()) return format_error(where + ": missing 'llm' (the LLM directory to start from)");
+  if (c.train_manifest.empty()) return format_error(where + ": missing 'train_manifest'");
+  if (c.output_dir.empty()) return format_error(where + ": missing 'output_dir'");
+
+  // Encoder sizes: the defaults with the given keys replaced (llm_hidden comes from the LLM).
+  top.seen.insert("encoder");
+  GPS_ASSIGN(const json* je, train::object(j, "encoder", where));
+  if (je) {
+    json merged = json::parse(c.encoder.to_json());
+    for (auto it = je->begin(); it != je->end(); ++it) {
+      if (!merged.contains(it.key())) return format_error(where + ": encoder: unknown key '" + it.key() + "'");
+      if (it.key() == "llm_hidden") return format_error(where + ": encoder: llm_hidden is the LLM's hidden size");
+      merged[it.key()] = it.value();
+    }
+    auto enc = audio::SpeechEncoderConfig::from_json(merged.dump());
+    if (!enc.ok()) return enc.error().with_context(where + ": encoder");
+    c.encoder = *enc;
+  }
+
+  std::string llm = "lora";
+  GPS_TRY(top.str("llm_training", llm));
+  if (llm == "lora") c.llm_training = LlmTraining::Lora;
+  else if (llm == "full") c.llm_training = LlmTraining::Full;
+  else if (llm == "frozen") c.llm_training = LlmTraining::Frozen;
+  else return top.bad("llm_training", "\"lora\", \"full\" or \"frozen\"");
+  GPS_TRY(top.num("lora_rank", c.lora.rank, 1, 4096));
+  GPS_TRY(top.num("lora_alpha", c.lora.alpha, 1e-6, 1e6));
+  GPS_TRY(top.num("lora_dropout", c.lora.dropout, 0, 0.9));
+  if (c.llm_training != LlmTraining::Lora) c.lora.rank = 0;
+
+  GPS_TRY(top.num("k_min", c.k_min, 1, 1e6));
+  GPS_TRY(top.num("k_max", c.k_max, 1, 1e6));
+  if (c.k_max < c.k_min) return format_error(where + ": k_max must be >= k_min");
+  if (top.has("phi")) {
+    const json& p = j["phi"];
+    std::optional<stream::Phi> phi;
+    if (p.is_number()) phi = stream::Phi::parse(std::to_string(p.get<double>()));
+    if (p.is_string()) phi = stream::Phi::parse(p.get<std::string>());
+    if (!phi) return top.bad("phi", "a number >= 0 or \"S\"");
+    c.phi = *phi;
+  }
+  GPS_TRY(top.num("max_seq", c.max_seq, 16, 1e6));
+
+  GPS_TRY(top.num("batch_utterances", c.batch_utterances, 1, 4096));
+  GPS_TRY(top.num("steps", c.steps, 1, kBig));
+  GPS_TRY(top.num("max_minutes", c.max_minutes, 0, 1e7));
+  GPS_TRY(top.num("lr", c.schedule.lr, 1e-9, 10));
+  GPS_TRY(top.num("warmup_steps", c.schedule.warmup_steps, 0, kBig));
+  GPS_TRY(top.num("min_lr_ratio", c.schedule.min_lr_ratio, 0, 1));
+  std::string sched = "cosine";
+  GPS_TRY(top.str("schedule", sched));
+  auto kind = train::parse_schedule(sched);
+  if (!kind) return top.bad("schedule", "\"constant\", \"linear\" or \"cosine\"");
+  c.schedule.kind = *kind;
+  GPS_TRY(top.num("weight_decay", c.adam.weight_decay, 0, 10));
+  GPS_TRY(top.num("beta2", c.adam.beta2, 0, 0.999999));
+  GPS_TRY(top.num("clip", c.clip, 0, 1e9));
+
+  GPS_TRY(top.boolean("noise", c.noise));
+  GPS_TRY(top.num("snr_min_db", c.noise_options.snr_min_db, -30, 100));
+  GPS_TRY(top.num("snr_max_db", c.noise_options.snr_max_db, -30, 100));
+  GPS_TRY(top.num("clean_fraction", c.noise_options.clean_fraction, 0, 1));
+  GPS_TRY(audio::validate_noise_options(c.noise_options));
+  GPS_TRY(top.num("seed", c.seed, 0, 9e15));
+  GPS_TRY(top.num("threads", c.threads, 0, 1024));
+  GPS_TRY(top.num("log_every", c.log_every, 1, kBig));
+  GPS_TRY(top.num("dev_every", c.dev_every, 0, kBig));
+  GPS_TRY(top.num("ckpt_every_steps", c.ckpt_every_steps, 0, kBig));
+  GPS_TRY(top.num("keep_checkpoints", c.keep_checkpoints, 1, 1000));
+  GPS_TRY(top.done());
+  return c;
+}
+
+}  // namespace gpstream::speech

@@ -1,0 +1,58 @@
+// The `gpstream train-speech` configuration (a JSON file; docs/speech.md lists every key): which LLM to
+// start from, the speech manifests, the encoder's sizes, how the LLM is adapted (LoRA, full or frozen),
+// chunk wait-k and φ of the group-streaming layout, optimizer and schedule, checkpoints. Parsed strictly:
+// unknown keys, wrong types and out-of-range values are errors naming the key.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "audio/noise.h"
+#include "audio/speech_encoder_config.h"
+#include "stream/paradigm.h"
+#include "train/lora.h"
+#include "train/optimizer.h"
+
+namespace gpstream::speech {
+
+enum class LlmTraining { Lora, Full, Frozen };
+
+struct SpeechTrainConfig {
+  std::string llm_dir;  // streaming LLM directory to start from (its tokenizer and template are used)
+  std::string train_manifest, dev_manifest;
+  int64_t max_train = 0;   // utterances used (0: all)
+  int64_t max_dev = 200;   // dev utterances for the dev loss (0: all)
+  std::string output_dir;
+  std::string source_lang = "en", target_lang = "en";
+
+  audio::SpeechEncoderConfig encoder;  // llm_hidden is set from the LLM
+  LlmTraining llm_training = LlmTraining::Lora;
+  train::LoraOptions lora{32, 64.0f, 0.0f, {true, true, true, true, true, true, true}};
+
+  int k_min = 1, k_max = 9;  // chunk wait-k drawn per utterance
+  stream::Phi phi;           // target group start (default 0)
+  int64_t max_seq = 320;     // longer utterances (rows of prompt + audio + transcript) are skipped
+
+  int batch_utterances = 8;
+  int64_t steps = 2000;
+  double max_minutes = 0;  // stop (with a checkpoint and the export) after this much training time; 0: none
+  train::Schedule schedule{train::ScheduleKind::Cosine, 1e-3f, 100, 1, 0.1f};
+  train::AdamWOptions adam{0.9f, 0.98f, 1e-8f, 0.01f};
+  double clip = 1.0;
+
+  bool noise = true;
+  audio::NoiseOptions noise_options;
+  uint64_t seed = 1;
+  int threads = 0;
+  int64_t log_every = 10;
+  int64_t dev_every = 200;  // 0: dev loss at the end only
+  int64_t ckpt_every_steps = 100;
+  int keep_checkpoints = 2;
+
+  std::string raw_json;
+};
+
+Result<SpeechTrainConfig> parse_speech_train_config(const std::string& json_text,
+                                                    const std::string& where = "speech train config");
+
+}  // namespace gpstream::speech

@@ -1,0 +1,445 @@
+// Joint training of the speech encoder and the LLM (speech_trainer.h).
+#include "speech/speech_trainer.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
+
+#include "audio/log_mel.h"
+#include "audio/speech_encoder.h"
+#include "audio/speech_loader.h"
+#include "audio/speech_manifest.h"
+#include "io/safetensors.h"
+#include "speech/speech_model.h"
+#include "stream/layout.h"
+#include "stream/model_meta.h"
+#include "stream/tokenizer_codec.h"
+#include "train/checkpoint.h"
+#include "train/dataset.h"
+#include "train/export.h"
+#include "train/loss_plot.h"
+#include "train/train_model.h"
+#include "util/mapped_file.h"
+
+namespace gpstream::speech {
+namespace {
+
+uint64_t mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+Status write_text(const std::string& path, const std::string& text) {
+  return write_file_atomic(
+      path, std::span<const std::byte>(reinterpret_cast<const std::byte*>(text.data()), text.size()));
+}
+
+// The optimizer's view: encoder tensors (prefixed "speech_encoder.") then the LLM's trained tensors, one
+// flat buffer; gathered before and scattered after each update.
+train::ParamSet joint_params(const audio::SpeechEncoderModel& enc, const train::ParamSet* llm) {
+  train::ParamSet p;
+  for (const audio::SpeechEncoderTensor& t : enc.tensors())
+    p.tensors.push_back({"speech_encoder." + t.name, t.shape, t.offset, t.numel,
+                         t.is_matrix ? train::ParamKind::Matrix : train::ParamKind::Norm});
+  if (llm)
+    for (const train::ParamTensor& t : llm->tensors) {
+      train::ParamTensor c = t;
+      c.offset += enc.size();
+      p.tensors.push_back(c);
+    }
+  p.values.resize(enc.size() + (llm ? llm->size() : 0));
+  return p;
+}
+
+// One utterance made ready for the LLM: its encoder pass (activations kept for the backward) and its
+// laid-out sequence with the encoder rows as input rows.
+struct Example {
+  std::unique_ptr<audio::SpeechEncoderPass> pass;
+  train::TrainSequence seq;
+  double audio_s = 0;
+};
+
+class ExampleMaker {
+ public:
+  ExampleMaker(const SpeechTrainConfig& cfg, const audio::SpeechEncoderModel& enc, const stream::SegmentCodec& codec,
+               int n_vocab, int threads)
+      : cfg_(cfg), enc_(enc), codec_(codec), n_vocab_(n_vocab), threads_(threads) {}
+
+  // False when the utterance is skipped (no encoder row, or longer than max_seq).
+  Result<bool> make(const audio::SpeechUtterance& u, uint64_t epoch, int k, bool noise, Example& ex) {
+    audio::SpeechLoadOptions lo;
+    lo.add_noise = noise;
+    lo.noise = cfg_.noise_options;
+    lo.seed = cfg_.seed;
+    GPS_ASSIGN(audio::LoadedSpeech sp, audio::load_speech_utterance(u, epoch, lo));
+    const std::vector<float> mel = audio::log_mel(sp.samples);
+    const int64_t n_frames = static_cast<int64_t>(mel.size()) / enc_.config().n_mels;
+    if (!ex.pass) ex.pass = std::make_unique<audio::SpeechEncoderPass>(enc_, threads_);
+    const std::vector<float>& rows = ex.pass->forward(mel.data(), n_frames);
+    const int64_t R = ex.pass->rows();
+    if (R == 0) return false;
+    const int64_t rpc = enc_.config().rows_per_chunk();
+    std::vector<int> chunk_rows;
+    for (int64_t left = R; left > 0; left -= rpc) chunk_rows.push_back(static_cast<int>(std::min(rpc, left)));
+    stream::LayoutOptions opt;
+    opt.paradigm = stream::Paradigm::Group;
+    opt.k = k;
+    opt.phi = cfg_.phi;
+    opt.n_vocab = n_vocab_;
+    auto layout = stream::make_layout(codec_, chunk_rows, u.transcript, opt);
+    if (!layout.ok()) return layout.error().with_context(u.wav_path);
+    if (static_cast<int64_t>(layout->rows.size()) > cfg_.max_seq) return false;
+    ex.seq = train::sequence_from_layout(*layout);
+    ex.seq.inputs.assign(rows.begin(), rows.begin() + R * enc_.config().llm_hidden);
+    ex.audio_s = static_cast<double>(sp.samples.size()) / audio::kLogMelSampleRate;
+    return true;
+  }
+
+ private:
+  const SpeechTrainConfig& cfg_;
+  const audio::SpeechEncoderModel& enc_;
+  const stream::SegmentCodec& codec_;
+  int n_vocab_, threads_;
+};
+
+std::string fingerprint(const audio::SpeechEncoderModel& enc, const train::TrainModel& m, LlmTraining how) {
+  const model::ModelConfig& c = m.config();
+  std::string s = "speech enc" + std::to_string(enc.size()) + " " + enc.config().to_json() + " llm v" +
+                  std::to_string(c.n_vocab) + " e" + std::to_string(c.n_embd) + " l" + std::to_string(c.n_layer) +
+                  " " + (how == LlmTraining::Lora ? "lora" + std::to_string(m.lora_options().rank)
+                                                  : how == LlmTraining::Full ? "full" : "frozen");
+  return s;
+}
+
+}  // namespace
+
+Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, const SpeechTrainOptions& opt) {
+  auto message = [&](const std::string& m) {
+    if (opt.on_message) opt.on_message(m);
+  };
+  const int threads = cfg.threads > 0 ? cfg.threads : std::max(1, omp_get_max_threads());
+  openblas_set_num_threads(threads);
+
+  // The LLM, its tokenizer and template.
+  GPS_ASSIGN(stream::ModelMeta meta, stream::ModelMeta::load(cfg.llm_dir));
+  GPS_ASSIGN(tokenizer::Tokenizer tok, tokenizer::Tokenizer::load(cfg.llm_dir));
+  auto shared_tok = std::make_shared<const tokenizer::Tokenizer>(std::move(tok));
+  const stream::TokenizerCodec codec(
+      shared_tok, meta.prompt_template.with_languages(tokenizer::language_name(cfg.source_lang),
+                                                      tokenizer::language_name(cfg.target_lang)));
+  GPS_ASSIGN(model::ModelConfig mc, model::load_hf_config(cfg.llm_dir));
+  GPS_ASSIGN(io::TensorMap init, io::read_safetensors_dir(cfg.llm_dir));
+  GPS_ASSIGN(auto tm_ptr, train::TrainModel::create(
+                              mc, init, cfg.lora, mix(cfg.seed ^ 0x2222),
+                              train::TrainShape{cfg.max_seq * cfg.batch_utterances, cfg.max_seq}, threads));
+  train::TrainModel& tm = *tm_ptr;
+  const bool llm_trained = cfg.llm_training != LlmTraining::Frozen;
+
+  // The encoder.
+  audio::SpeechEncoderConfig ec = cfg.encoder;
+  ec.llm_hidden = mc.n_embd;
+  GPS_TRY(ec.validate());
+  audio::SpeechEncoderModel enc(ec);
+  enc.init_random(mix(cfg.seed ^ 0x3333));
+
+  // Data.
+  GPS_ASSIGN(audio::SpeechManifest train_m, audio::read_speech_manifest(cfg.train_manifest));
+  if (cfg.max_train > 0 && static_cast<int64_t>(train_m.utterances.size()) > cfg.max_train)
+    train_m.utterances.resize(static_cast<size_t>(cfg.max_train));
+  if (train_m.utterances.empty()) return invalid_argument(cfg.train_manifest + ": no utterances");
+  audio::SpeechManifest dev_m;
+  if (!cfg.dev_manifest.empty()) {
+    GPS_ASSIGN(dev_m, audio::read_speech_manifest(cfg.dev_manifest));
+    if (cfg.max_dev > 0 && static_cast<int64_t>(dev_m.utterances.size()) > cfg.max_dev)
+      dev_m.utterances.resize(static_cast<size_t>(cfg.max_dev));
+  }
+  message("data: " + std::to_string(train_m.utterances.size()) + " training utterances, " +
+          std::to_string(dev_m.utterances.size()) + " dev utterances; encoder " + std::to_string(enc.size()) +
+          " parameters, LLM " + std::to_string(tm.base().size()) + " (" +
+          (llm_trained ? std::to_string(tm.trainable().size()) + " trained" : std::string("frozen")) + ")");
+
+  train::ParamSet params = joint_params(enc, llm_trained ? &tm.trainable() : nullptr);
+  std::vector<float> grads(params.size(), 0.0f), enc_grads(enc.size(), 0.0f);
+  auto gather = [&] {
+    std::copy(enc.values().begin(), enc.values().end(), params.values.begin());
+    if (llm_trained)
+      std::copy(tm.trainable().values.begin(), tm.trainable().values.end(),
+                params.values.begin() + static_cast<std::ptrdiff_t>(enc.size()));
+  };
+  auto scatter = [&] {
+    std::copy_n(params.values.begin(), enc.size(), enc.values().begin());
+    if (llm_trained)
+      std::copy(params.values.begin() + static_cast<std::ptrdiff_t>(enc.size()), params.values.end(),
+                tm.trainable().values.begin());
+  };
+  gather();
+  train::AdamW adam(params.size(), cfg.adam);
+  train::Schedule sched = cfg.schedule;
+  sched.total_steps = cfg.steps;
+
+  // Output folder, resume.
+  std::error_code fs_ec;
+  const std::string out = cfg.output_dir, ckpt_dir = out + "/checkpoints";
+  std::filesystem::create_directories(ckpt_dir, fs_ec);
+  if (fs_ec) return io_error("cannot create " + ckpt_dir + ": " + fs_ec.message());
+  const std::string fp = fingerprint(enc, tm, cfg.llm_training);
+  int64_t step = 0, seen = 0;
+  double elapsed_before = 0;
+  train::DataPosition pos;
+  const std::string metrics_path = out + "/metrics.jsonl";
+  std::string kept_metrics;
+  if (!opt.resume.empty()) {
+    std::string path = opt.resume;
+    if (std::filesystem::is_directory(path)) {
+      auto all = train::list_checkpoints(std::filesystem::exists(path + "/checkpoints") ? path + "/checkpoints"
+                                                                                         : path);
+      if (all.empty()) return not_found("no checkpoint to resume from in " + opt.resume);
+      path = all.back();
+    }
+    GPS_ASSIGN(train::CheckpointState s, train::read_checkpoint(path));
+    if (s.fingerprint != fp)
+      return invalid_argument("checkpoint " + path + " belongs to a different model or setup");
+    if (s.seed != cfg.seed) return invalid_argument("checkpoint " + path + " was made with another seed");
+    if (s.values.size() != params.size()) return format_error(path + ": wrong parameter count");
+    params.values = std::move(s.values);
+    adam.m = std::move(s.m);
+    adam.v = std::move(s.v);
+    adam.t = s.adam_t;
+    step = s.step;
+    seen = s.tokens_seen;
+    elapsed_before = s.elapsed_s;
+    pos = s.data;
+    scatter();
+    message("resumed from " + path + " at step " + std::to_string(step));
+    std::ifstream in(metrics_path);
+    std::string line;
+    while (std::getline(in, line)) {
+      try {
+        if (nlohmann::json::parse(line).value("step", int64_t{0}) <= step) kept_metrics += line + "\n";
+      } catch (const nlohmann::json::exception&) {
+        break;
+      }
+    }
+  }
+  GPS_TRY(write_text(out + "/train_config.json", cfg.raw_json));
+  GPS_TRY(write_text(metrics_path, kept_metrics));
+  std::ofstream metrics(metrics_path, std::ios::app);
+
+  ExampleMaker maker(cfg, enc, codec, mc.n_vocab, threads);
+  const size_t n_train = train_m.utterances.size();
+  std::vector<size_t> order;
+  int64_t order_epoch = -1;
+  auto plan = [&](int64_t epoch) {
+    if (order_epoch == epoch) return;
+    order.resize(n_train);
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::mt19937_64 rng(mix(cfg.seed + 0x51ED2701u * static_cast<uint64_t>(epoch + 1)));
+    std::shuffle(order.begin(), order.end(), rng);
+    order_epoch = epoch;
+  };
+  auto k_for = [&](int64_t epoch, size_t utt) {
+    const uint64_t span = static_cast<uint64_t>(cfg.k_max - cfg.k_min + 1);
+    return cfg.k_min + static_cast<int>(mix(cfg.seed ^ mix(static_cast<uint64_t>(epoch) * 1000003u + utt)) % span);
+  };
+
+  SpeechTrainResult result;
+  result.first_step = step;
+  result.n_encoder_params = static_cast<int64_t>(enc.size());
+  result.n_llm_trainable = llm_trained ? static_cast<int64_t>(tm.trainable().size()) : 0;
+
+  std::vector<Example> examples(static_cast<size_t>(cfg.batch_utterances));
+  auto eval_dev = [&]() -> Result<double> {
+    double sum = 0;
+    int64_t n = 0;
+    const int k = (cfg.k_min + cfg.k_max) / 2;
+    train::ForwardOptions fo;
+    fo.training = false;
+    for (size_t i = 0; i < dev_m.utterances.size(); ++i) {
+      Example& ex = examples[0];
+      GPS_ASSIGN(bool ok, maker.make(dev_m.utterances[i], 0, k, cfg.noise, ex));
+      if (!ok) continue;
+      train::TrainBatch b;
+      b.seqs.push_back(std::move(ex.seq));
+      GPS_ASSIGN(double s, tm.forward(b, fo));
+      sum += s;
+      n += b.n_labels();
+    }
+    return n > 0 ? sum / static_cast<double>(n) : 0.0;
+  };
+  auto save = [&](double elapsed) -> Status {
+    train::CheckpointState s;
+    s.step = step;
+    s.tokens_seen = seen;
+    s.data = pos;
+    s.adam_t = adam.t;
+    s.seed = cfg.seed;
+    s.elapsed_s = elapsed;
+    s.fingerprint = fp;
+    s.values = params.values;
+    s.m = adam.m;
+    s.v = adam.v;
+    char name[64];
+    std::snprintf(name, sizeof name, "/checkpoint-%08lld.bin", static_cast<long long>(step));
+    GPS_TRY(train::write_checkpoint(ckpt_dir + name, s));
+    GPS_TRY(train::prune_checkpoints(ckpt_dir, cfg.keep_checkpoints));
+    message("checkpoint " + ckpt_dir + name);
+    return {};
+  };
+
+  const double t_start = now_s();
+  const int64_t start_step = step, start_seen = seen;
+  double audio_s_run = 0;
+  bool out_of_time = false;
+  while (step < cfg.steps && !out_of_time) {
+    // Batch: the next utterances of the epoch's order that fit.
+    train::TrainBatch batch;
+    size_t n_ex = 0;
+    while (n_ex < examples.size()) {
+      plan(pos.epoch);
+      if (pos.batch >= static_cast<int64_t>(n_train)) {
+        ++pos.epoch;
+        pos.batch = 0;
+        continue;
+      }
+      const size_t u = order[static_cast<size_t>(pos.batch++)];
+      Example& ex = examples[n_ex];
+      GPS_ASSIGN(bool ok, maker.make(train_m.utterances[u], static_cast<uint64_t>(pos.epoch), k_for(pos.epoch, u),
+                                     cfg.noise, ex));
+      if (!ok) {
+        ++result.skipped;
+        continue;
+      }
+      audio_s_run += ex.audio_s;
+      batch.seqs.push_back(std::move(ex.seq));
+      ++n_ex;
+    }
+    const int64_t n_labels = batch.n_labels();
+    // LLM forward and backward, then the encoder backward from the input-row gradients.
+    tm.zero_grad();
+    std::fill(enc_grads.begin(), enc_grads.end(), 0.0f);
+    train::ForwardOptions fo;
+    fo.dropout_seed = mix(cfg.seed ^ static_cast<uint64_t>(step));
+    GPS_ASSIGN(double loss_sum, tm.forward(batch, fo));
+    if (n_labels > 0) tm.backward(1.0f / static_cast<float>(n_labels));
+    for (size_t i = 0; i < n_ex; ++i) examples[i].pass->backward(tm.input_grad(i).data(), enc_grads.data());
+    std::copy(enc_grads.begin(), enc_grads.end(), grads.begin());
+    if (llm_trained)
+      std::copy(tm.grads().begin(), tm.grads().end(), grads.begin() + static_cast<std::ptrdiff_t>(enc.size()));
+    const double norm = train::clip_grad_norm(grads, cfg.clip);
+    const float lr = sched.at(step);
+    adam.step(params, grads, lr, threads);
+    scatter();
+    ++step;
+    seen += static_cast<int64_t>(n_ex);
+    const double loss = n_labels > 0 ? loss_sum / static_cast<double>(n_labels) : 0.0;
+    if (!std::isfinite(loss))
+      return Error(ErrorCode::Internal, "training diverged: loss is not finite at step " + std::to_string(step));
+    result.losses.push_back(loss);
+
+    const double t = now_s(), run_s = t - t_start;
+    SpeechStepReport r;
+    r.step = step;
+    r.total_steps = cfg.steps;
+    r.loss = loss;
+    r.lr = lr;
+    r.grad_norm = norm;
+    r.utterances_seen = seen;
+    r.utterances_per_s = run_s > 0 ? static_cast<double>(seen - start_seen) / run_s : 0;
+    r.audio_s_per_s = run_s > 0 ? audio_s_run / run_s : 0;
+    r.elapsed_s = elapsed_before + run_s;
+    r.eta_s = run_s / static_cast<double>(step - start_step) * static_cast<double>(cfg.steps - step);
+    out_of_time = cfg.max_minutes > 0 && run_s >= 60.0 * cfg.max_minutes;
+    if (cfg.dev_every > 0 && step % cfg.dev_every == 0 && !dev_m.utterances.empty()) {
+      GPS_ASSIGN(double dl, eval_dev());
+      r.dev_loss = dl;
+    }
+    nlohmann::ordered_json j;
+    j["step"] = step;
+    j["loss"] = loss;
+    j["lr"] = lr;
+    j["grad_norm"] = norm;
+    j["utterances"] = seen;
+    j["elapsed_s"] = r.elapsed_s;
+    if (r.dev_loss) j["dev_loss"] = *r.dev_loss;
+    metrics << j.dump() << "\n" << std::flush;
+    if (opt.on_step) opt.on_step(r);
+    if (opt.stop_after_steps > 0 && step >= opt.stop_after_steps) return result;
+    if (cfg.ckpt_every_steps > 0 && step % cfg.ckpt_every_steps == 0 && step < cfg.steps && !out_of_time)
+      GPS_TRY(save(r.elapsed_s));
+  }
+  if (out_of_time) message("stopping at step " + std::to_string(step) + ": max_minutes reached");
+  const double elapsed = elapsed_before + now_s() - t_start;
+  GPS_TRY(save(elapsed));
+  metrics.close();
+
+  if (!dev_m.utterances.empty()) {
+    GPS_ASSIGN(double dl, eval_dev());
+    result.dev_loss = dl;
+    message("dev loss " + std::to_string(dl));
+  }
+  {
+    std::vector<train::LossPoint> tr, dv;
+    std::ifstream in(metrics_path);
+    std::string line;
+    while (std::getline(in, line)) {
+      try {
+        auto j = nlohmann::json::parse(line);
+        tr.push_back({j["step"].get<double>(), j["loss"].get<double>()});
+        if (j.contains("dev_loss")) dv.push_back({j["step"].get<double>(), j["dev_loss"].get<double>()});
+      } catch (const nlohmann::json::exception&) {
+      }
+    }
+    if (result.dev_loss) dv.push_back({static_cast<double>(step), *result.dev_loss});
+    GPS_TRY(write_text(out + "/loss.svg", train::loss_curve_svg(tr, dv, "gpstream train-speech")));
+  }
+
+  // Export: the LLM (LoRA merged) as a streaming model directory, the encoder beside it.
+  train::HfExportOptions eo;
+  eo.dtype = io::DType::BF16;
+  eo.merge_lora = true;
+  eo.tokenizer_path = cfg.llm_dir;
+  eo.meta = meta;
+  eo.meta.source_lang = cfg.source_lang;
+  eo.meta.target_lang = cfg.target_lang;
+  eo.meta.phi = cfg.phi;
+  eo.meta.k_min = cfg.k_min;
+  eo.meta.k_max = cfg.k_max;
+  eo.meta.k = cfg.k_max;
+  eo.meta.paradigm = stream::Paradigm::Group;
+  {
+    nlohmann::ordered_json t;
+    t["task"] = "speech";
+    t["steps"] = step;
+    t["utterances"] = seen;
+    t["training_seconds"] = elapsed;
+    t["llm_training"] = cfg.llm_training == LlmTraining::Lora ? "lora" : cfg.llm_training == LlmTraining::Full ? "full" : "frozen";
+    t["lora_rank"] = cfg.lora.rank;
+    t["encoder_parameters"] = enc.size();
+    t["chunk_ms"] = 10 * ec.mel_frames_per_chunk();
+    t["seed"] = cfg.seed;
+    if (result.dev_loss) t["dev_loss"] = *result.dev_loss;
+    eo.meta.trained_json = t.dump();
+  }
+  result.model_dir = out + "/model";
+  GPS_TRY(train::export_hf(tm, result.model_dir, eo));
+  GPS_TRY(enc.save(result.model_dir + "/" + kSpeechEncoderFile));
+  message("exported " + result.model_dir);
+  return result;
+}
+
+}  // namespace gpstream::speech

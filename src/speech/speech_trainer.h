@@ -1,0 +1,51 @@
+// The training loop of `gpstream train-speech` (issue #12): the streaming speech encoder + projector, and
+// LoRA adapters on the LLM (or the whole LLM, or nothing of it), trained jointly through the LLM with the
+// group-streaming layout where the source units are audio chunks (stream::make_layout over chunk row
+// counts; wait-k counted in chunks, k drawn per utterance from [k_min, k_max]). One step: load a batch of
+// utterances (WAV → 16 kHz → seeded noise → log-mel), run the encoder over each whole utterance, lay
+// out [prompt, audio rows, header, transcript] per utterance, one masked forward and backward of the LLM
+// over the packed batch, the LLM's gradient w.r.t. its input rows (TrainModel::input_grad) back through the
+// encoder, then one AdamW update over encoder and LLM parameters together. Checkpoints make runs resumable
+// (continuing bit-identically); the export is a speech model directory (speech/speech_model.h).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "speech/speech_train_config.h"
+
+namespace gpstream::speech {
+
+struct SpeechStepReport {
+  int64_t step = 0, total_steps = 0;
+  double loss = 0;  // token mean over the step's transcript tokens
+  double lr = 0, grad_norm = 0;
+  int64_t utterances_seen = 0;
+  double utterances_per_s = 0;  // over this run's steps so far
+  double audio_s_per_s = 0;     // seconds of training audio per second of training
+  double elapsed_s = 0, eta_s = 0;
+  std::optional<double> dev_loss;
+};
+
+struct SpeechTrainOptions {
+  std::string resume;  // a run folder (its newest checkpoint) or a checkpoint file; empty: fresh run
+  std::function<void(const SpeechStepReport&)> on_step;
+  std::function<void(const std::string&)> on_message;
+  int64_t stop_after_steps = 0;  // tests: stop as if killed (no export, no final checkpoint)
+};
+
+struct SpeechTrainResult {
+  int64_t first_step = 0;
+  std::vector<double> losses;  // each step of this run
+  std::optional<double> dev_loss;
+  std::string model_dir;  // the exported speech model ("" when stopped early)
+  int64_t n_encoder_params = 0, n_llm_trainable = 0;
+  int64_t skipped = 0;  // utterances skipped (too long for max_seq, or too short for one encoder row)
+};
+
+Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& config,
+                                              const SpeechTrainOptions& options = {});
+
+}  // namespace gpstream::speech

@@ -1,0 +1,70 @@
+// Helpers for the speech tests: a tiny streaming LLM directory (random weights, the shipped model's real
+// tokenizer.json so transcripts tokenize as in practice) and a tiny speech encoder config writing its rows.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "audio/speech_encoder_config.h"
+#include "model/random_init.h"
+#include "train/export.h"
+#include "train/train_model.h"
+
+namespace gpstream::testing {
+
+inline std::string shipped_model_dir() { return std::string(GPSTREAM_SOURCE_DIR) + "/models/gpstream-en-fr"; }
+inline std::string speech_sample_dir() { return std::string(GPSTREAM_SOURCE_DIR) + "/tests/audio/data/speech"; }
+
+inline model::ModelConfig tiny_speech_llm_config() {
+  model::ModelConfig c;
+  c.architecture = "LlamaForCausalLM";
+  c.model_type = "llama";
+  c.n_vocab = 8000;  // the shipped tokenizer's
+  c.n_embd = 32;
+  c.n_ff = 64;
+  c.n_layer = 2;
+  c.n_head = 4;
+  c.n_head_kv = 2;
+  c.head_dim = 8;
+  c.norm_eps = 1e-5f;
+  c.rope_theta = 10000.0f;
+  c.tie_word_embeddings = true;
+  c.bos_token_id = 1;
+  c.eos_token_ids = {2};
+  return c;
+}
+
+// Writes a tiny random LLM as a streaming model directory (config.json, model.safetensors, tokenizer.json,
+// gpstream.json with the default template).
+inline void write_tiny_speech_llm(const std::string& dir, uint64_t seed = 3) {
+  const model::ModelConfig c = tiny_speech_llm_config();
+  model::RandomInitOptions ro;
+  ro.seed = seed;
+  ro.std = 0.1f;
+  auto tm = train::TrainModel::create(c, model::random_tensors(c, ro), train::LoraOptions{}, 1,
+                                      train::TrainShape{64, 64}, 1);
+  ASSERT_TRUE(tm.ok()) << tm.error().message();
+  train::HfExportOptions eo;
+  eo.tokenizer_path = shipped_model_dir();
+  eo.meta.source_lang = "en";
+  eo.meta.target_lang = "en";
+  const Status st = train::export_hf(**tm, dir, eo);
+  ASSERT_TRUE(st.ok()) << st.error().message();
+}
+
+inline audio::SpeechEncoderConfig tiny_speech_encoder_config(int64_t llm_hidden) {
+  audio::SpeechEncoderConfig e;
+  e.conv_channels = 16;
+  e.d_model = 16;
+  e.n_layer = 1;
+  e.n_head = 2;
+  e.n_ff = 32;
+  e.chunk_frames = 4;
+  e.stack = 2;
+  e.proj_hidden = 32;
+  e.llm_hidden = llm_hidden;
+  return e;
+}
+
+}  // namespace gpstream::testing
