@@ -132,7 +132,7 @@ const std::vector<float>& SpeechEncoderPass::forward(const float* mel, int64_t n
   return out_;
 }
 
-void SpeechEncoderPass::backward(const float* d_out, float* G) {
+void SpeechEncoderPass::backward(const float* d_out, float* G, const float* d_encoder_output) {
   const auto& c = model_.config();
   const auto& O = model_.offsets();
   const float* P = model_.data();
@@ -152,6 +152,8 @@ void SpeechEncoderPass::backward(const float* d_out, float* G) {
     kernels::linear_backward(de.data(), SD, G + O.fc1_w, G + O.fc1_b, d_hid.data(), PH, e_.data(), SD,
                              P + O.fc1_w, PH, SD, t3_, false);
   }
+  if (d_encoder_output)
+    for (int64_t i = 0; i < T * D; ++i) de[static_cast<size_t>(i)] += d_encoder_output[i];
   // Final norm.
   std::vector<float> dx(static_cast<size_t>(T * D), 0.0f);
   kernels::rmsnorm_backward(dx.data(), D, G + O.norm, de.data(), D, x_final_.data(), D, P + O.norm, T, D,

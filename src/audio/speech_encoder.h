@@ -34,8 +34,9 @@ class SpeechEncoderPass {
   const std::vector<float>& encoder_output() const { return e_; }
 
   // Gradients of the last forward for d_out = dLoss/dout ([rows(), llm_hidden]), ADDED into grads
-  // (model.size() floats, same offsets as the model's values).
-  void backward(const float* d_out, float* grads);
+  // (model.size() floats, same offsets as the model's values). d_encoder_output, if not null, is a further
+  // dLoss/de ([encoder_frames(), d_model]) from a loss on encoder_output() (an auxiliary CTC head).
+  void backward(const float* d_out, float* grads, const float* d_encoder_output = nullptr);
 
  private:
   struct LayerActs {

@@ -45,8 +45,13 @@ int run_train_speech(int argc, char** argv) {
   };
   const int64_t every = cfg->log_every;
   opt.on_step = [&](const speech::SpeechStepReport& r) {
-    char dev[48] = "";
-    if (r.dev_loss) std::snprintf(dev, sizeof dev, "  dev %.4f", *r.dev_loss);
+    char dev[96] = "";
+    if (r.ctc_loss && r.dev_loss)
+      std::snprintf(dev, sizeof dev, "  ctc %.3f  dev %.4f", *r.ctc_loss, *r.dev_loss);
+    else if (r.ctc_loss)
+      std::snprintf(dev, sizeof dev, "  ctc %.3f", *r.ctc_loss);
+    else if (r.dev_loss)
+      std::snprintf(dev, sizeof dev, "  dev %.4f", *r.dev_loss);
     char buf[256];
     std::snprintf(buf, sizeof buf,
                   "step %lld/%lld  loss %.4f%s  %.2f utt/s (%.1f s audio/s)  lr %.2e  |g| %.2f  %s elapsed  ETA %s",

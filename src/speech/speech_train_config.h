@@ -29,6 +29,10 @@ struct SpeechTrainConfig {
   LlmTraining llm_training = LlmTraining::Lora;
   train::LoraOptions lora{32, 64.0f, 0.0f, {true, true, true, true, true, true, true}};
 
+  // Auxiliary CTC loss on the encoder output (characters, ctc_alphabet.h), weight × its per-character mean
+  // added to the LLM's token mean; 0 turns it off. Only training uses the head; it is not exported.
+  double ctc_weight = 0.3;
+
   int k_min = 1, k_max = 9;  // chunk wait-k drawn per utterance
   stream::Phi phi;           // target group start (default 0)
   int64_t max_seq = 320;     // longer utterances (rows of prompt + audio + transcript) are skipped

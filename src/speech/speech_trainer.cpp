@@ -18,7 +18,9 @@
 #include "audio/speech_encoder.h"
 #include "audio/speech_loader.h"
 #include "audio/speech_manifest.h"
+#include "kernels/ctc_loss.h"
 #include "io/safetensors.h"
+#include "speech/ctc_alphabet.h"
 #include "speech/speech_model.h"
 #include "stream/layout.h"
 #include "stream/model_meta.h"
@@ -51,19 +53,53 @@ Status write_text(const std::string& path, const std::string& text) {
 
 // The optimizer's view: encoder tensors (prefixed "speech_encoder.") then the LLM's trained tensors, one
 // flat buffer; gathered before and scattered after each update.
-train::ParamSet joint_params(const audio::SpeechEncoderModel& enc, const train::ParamSet* llm) {
+// The CTC head (weight [kCtcAlphabetSize, d_model], bias) sits between them.
+train::ParamSet joint_params(const audio::SpeechEncoderModel& enc, size_t ctc_size, const train::ParamSet* llm) {
   train::ParamSet p;
   for (const audio::SpeechEncoderTensor& t : enc.tensors())
     p.tensors.push_back({"speech_encoder." + t.name, t.shape, t.offset, t.numel,
                          t.is_matrix ? train::ParamKind::Matrix : train::ParamKind::Norm});
+  if (ctc_size > 0) {
+    const int64_t D = enc.config().d_model;
+    p.tensors.push_back({"ctc_head.weight", {kCtcAlphabetSize, D}, enc.size(),
+                         static_cast<size_t>(kCtcAlphabetSize * D), train::ParamKind::Matrix});
+    p.tensors.push_back({"ctc_head.bias", {kCtcAlphabetSize}, enc.size() + static_cast<size_t>(kCtcAlphabetSize * D),
+                         static_cast<size_t>(kCtcAlphabetSize), train::ParamKind::Bias});
+  }
   if (llm)
     for (const train::ParamTensor& t : llm->tensors) {
       train::ParamTensor c = t;
-      c.offset += enc.size();
+      c.offset += enc.size() + ctc_size;
       p.tensors.push_back(c);
     }
-  p.values.resize(enc.size() + (llm ? llm->size() : 0));
+  p.values.resize(enc.size() + ctc_size + (llm ? llm->size() : 0));
   return p;
+}
+
+// The auxiliary CTC loss of one utterance on the encoder output e [T, D]: adds scale·d/dθ to the head's
+// gradient (gw: weight then bias) and writes d_e; returns the loss (+inf, with no gradient, when the
+// utterance has too few frames for its characters).
+double ctc_head_loss(const float* head, float* gw, std::vector<float>& d_e, const std::vector<float>& e,
+                     int64_t T, int64_t D, const std::vector<int32_t>& labels, float scale) {
+  const int64_t V = kCtcAlphabetSize;
+  const float* W = head;
+  const float* b = head + V * D;
+  std::vector<float> logits(static_cast<size_t>(T * V)), dlogits(logits.size());
+  for (int64_t t = 0; t < T; ++t) std::copy_n(b, V, logits.data() + t * V);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(T), static_cast<int>(V), static_cast<int>(D),
+              1.0f, e.data(), static_cast<int>(D), W, static_cast<int>(D), 1.0f, logits.data(), static_cast<int>(V));
+  const double loss = kernels::ctc_loss(dlogits.data(), logits.data(), T, V, labels.data(),
+                                        static_cast<int64_t>(labels.size()), scale);
+  d_e.assign(static_cast<size_t>(T * D), 0.0f);
+  if (!std::isfinite(loss)) return loss;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(T), static_cast<int>(D), static_cast<int>(V),
+              1.0f, dlogits.data(), static_cast<int>(V), W, static_cast<int>(D), 0.0f, d_e.data(), static_cast<int>(D));
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(V), static_cast<int>(D), static_cast<int>(T),
+              1.0f, dlogits.data(), static_cast<int>(V), e.data(), static_cast<int>(D), 1.0f, gw, static_cast<int>(D));
+  float* gb = gw + V * D;
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t v = 0; v < V; ++v) gb[v] += dlogits[static_cast<size_t>(t * V + v)];
+  return loss;
 }
 
 // One utterance made ready for the LLM: its encoder pass (activations kept for the backward) and its
@@ -71,6 +107,7 @@ train::ParamSet joint_params(const audio::SpeechEncoderModel& enc, const train::
 struct Example {
   std::unique_ptr<audio::SpeechEncoderPass> pass;
   train::TrainSequence seq;
+  std::vector<int32_t> ctc;  // the transcript's CTC labels
   double audio_s = 0;
 };
 
@@ -106,6 +143,7 @@ class ExampleMaker {
     if (static_cast<int64_t>(layout->rows.size()) > cfg_.max_seq) return false;
     ex.seq = train::sequence_from_layout(*layout);
     ex.seq.inputs.assign(rows.begin(), rows.begin() + R * enc_.config().llm_hidden);
+    ex.ctc = ctc_labels(u.transcript);
     ex.audio_s = static_cast<double>(sp.samples.size()) / audio::kLogMelSampleRate;
     return true;
   }
@@ -117,11 +155,11 @@ class ExampleMaker {
   int n_vocab_, threads_;
 };
 
-std::string fingerprint(const audio::SpeechEncoderModel& enc, const train::TrainModel& m, LlmTraining how) {
+std::string fingerprint(const audio::SpeechEncoderModel& enc, const train::TrainModel& m, LlmTraining how, bool ctc) {
   const model::ModelConfig& c = m.config();
   std::string s = "speech enc" + std::to_string(enc.size()) + " " + enc.config().to_json() + " llm v" +
                   std::to_string(c.n_vocab) + " e" + std::to_string(c.n_embd) + " l" + std::to_string(c.n_layer) +
-                  " " + (how == LlmTraining::Lora ? "lora" + std::to_string(m.lora_options().rank)
+                  " ctc" + std::to_string(ctc) + " " + (how == LlmTraining::Lora ? "lora" + std::to_string(m.lora_options().rank)
                                                   : how == LlmTraining::Full ? "full" : "frozen");
   return s;
 }
@@ -173,19 +211,28 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
           " parameters, LLM " + std::to_string(tm.base().size()) + " (" +
           (llm_trained ? std::to_string(tm.trainable().size()) + " trained" : std::string("frozen")) + ")");
 
-  train::ParamSet params = joint_params(enc, llm_trained ? &tm.trainable() : nullptr);
-  std::vector<float> grads(params.size(), 0.0f), enc_grads(enc.size(), 0.0f);
+  // The CTC head: uniform in ±1/sqrt(d_model), bias 0.
+  const bool use_ctc = cfg.ctc_weight > 0;
+  const int64_t D = ec.d_model;
+  std::vector<float> ctc_head(use_ctc ? static_cast<size_t>(kCtcAlphabetSize * (D + 1)) : 0, 0.0f);
+  {
+    std::mt19937_64 rng(mix(cfg.seed ^ 0x4444));
+    std::uniform_real_distribution<float> u(-1.0f / std::sqrt(float(D)), 1.0f / std::sqrt(float(D)));
+    for (size_t i = 0; i < static_cast<size_t>(kCtcAlphabetSize * D) && use_ctc; ++i) ctc_head[i] = u(rng);
+  }
+  train::ParamSet params = joint_params(enc, ctc_head.size(), llm_trained ? &tm.trainable() : nullptr);
+  const auto llm_at = static_cast<std::ptrdiff_t>(enc.size() + ctc_head.size());
+  std::vector<float> grads(params.size(), 0.0f), enc_grads(enc.size(), 0.0f), ctc_grads(ctc_head.size(), 0.0f);
   auto gather = [&] {
     std::copy(enc.values().begin(), enc.values().end(), params.values.begin());
+    std::copy(ctc_head.begin(), ctc_head.end(), params.values.begin() + static_cast<std::ptrdiff_t>(enc.size()));
     if (llm_trained)
-      std::copy(tm.trainable().values.begin(), tm.trainable().values.end(),
-                params.values.begin() + static_cast<std::ptrdiff_t>(enc.size()));
+      std::copy(tm.trainable().values.begin(), tm.trainable().values.end(), params.values.begin() + llm_at);
   };
   auto scatter = [&] {
     std::copy_n(params.values.begin(), enc.size(), enc.values().begin());
-    if (llm_trained)
-      std::copy(params.values.begin() + static_cast<std::ptrdiff_t>(enc.size()), params.values.end(),
-                tm.trainable().values.begin());
+    std::copy_n(params.values.begin() + static_cast<std::ptrdiff_t>(enc.size()), ctc_head.size(), ctc_head.begin());
+    if (llm_trained) std::copy(params.values.begin() + llm_at, params.values.end(), tm.trainable().values.begin());
   };
   gather();
   train::AdamW adam(params.size(), cfg.adam);
@@ -197,7 +244,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
   const std::string out = cfg.output_dir, ckpt_dir = out + "/checkpoints";
   std::filesystem::create_directories(ckpt_dir, fs_ec);
   if (fs_ec) return io_error("cannot create " + ckpt_dir + ": " + fs_ec.message());
-  const std::string fp = fingerprint(enc, tm, cfg.llm_training);
+  const std::string fp = fingerprint(enc, tm, cfg.llm_training, use_ctc);
   int64_t step = 0, seen = 0;
   double elapsed_before = 0;
   train::DataPosition pos;
@@ -336,10 +383,32 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     fo.dropout_seed = mix(cfg.seed ^ static_cast<uint64_t>(step));
     GPS_ASSIGN(double loss_sum, tm.forward(batch, fo));
     if (n_labels > 0) tm.backward(1.0f / static_cast<float>(n_labels));
-    for (size_t i = 0; i < n_ex; ++i) examples[i].pass->backward(tm.input_grad(i).data(), enc_grads.data());
+    // CTC: a per-character mean over the batch's utterances that have enough frames.
+    int64_t ctc_chars = 0;
+    for (size_t i = 0; i < n_ex; ++i)
+      if (examples[i].pass->encoder_frames() >= static_cast<int64_t>(examples[i].ctc.size()))
+        ctc_chars += static_cast<int64_t>(examples[i].ctc.size());
+    std::fill(ctc_grads.begin(), ctc_grads.end(), 0.0f);
+    double ctc_sum = 0;
+    int64_t ctc_counted = 0;
+    std::vector<float> d_e;
+    for (size_t i = 0; i < n_ex; ++i) {
+      const float* de_ptr = nullptr;
+      if (use_ctc && ctc_chars > 0 && !examples[i].ctc.empty()) {
+        const double l = ctc_head_loss(ctc_head.data(), ctc_grads.data(), d_e, examples[i].pass->encoder_output(),
+                                       examples[i].pass->encoder_frames(), D, examples[i].ctc,
+                                       static_cast<float>(cfg.ctc_weight / static_cast<double>(ctc_chars)));
+        if (std::isfinite(l)) {
+          ctc_sum += l;
+          ctc_counted += static_cast<int64_t>(examples[i].ctc.size());
+          de_ptr = d_e.data();
+        }
+      }
+      examples[i].pass->backward(tm.input_grad(i).data(), enc_grads.data(), de_ptr);
+    }
     std::copy(enc_grads.begin(), enc_grads.end(), grads.begin());
-    if (llm_trained)
-      std::copy(tm.grads().begin(), tm.grads().end(), grads.begin() + static_cast<std::ptrdiff_t>(enc.size()));
+    std::copy(ctc_grads.begin(), ctc_grads.end(), grads.begin() + static_cast<std::ptrdiff_t>(enc.size()));
+    if (llm_trained) std::copy(tm.grads().begin(), tm.grads().end(), grads.begin() + llm_at);
     const double norm = train::clip_grad_norm(grads, cfg.clip);
     const float lr = sched.at(step);
     adam.step(params, grads, lr, threads);
@@ -358,6 +427,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     r.loss = loss;
     r.lr = lr;
     r.grad_norm = norm;
+    if (ctc_counted > 0) r.ctc_loss = ctc_sum / static_cast<double>(ctc_counted);
     r.utterances_seen = seen;
     r.utterances_per_s = run_s > 0 ? static_cast<double>(seen - start_seen) / run_s : 0;
     r.audio_s_per_s = run_s > 0 ? audio_s_run / run_s : 0;
@@ -373,6 +443,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     j["loss"] = loss;
     j["lr"] = lr;
     j["grad_norm"] = norm;
+    if (ctc_counted > 0) j["ctc_loss"] = ctc_sum / static_cast<double>(ctc_counted);
     j["utterances"] = seen;
     j["elapsed_s"] = r.elapsed_s;
     if (r.dev_loss) j["dev_loss"] = *r.dev_loss;
@@ -430,6 +501,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     t["llm_training"] = cfg.llm_training == LlmTraining::Lora ? "lora" : cfg.llm_training == LlmTraining::Full ? "full" : "frozen";
     t["lora_rank"] = cfg.lora.rank;
     t["encoder_parameters"] = enc.size();
+    t["ctc_weight"] = cfg.ctc_weight;
     t["chunk_ms"] = 10 * ec.mel_frames_per_chunk();
     t["seed"] = cfg.seed;
     if (result.dev_loss) t["dev_loss"] = *result.dev_loss;

@@ -5,7 +5,9 @@
 // utterances (WAV → 16 kHz → seeded noise → log-mel), run the encoder over each whole utterance, lay
 // out [prompt, audio rows, header, transcript] per utterance, one masked forward and backward of the LLM
 // over the packed batch, the LLM's gradient w.r.t. its input rows (TrainModel::input_grad) back through the
-// encoder, then one AdamW update over encoder and LLM parameters together. Checkpoints make runs resumable
+// encoder, then one AdamW update over encoder and LLM parameters together. An auxiliary CTC loss on the
+// encoder output (characters, ctc_weight) speeds up learning the alignment; its head is trained and
+// checkpointed, not exported. Checkpoints make runs resumable
 // (continuing bit-identically); the export is a speech model directory (speech/speech_model.h).
 #pragma once
 
@@ -21,6 +23,7 @@ namespace gpstream::speech {
 struct SpeechStepReport {
   int64_t step = 0, total_steps = 0;
   double loss = 0;  // token mean over the step's transcript tokens
+  std::optional<double> ctc_loss;  // the auxiliary CTC loss, per character (when on)
   double lr = 0, grad_norm = 0;
   int64_t utterances_seen = 0;
   double utterances_per_s = 0;  // over this run's steps so far

@@ -85,6 +85,55 @@ TEST(SpeechEncoderBackward, MatchesFiniteDifferences) {
   EXPECT_LT(std::sqrt(err2 / ref2), 2e-3);
 }
 
+// A loss on the encoder output too (the auxiliary CTC head's path): loss = Σ out ⊙ R + Σ e ⊙ Q, with
+// dLoss/de = Q passed as d_encoder_output; every parameter against central differences.
+TEST(SpeechEncoderBackward, EncoderOutputGradientMatchesFiniteDifferences) {
+  const auto c = tiny_config();
+  SpeechEncoderModel model(c);
+  model.init_random(5);
+  std::mt19937 rng(23);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  const int64_t frames = 39;
+  std::vector<float> mel(static_cast<size_t>(frames * c.n_mels));
+  for (auto& v : mel) v = nd(rng);
+  SpeechEncoderPass pass(model);
+  const auto& out = pass.forward(mel.data(), frames);
+  std::vector<float> r(out.size()), q(pass.encoder_output().size());
+  for (auto& v : r) v = nd(rng);
+  for (auto& v : q) v = nd(rng);
+  auto loss = [&] {
+    double s = loss_of(pass, mel, frames, r);
+    const auto& e = pass.encoder_output();
+    for (size_t i = 0; i < e.size(); ++i) s += static_cast<double>(e[i]) * q[i];
+    return s;
+  };
+  std::vector<float> grads(model.size(), 0.0f);
+  pass.forward(mel.data(), frames);
+  pass.backward(r.data(), grads.data(), q.data());
+  const float eps = 1e-2f;
+  double err2 = 0.0, ref2 = 0.0;
+  for (size_t i = 0; i < model.size(); ++i) {
+    float& p = model.values()[i];
+    const float saved = p;
+    p = saved + eps;
+    const double up = loss();
+    p = saved - eps;
+    const double down = loss();
+    p = saved;
+    const double fd = (up - down) / (2.0 * static_cast<double>(eps));
+    err2 += (grads[i] - fd) * (grads[i] - fd);
+    ref2 += fd * fd;
+  }
+  EXPECT_LT(std::sqrt(err2 / ref2), 2e-3);
+  // Without Q the gradient differs: the test sees the extra term.
+  std::vector<float> without(model.size(), 0.0f);
+  pass.forward(mel.data(), frames);
+  pass.backward(r.data(), without.data());
+  double diff = 0.0;
+  for (size_t i = 0; i < model.size(); ++i) diff += std::fabs(without[i] - grads[i]);
+  EXPECT_GT(diff, 1e-3);
+}
+
 // Gradients accumulate into the buffer (the caller zeroes it), as the LLM trainer's do.
 TEST(SpeechEncoderBackward, Accumulates) {
   const auto c = tiny_config();
