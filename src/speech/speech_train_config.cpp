@@ -63,11 +63,22 @@ Result<SpeechTrainConfig> parse_speech_train_config(const std::string& text, con
   if (c.k_max < c.k_min) return format_error(where + ": k_max must be >= k_min");
   if (top.has("phi")) {
     const json& p = j["phi"];
-    std::optional<stream::Phi> phi;
-    if (p.is_number()) phi = stream::Phi::parse(std::to_string(p.get<double>()));
-    if (p.is_string()) phi = stream::Phi::parse(p.get<std::string>());
-    if (!phi) return top.bad("phi", "a number >= 0 or \"S\"");
-    c.phi = *phi;
+    auto one = [](const json& v) -> std::optional<stream::Phi> {
+      if (v.is_number()) return stream::Phi::parse(std::to_string(v.get<double>()));
+      if (v.is_string()) return stream::Phi::parse(v.get<std::string>());
+      return std::nullopt;
+    };
+    c.phis.clear();
+    if (p.is_array()) {
+      for (const json& v : p) {
+        auto phi = one(v);
+        if (!phi) return top.bad("phi", "a number >= 0, \"S\", or a non-empty list of them");
+        c.phis.push_back(*phi);
+      }
+    } else if (auto phi = one(p)) {
+      c.phis.push_back(*phi);
+    }
+    if (c.phis.empty()) return top.bad("phi", "a number >= 0, \"S\", or a non-empty list of them");
   }
   GPS_TRY(top.num("max_seq", c.max_seq, 16, 1e6));
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "audio/noise.h"
 #include "audio/speech_encoder_config.h"
@@ -34,7 +35,9 @@ struct SpeechTrainConfig {
   double ctc_weight = 0.3;
 
   int k_min = 1, k_max = 9;  // chunk wait-k drawn per utterance
-  stream::Phi phi;           // target group start (default 0)
+  // Target group start: one value (a number or S), or several drawn per utterance like k (multi-φ: one model
+  // for every φ of the list; the first is the exported default).
+  std::vector<stream::Phi> phis{stream::Phi{}};
   int64_t max_seq = 320;     // longer utterances (rows of prompt + audio + transcript) are skipped
 
   int batch_utterances = 8;

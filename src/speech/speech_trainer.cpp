@@ -118,7 +118,8 @@ class ExampleMaker {
       : cfg_(cfg), enc_(enc), codec_(codec), n_vocab_(n_vocab), threads_(threads) {}
 
   // False when the utterance is skipped (no encoder row, or longer than max_seq).
-  Result<bool> make(const audio::SpeechUtterance& u, uint64_t epoch, int k, bool noise, Example& ex) {
+  Result<bool> make(const audio::SpeechUtterance& u, uint64_t epoch, int k, stream::Phi phi, bool noise,
+                    Example& ex) {
     audio::SpeechLoadOptions lo;
     lo.add_noise = noise;
     lo.noise = cfg_.noise_options;
@@ -136,7 +137,7 @@ class ExampleMaker {
     stream::LayoutOptions opt;
     opt.paradigm = stream::Paradigm::Group;
     opt.k = k;
-    opt.phi = cfg_.phi;
+    opt.phi = phi;
     opt.n_vocab = n_vocab_;
     auto layout = stream::make_layout(codec_, chunk_rows, u.transcript, opt);
     if (!layout.ok()) return layout.error().with_context(u.wav_path);
@@ -304,6 +305,11 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     return cfg.k_min + static_cast<int>(mix(cfg.seed ^ mix(static_cast<uint64_t>(epoch) * 1000003u + utt)) % span);
   };
 
+  auto phi_for = [&](int64_t epoch, size_t utt) {
+    const uint64_t h = mix(cfg.seed ^ 0x9A9A ^ mix(static_cast<uint64_t>(epoch) * 1000003u + utt));
+    return cfg.phis[static_cast<size_t>(h % cfg.phis.size())];
+  };
+
   SpeechTrainResult result;
   result.first_step = step;
   result.n_encoder_params = static_cast<int64_t>(enc.size());
@@ -318,7 +324,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     fo.training = false;
     for (size_t i = 0; i < dev_m.utterances.size(); ++i) {
       Example& ex = examples[0];
-      GPS_ASSIGN(bool ok, maker.make(dev_m.utterances[i], 0, k, cfg.noise, ex));
+      GPS_ASSIGN(bool ok, maker.make(dev_m.utterances[i], 0, k, cfg.phis.front(), cfg.noise, ex));
       if (!ok) continue;
       train::TrainBatch b;
       b.seqs.push_back(std::move(ex.seq));
@@ -366,7 +372,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
       const size_t u = order[static_cast<size_t>(pos.batch++)];
       Example& ex = examples[n_ex];
       GPS_ASSIGN(bool ok, maker.make(train_m.utterances[u], static_cast<uint64_t>(pos.epoch), k_for(pos.epoch, u),
-                                     cfg.noise, ex));
+                                     phi_for(pos.epoch, u), cfg.noise, ex));
       if (!ok) {
         ++result.skipped;
         continue;
@@ -487,7 +493,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
   eo.meta = meta;
   eo.meta.source_lang = cfg.source_lang;
   eo.meta.target_lang = cfg.target_lang;
-  eo.meta.phi = cfg.phi;
+  eo.meta.phi = cfg.phis.front();
   eo.meta.k_min = cfg.k_min;
   eo.meta.k_max = cfg.k_max;
   eo.meta.k = cfg.k_max;
@@ -502,6 +508,9 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     t["lora_rank"] = cfg.lora.rank;
     t["encoder_parameters"] = enc.size();
     t["ctc_weight"] = cfg.ctc_weight;
+    nlohmann::json phis = nlohmann::json::array();
+    for (const stream::Phi& p : cfg.phis) phis.push_back(p.to_string());
+    t["phi_trained"] = phis;
     t["chunk_ms"] = 10 * ec.mel_frames_per_chunk();
     t["seed"] = cfg.seed;
     if (result.dev_loss) t["dev_loss"] = *result.dev_loss;

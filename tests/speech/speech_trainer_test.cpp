@@ -130,7 +130,7 @@ std::string config_json(const std::string& llm, const std::string& out, int64_t 
     "dev_manifest": ")" + data + R"(/dev/manifest.tsv", "output_dir": ")" + out + R"(",
     "encoder": {"conv_channels": 16, "d_model": 16, "n_layer": 1, "n_head": 2, "n_ff": 32, "chunk_frames": 4,
                 "proj_hidden": 32},
-    "llm_training": ")" + training + R"(", "lora_rank": 4, "lora_alpha": 8, "k_min": 1, "k_max": 3, "batch_utterances": 2, "steps": )" +
+    "llm_training": ")" + training + R"(", "lora_rank": 4, "lora_alpha": 8, "k_min": 1, "k_max": 3, "phi": [0, 256], "batch_utterances": 2, "steps": )" +
          std::to_string(steps) + R"(, "lr": 0.02, "warmup_steps": 2, "schedule": "constant", "noise": true,
     "threads": 1, "dev_every": 0, "ckpt_every_steps": 3, "seed": 4})";
 }
@@ -176,6 +176,9 @@ TEST(SpeechTraining, OverfitsResumesExactlyAndExports) {
   EXPECT_EQ(m->llm.meta.k_max, 3);
   EXPECT_DOUBLE_EQ(m->chunk_ms(), 160.0);
   EXPECT_NE(m->llm.meta.trained_json.find("\"task\":\"speech\""), std::string::npos);
+  EXPECT_NE(m->llm.meta.trained_json.find("\"phi_trained\":[\"0\",\"256\"]"), std::string::npos)
+      << m->llm.meta.trained_json;
+  EXPECT_EQ(m->llm.meta.phi.value, 0.0f);
 }
 
 TEST(SpeechTraining, BadConfigsNameTheKey) {
@@ -193,6 +196,8 @@ TEST(SpeechTraining, BadConfigsNameTheKey) {
   expect_bad("{" + base + R"(, "encoder": {"llm_hidden": 8}})", "llm_hidden");
   expect_bad("{" + base + R"(, "encoder": {"n_head": 3}})", "encoder");
   expect_bad("{" + base + R"(, "phi": "T"})", "phi");
+  expect_bad("{" + base + R"(, "phi": []})", "phi");
+  expect_bad("{" + base + R"(, "phi": [0, -1]})", "phi");
   expect_bad(R"({"train_manifest": "t", "output_dir": "o"})", "llm");
   expect_bad("[1]", "object");
 }
