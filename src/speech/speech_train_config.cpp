@@ -52,6 +52,7 @@ Result<SpeechTrainConfig> parse_speech_train_config(const std::string& text, con
   else if (llm == "full") c.llm_training = LlmTraining::Full;
   else if (llm == "frozen") c.llm_training = LlmTraining::Frozen;
   else return top.bad("llm_training", "\"lora\", \"full\" or \"frozen\"");
+  GPS_TRY(top.num("llm_lr_scale", c.llm_lr_scale, 0, 1e3));
   GPS_TRY(top.num("lora_rank", c.lora.rank, 1, 4096));
   GPS_TRY(top.num("lora_alpha", c.lora.alpha, 1e-6, 1e6));
   GPS_TRY(top.num("lora_dropout", c.lora.dropout, 0, 0.9));

@@ -28,6 +28,7 @@ struct SpeechTrainConfig {
 
   audio::SpeechEncoderConfig encoder;  // llm_hidden is set from the LLM
   LlmTraining llm_training = LlmTraining::Lora;
+  double llm_lr_scale = 1.0;  // the LLM's learning rate = lr × this (a pretrained LLM fully fine-tuned wants less)
   train::LoraOptions lora{32, 64.0f, 0.0f, {true, true, true, true, true, true, true}};
 
   // Auxiliary CTC loss on the encoder output (characters, ctc_alphabet.h), weight × its per-character mean

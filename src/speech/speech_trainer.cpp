@@ -54,7 +54,8 @@ Status write_text(const std::string& path, const std::string& text) {
 // The optimizer's view: encoder tensors (prefixed "speech_encoder.") then the LLM's trained tensors, one
 // flat buffer; gathered before and scattered after each update.
 // The CTC head (weight [kCtcAlphabetSize, d_model], bias) sits between them.
-train::ParamSet joint_params(const audio::SpeechEncoderModel& enc, size_t ctc_size, const train::ParamSet* llm) {
+train::ParamSet joint_params(const audio::SpeechEncoderModel& enc, size_t ctc_size, const train::ParamSet* llm,
+                             float llm_lr_scale) {
   train::ParamSet p;
   for (const audio::SpeechEncoderTensor& t : enc.tensors())
     p.tensors.push_back({"speech_encoder." + t.name, t.shape, t.offset, t.numel,
@@ -70,6 +71,7 @@ train::ParamSet joint_params(const audio::SpeechEncoderModel& enc, size_t ctc_si
     for (const train::ParamTensor& t : llm->tensors) {
       train::ParamTensor c = t;
       c.offset += enc.size() + ctc_size;
+      c.lr_scale = llm_lr_scale;
       p.tensors.push_back(c);
     }
   p.values.resize(enc.size() + ctc_size + (llm ? llm->size() : 0));
@@ -221,7 +223,8 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     std::uniform_real_distribution<float> u(-1.0f / std::sqrt(float(D)), 1.0f / std::sqrt(float(D)));
     for (size_t i = 0; i < static_cast<size_t>(kCtcAlphabetSize * D) && use_ctc; ++i) ctc_head[i] = u(rng);
   }
-  train::ParamSet params = joint_params(enc, ctc_head.size(), llm_trained ? &tm.trainable() : nullptr);
+  train::ParamSet params =
+      joint_params(enc, ctc_head.size(), llm_trained ? &tm.trainable() : nullptr, static_cast<float>(cfg.llm_lr_scale));
   const auto llm_at = static_cast<std::ptrdiff_t>(enc.size() + ctc_head.size());
   std::vector<float> grads(params.size(), 0.0f), enc_grads(enc.size(), 0.0f), ctc_grads(ctc_head.size(), 0.0f);
   auto gather = [&] {
@@ -506,6 +509,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     t["training_seconds"] = elapsed;
     t["llm_training"] = cfg.llm_training == LlmTraining::Lora ? "lora" : cfg.llm_training == LlmTraining::Full ? "full" : "frozen";
     t["lora_rank"] = cfg.lora.rank;
+    t["llm_lr_scale"] = cfg.llm_lr_scale;
     t["encoder_parameters"] = enc.size();
     t["ctc_weight"] = cfg.ctc_weight;
     nlohmann::json phis = nlohmann::json::array();

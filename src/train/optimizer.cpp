@@ -20,6 +20,7 @@ void AdamW::step(ParamSet& params, const std::vector<float>& grads, float lr, in
   const float* g = grads.data();
   for (const ParamTensor& pt : params.tensors) {
     const float wd = pt.kind == ParamKind::Matrix ? options_.weight_decay : 0.0f;
+    const float lr_t = lr * pt.lr_scale;
     const auto begin = static_cast<int64_t>(pt.offset), end = static_cast<int64_t>(pt.offset + pt.numel);
 #pragma omp parallel for num_threads(n_threads) schedule(static) if (pt.numel > 16384)
     for (int64_t i = begin; i < end; ++i) {
@@ -27,7 +28,7 @@ void AdamW::step(ParamSet& params, const std::vector<float>& grads, float lr, in
       m[i] = b1 * m[i] + (1.0f - b1) * gi;
       v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
       const float mh = m[i] * c1, vh = v[i] * c2;
-      p[i] -= lr * (mh / (std::sqrt(vh) + eps) + wd * p[i]);
+      p[i] -= lr_t * (mh / (std::sqrt(vh) + eps) + wd * p[i]);
     }
   }
 }

@@ -23,7 +23,8 @@ class AdamW {
  public:
   AdamW() = default;
   AdamW(size_t n_params, AdamWOptions options);
-  // One update with learning rate lr: θ ← θ − lr·(m̂/(√v̂ + ε) + wd·θ) (wd on matrices only).
+  // One update with learning rate lr (× each tensor's lr_scale): θ ← θ − lr·(m̂/(√v̂ + ε) + wd·θ) (wd on
+  // matrices only).
   void step(ParamSet& params, const std::vector<float>& grads, float lr, int n_threads);
   const AdamWOptions& options() const { return options_; }
   int64_t t = 0;            // steps taken (bias correction)

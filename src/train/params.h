@@ -25,6 +25,7 @@ struct ParamTensor {
   size_t offset = 0;
   size_t numel = 0;
   ParamKind kind = ParamKind::Matrix;
+  float lr_scale = 1.0f;  // multiplies the learning rate of this tensor (parameter groups)
 };
 
 struct ParamSet {

@@ -35,6 +35,19 @@ TEST(AdamW, TwoStepsMatchHandComputation) {
   EXPECT_EQ(opt.t, 2);
 }
 
+TEST(AdamW, PerTensorLearningRateScale) {
+  ParamSet p;
+  p.add("a", {1}, ParamKind::Norm);
+  p.add("b", {1}, ParamKind::Norm);
+  p.tensors[1].lr_scale = 0.25f;
+  p.values = {1.0f, 1.0f};
+  AdamW opt(p.size(), AdamWOptions{});
+  opt.step(p, {2.0f, 2.0f}, 0.1f, 1);
+  // First step: the update is lr · sign(g) (up to eps), scaled per tensor.
+  EXPECT_NEAR(p.values[0], 1.0 - 0.1, 1e-6);
+  EXPECT_NEAR(p.values[1], 1.0 - 0.025, 1e-6);
+}
+
 TEST(ClipGradNorm, ScalesToMaxNorm) {
   std::vector<float> g = {3.0f, 4.0f};
   EXPECT_NEAR(clip_grad_norm(g, 1.0), 5.0, 1e-9);
