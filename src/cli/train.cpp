@@ -2,14 +2,13 @@
 // terminal a live progress line (step, loss, tokens/s, learning rate, ETA); otherwise one plain line
 // every log_every steps. Metrics go to OUTPUT/metrics.jsonl, the loss curve to OUTPUT/loss.svg, the model
 // to OUTPUT/model (and OUTPUT/adapter for LoRA).
-#include <unistd.h>
-
 #include <cmath>
 #include <cstdio>
 #include <string>
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "cli/progress_line.h"
 #include "train/trainer.h"
 #include "util/mapped_file.h"
 
@@ -32,14 +31,10 @@ int run_train(int argc, char** argv) {
   if (!cfg) return fail("train", cfg.error());
   if (threads > 0) cfg->threads = threads;
 
-  const bool tty = isatty(STDERR_FILENO) != 0;
+  ProgressLine progress;
   train::TrainRunOptions opt;
   opt.resume = resume;
-  bool line_open = false;
-  opt.on_message = [&](const std::string& m) {
-    if (line_open) std::fprintf(stderr, "\n"), line_open = false;
-    std::fprintf(stderr, "%s\n", m.c_str());
-  };
+  opt.on_message = [&](const std::string& m) { progress.message(m); };
   const int64_t every = cfg->log_every;
   opt.on_step = [&](const train::StepReport& r) {
     char dev[48] = "";
@@ -49,17 +44,10 @@ int run_train(int argc, char** argv) {
                   "step %lld/%lld  loss %.4f%s  %.0f tok/s  lr %.2e  |g| %.2f  %s elapsed  ETA %s",
                   static_cast<long long>(r.step), static_cast<long long>(r.total_steps), r.loss, dev,
                   r.tokens_per_s, r.lr, r.grad_norm, format_hms(r.elapsed_s).c_str(), format_hms(r.eta_s).c_str());
-    if (tty) {
-      std::fprintf(stderr, "\r\033[K%s", buf);
-      line_open = true;
-      if (r.dev_loss) std::fprintf(stderr, "\n"), line_open = false;
-    } else if (r.step % every == 0 || r.dev_loss || r.step == r.total_steps) {
-      std::fprintf(stderr, "%s\n", buf);
-    }
-    std::fflush(stderr);
+    progress.update(buf, r.dev_loss.has_value(), r.step % every == 0 || r.dev_loss || r.step == r.total_steps);
   };
   auto r = train::run_training(*cfg, opt);
-  if (line_open) std::fprintf(stderr, "\n");
+  progress.close();
   if (!r) return fail("train", r.error());
   std::printf("trained %lld steps, %lld tokens, %lld parameters (%lld trained)%s\n",
               static_cast<long long>(r->first_step + static_cast<int64_t>(r->losses.size())),

@@ -2,13 +2,12 @@
 // the speech encoder + projector and the LLM (LoRA, full or frozen) together through the group-streaming
 // layout (docs/speech.md, "Training"). Progress: a live line on a terminal, else one line every log_every
 // steps; metrics in OUTPUT/metrics.jsonl, the loss curve in OUTPUT/loss.svg, the model in OUTPUT/model.
-#include <unistd.h>
-
 #include <cstdio>
 #include <string>
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "cli/progress_line.h"
 #include "speech/speech_trainer.h"
 #include "util/mapped_file.h"
 
@@ -35,14 +34,10 @@ int run_train_speech(int argc, char** argv) {
   if (threads > 0) cfg->threads = threads;
   if (max_minutes >= 0) cfg->max_minutes = max_minutes;
 
-  const bool tty = isatty(STDERR_FILENO) != 0;
+  ProgressLine progress;
   speech::SpeechTrainOptions opt;
   opt.resume = resume;
-  bool line_open = false;
-  opt.on_message = [&](const std::string& m) {
-    if (line_open) std::fprintf(stderr, "\n"), line_open = false;
-    std::fprintf(stderr, "%s\n", m.c_str());
-  };
+  opt.on_message = [&](const std::string& m) { progress.message(m); };
   const int64_t every = cfg->log_every;
   opt.on_step = [&](const speech::SpeechStepReport& r) {
     char dev[96] = "";
@@ -58,17 +53,10 @@ int run_train_speech(int argc, char** argv) {
                   static_cast<long long>(r.step), static_cast<long long>(r.total_steps), r.loss, dev,
                   r.utterances_per_s, r.audio_s_per_s, r.lr, r.grad_norm, format_hms(r.elapsed_s).c_str(),
                   format_hms(r.eta_s).c_str());
-    if (tty) {
-      std::fprintf(stderr, "\r\033[K%s", buf);
-      line_open = true;
-      if (r.dev_loss) std::fprintf(stderr, "\n"), line_open = false;
-    } else if (r.step % every == 0 || r.dev_loss || r.step == r.total_steps) {
-      std::fprintf(stderr, "%s\n", buf);
-    }
-    std::fflush(stderr);
+    progress.update(buf, r.dev_loss.has_value(), r.step % every == 0 || r.dev_loss || r.step == r.total_steps);
   };
   auto r = speech::run_speech_training(*cfg, opt);
-  if (line_open) std::fprintf(stderr, "\n");
+  progress.close();
   if (!r) return fail("train-speech", r.error());
   std::printf("trained %lld steps; encoder %lld parameters, LLM %lld trained; %lld utterances skipped%s\n",
               static_cast<long long>(r->first_step + static_cast<int64_t>(r->losses.size())),

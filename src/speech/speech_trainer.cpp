@@ -29,27 +29,15 @@
 #include "train/dataset.h"
 #include "train/export.h"
 #include "train/loss_plot.h"
+#include "train/run_folder.h"
 #include "train/train_model.h"
 #include "util/mapped_file.h"
 
 namespace gpstream::speech {
 namespace {
 
-uint64_t mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-Status write_text(const std::string& path, const std::string& text) {
-  return write_file_atomic(
-      path, std::span<const std::byte>(reinterpret_cast<const std::byte*>(text.data()), text.size()));
-}
+using train::mix_seed;
+double now_s() { return train::steady_seconds(); }
 
 // The optimizer's view: encoder tensors (prefixed "speech_encoder.") then the LLM's trained tensors, one
 // flat buffer; gathered before and scattered after each update.
@@ -186,7 +174,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
   GPS_ASSIGN(model::ModelConfig mc, model::load_hf_config(cfg.llm_dir));
   GPS_ASSIGN(io::TensorMap init, io::read_safetensors_dir(cfg.llm_dir));
   GPS_ASSIGN(auto tm_ptr, train::TrainModel::create(
-                              mc, init, cfg.lora, mix(cfg.seed ^ 0x2222),
+                              mc, init, cfg.lora, mix_seed(cfg.seed ^ 0x2222),
                               train::TrainShape{cfg.max_seq * cfg.batch_utterances, cfg.max_seq}, threads));
   train::TrainModel& tm = *tm_ptr;
   const bool llm_trained = cfg.llm_training != LlmTraining::Frozen;
@@ -196,7 +184,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
   ec.llm_hidden = mc.n_embd;
   GPS_TRY(ec.validate());
   audio::SpeechEncoderModel enc(ec);
-  enc.init_random(mix(cfg.seed ^ 0x3333));
+  enc.init_random(mix_seed(cfg.seed ^ 0x3333));
 
   // Data.
   GPS_ASSIGN(audio::SpeechManifest train_m, audio::read_speech_manifest(cfg.train_manifest));
@@ -219,7 +207,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
   const int64_t D = ec.d_model;
   std::vector<float> ctc_head(use_ctc ? static_cast<size_t>(kCtcAlphabetSize * (D + 1)) : 0, 0.0f);
   {
-    std::mt19937_64 rng(mix(cfg.seed ^ 0x4444));
+    std::mt19937_64 rng(mix_seed(cfg.seed ^ 0x4444));
     std::uniform_real_distribution<float> u(-1.0f / std::sqrt(float(D)), 1.0f / std::sqrt(float(D)));
     for (size_t i = 0; i < static_cast<size_t>(kCtcAlphabetSize * D) && use_ctc; ++i) ctc_head[i] = u(rng);
   }
@@ -255,13 +243,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
   const std::string metrics_path = out + "/metrics.jsonl";
   std::string kept_metrics;
   if (!opt.resume.empty()) {
-    std::string path = opt.resume;
-    if (std::filesystem::is_directory(path)) {
-      auto all = train::list_checkpoints(std::filesystem::exists(path + "/checkpoints") ? path + "/checkpoints"
-                                                                                         : path);
-      if (all.empty()) return not_found("no checkpoint to resume from in " + opt.resume);
-      path = all.back();
-    }
+    GPS_ASSIGN(const std::string path, train::resolve_resume_checkpoint(opt.resume));
     GPS_ASSIGN(train::CheckpointState s, train::read_checkpoint(path));
     if (s.fingerprint != fp)
       return invalid_argument("checkpoint " + path + " belongs to a different model or setup");
@@ -277,18 +259,10 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     pos = s.data;
     scatter();
     message("resumed from " + path + " at step " + std::to_string(step));
-    std::ifstream in(metrics_path);
-    std::string line;
-    while (std::getline(in, line)) {
-      try {
-        if (nlohmann::json::parse(line).value("step", int64_t{0}) <= step) kept_metrics += line + "\n";
-      } catch (const nlohmann::json::exception&) {
-        break;
-      }
-    }
+    kept_metrics = train::metrics_lines_up_to(metrics_path, step);
   }
-  GPS_TRY(write_text(out + "/train_config.json", cfg.raw_json));
-  GPS_TRY(write_text(metrics_path, kept_metrics));
+  GPS_TRY(train::write_text_file(out + "/train_config.json", cfg.raw_json));
+  GPS_TRY(train::write_text_file(metrics_path, kept_metrics));
   std::ofstream metrics(metrics_path, std::ios::app);
 
   ExampleMaker maker(cfg, enc, codec, mc.n_vocab, threads);
@@ -299,17 +273,17 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     if (order_epoch == epoch) return;
     order.resize(n_train);
     std::iota(order.begin(), order.end(), size_t{0});
-    std::mt19937_64 rng(mix(cfg.seed + 0x51ED2701u * static_cast<uint64_t>(epoch + 1)));
+    std::mt19937_64 rng(mix_seed(cfg.seed + 0x51ED2701u * static_cast<uint64_t>(epoch + 1)));
     std::shuffle(order.begin(), order.end(), rng);
     order_epoch = epoch;
   };
   auto k_for = [&](int64_t epoch, size_t utt) {
     const uint64_t span = static_cast<uint64_t>(cfg.k_max - cfg.k_min + 1);
-    return cfg.k_min + static_cast<int>(mix(cfg.seed ^ mix(static_cast<uint64_t>(epoch) * 1000003u + utt)) % span);
+    return cfg.k_min + static_cast<int>(mix_seed(cfg.seed ^ mix_seed(static_cast<uint64_t>(epoch) * 1000003u + utt)) % span);
   };
 
   auto phi_for = [&](int64_t epoch, size_t utt) {
-    const uint64_t h = mix(cfg.seed ^ 0x9A9A ^ mix(static_cast<uint64_t>(epoch) * 1000003u + utt));
+    const uint64_t h = mix_seed(cfg.seed ^ 0x9A9A ^ mix_seed(static_cast<uint64_t>(epoch) * 1000003u + utt));
     return cfg.phis[static_cast<size_t>(h % cfg.phis.size())];
   };
 
@@ -389,7 +363,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     tm.zero_grad();
     std::fill(enc_grads.begin(), enc_grads.end(), 0.0f);
     train::ForwardOptions fo;
-    fo.dropout_seed = mix(cfg.seed ^ static_cast<uint64_t>(step));
+    fo.dropout_seed = mix_seed(cfg.seed ^ static_cast<uint64_t>(step));
     GPS_ASSIGN(double loss_sum, tm.forward(batch, fo));
     if (n_labels > 0) tm.backward(1.0f / static_cast<float>(n_labels));
     // CTC: a per-character mean over the batch's utterances that have enough frames.
@@ -474,18 +448,9 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
   }
   {
     std::vector<train::LossPoint> tr, dv;
-    std::ifstream in(metrics_path);
-    std::string line;
-    while (std::getline(in, line)) {
-      try {
-        auto j = nlohmann::json::parse(line);
-        tr.push_back({j["step"].get<double>(), j["loss"].get<double>()});
-        if (j.contains("dev_loss")) dv.push_back({j["step"].get<double>(), j["dev_loss"].get<double>()});
-      } catch (const nlohmann::json::exception&) {
-      }
-    }
+    train::read_loss_curve(metrics_path, tr, dv);
     if (result.dev_loss) dv.push_back({static_cast<double>(step), *result.dev_loss});
-    GPS_TRY(write_text(out + "/loss.svg", train::loss_curve_svg(tr, dv, "gpstream train-speech")));
+    GPS_TRY(train::write_text_file(out + "/loss.svg", train::loss_curve_svg(tr, dv, "gpstream train-speech")));
   }
 
   // Export: the LLM (LoRA merged) as a streaming model directory, the encoder beside it.

@@ -19,22 +19,15 @@
 #include "train/checkpoint.h"
 #include "train/export.h"
 #include "train/loss_plot.h"
+#include "train/run_folder.h"
 #include "util/mapped_file.h"
 #include "util/memory_budget.h"
 
 namespace gpstream::train {
 namespace {
 
-uint64_t mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+uint64_t mix(uint64_t x) { return mix_seed(x); }
+double now_s() { return steady_seconds(); }
 
 struct Codec {
   std::unique_ptr<stream::SegmentCodec> codec;
@@ -72,10 +65,7 @@ std::string fingerprint(const TrainModel& m) {
   return s.str();
 }
 
-Status write_text(const std::string& path, const std::string& text) {
-  return write_file_atomic(
-      path, std::span<const std::byte>(reinterpret_cast<const std::byte*>(text.data()), text.size()));
-}
+Status write_text(const std::string& path, const std::string& text) { return write_text_file(path, text); }
 
 }  // namespace
 
@@ -170,15 +160,9 @@ Result<TrainResult> run_training(const TrainConfig& cfg, const TrainRunOptions& 
   int64_t step = 0, tokens_seen = 0;
   double elapsed_before = 0;
   const std::string metrics_path = out + "/metrics.jsonl";
-  std::vector<std::string> kept_metrics;
+  std::string kept_metrics;
   if (!opt.resume.empty()) {
-    std::string path = opt.resume;
-    if (std::filesystem::is_directory(path)) {
-      auto all =
-          list_checkpoints(std::filesystem::exists(path + "/checkpoints") ? path + "/checkpoints" : path);
-      if (all.empty()) return not_found("no checkpoint to resume from in " + opt.resume);
-      path = all.back();
-    }
+    GPS_ASSIGN(const std::string path, resolve_resume_checkpoint(opt.resume));
     GPS_ASSIGN(CheckpointState s, read_checkpoint(path));
     if (s.fingerprint != fingerprint(model))
       return invalid_argument("checkpoint " + path + " belongs to a different model (" + s.fingerprint +
@@ -193,24 +177,10 @@ Result<TrainResult> run_training(const TrainConfig& cfg, const TrainRunOptions& 
     elapsed_before = s.elapsed_s;
     train.seek(s.data);
     message("resumed from " + path + " at step " + std::to_string(step));
-    // Keep the metric lines up to the checkpoint.
-    std::ifstream in(metrics_path);
-    std::string line;
-    while (std::getline(in, line)) {
-      try {
-        auto j = nlohmann::json::parse(line);
-        if (j.value("step", int64_t{0}) <= step) kept_metrics.push_back(line);
-      } catch (const nlohmann::json::exception&) {
-        break;  // a torn last line from a kill
-      }
-    }
+    kept_metrics = metrics_lines_up_to(metrics_path, step);  // the metric lines up to the checkpoint
   }
   GPS_TRY(write_text(out + "/train_config.json", cfg.raw_json));
-  {
-    std::string keep;
-    for (const auto& l : kept_metrics) keep += l + "\n";
-    GPS_TRY(write_text(metrics_path, keep));
-  }
+  GPS_TRY(write_text(metrics_path, kept_metrics));
   std::ofstream metrics(metrics_path, std::ios::app);
 
   auto eval_dev = [&]() -> Result<double> {
@@ -330,16 +300,7 @@ Result<TrainResult> run_training(const TrainConfig& cfg, const TrainRunOptions& 
     message("dev loss " + std::to_string(dl));
   }
   {
-    std::ifstream in(metrics_path);
-    std::string line;
-    while (std::getline(in, line)) {
-      try {
-        auto j = nlohmann::json::parse(line);
-        tr.push_back({j["step"].get<double>(), j["loss"].get<double>()});
-        if (j.contains("dev_loss")) dv.push_back({j["step"].get<double>(), j["dev_loss"].get<double>()});
-      } catch (const nlohmann::json::exception&) {
-      }
-    }
+    read_loss_curve(metrics_path, tr, dv);
     if (result.dev_loss) dv.push_back({static_cast<double>(step), *result.dev_loss});
     GPS_TRY(
         write_text(out + "/loss.svg",
