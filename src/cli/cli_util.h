@@ -17,6 +17,12 @@ Result<std::vector<float>> parse_float_list(const std::string& s, const std::str
 // Prints a float the shortest way that reads back exactly.
 std::string format_float(float x);
 
+// Seconds on the steady clock (for durations).
+double steady_seconds();
+// On stderr: "\r<label> [#####.....] done/total  Ns elapsed, ETA Ns" (a newline once done == total);
+// started_s is steady_seconds() at the start.
+void progress_bar(const std::string& label, size_t done, size_t total, double started_s);
+
 }  // namespace gpstream::cli
 
 #include <CLI/CLI.hpp>
