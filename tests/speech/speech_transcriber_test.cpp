@@ -204,7 +204,9 @@ TEST_F(Transcriber, DelaysAreChunkMultiplesCappedAtTheAudio) {
     for (size_t i = 0; i < words.size(); ++i) {
       const auto& w = words[i];
       EXPECT_GE(w.chunks, 1) << i;
-      if (w.delay_ms != total) EXPECT_EQ(w.delay_ms, 160.0 * w.chunks) << i;
+      if (w.delay_ms != total) {
+        EXPECT_EQ(w.delay_ms, 160.0 * w.chunks) << i;
+      }
       EXPECT_LE(w.delay_ms, total) << i;
       EXPECT_LE(160.0 * (w.chunks - 1), w.delay_ms) << i;
       EXPECT_GE(w.elapsed_ms, w.delay_ms) << i;
