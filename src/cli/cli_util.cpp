@@ -2,8 +2,9 @@
 #include "cli/cli_util.h"
 
 #include <charconv>
-#include <cstdio>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 
 namespace gpstream::cli {
 namespace {
@@ -52,6 +53,19 @@ std::string format_hms(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", t / 3600, (t / 60) % 60, t % 60);
   return buf;
+}
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void progress_bar(const std::string& label, size_t done, size_t total, double started_s) {
+  const double now = steady_seconds() - started_s;
+  const double eta = done ? now / static_cast<double>(done) * static_cast<double>(total - done) : 0;
+  const int width = 30, fill = total ? static_cast<int>(width * done / total) : width;
+  std::fprintf(stderr, "\r\033[K%s [%s%s] %zu/%zu  %.0fs elapsed, ETA %.0fs", label.c_str(),
+               std::string(fill, '#').c_str(), std::string(width - fill, '.').c_str(), done, total, now, eta);
+  if (done == total) std::fputc('\n', stderr);
 }
 
 }  // namespace gpstream::cli

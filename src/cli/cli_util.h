@@ -19,6 +19,11 @@ std::string format_float(float x);
 
 // Seconds as h:mm:ss ("?" when not finite or negative), for progress lines.
 std::string format_hms(double seconds);
+// Seconds on the steady clock (for durations).
+double steady_seconds();
+// On stderr: "\r<label> [#####.....] done/total  Ns elapsed, ETA Ns" (a newline once done == total);
+// started_s is steady_seconds() at the start.
+void progress_bar(const std::string& label, size_t done, size_t total, double started_s);
 
 }  // namespace gpstream::cli
 

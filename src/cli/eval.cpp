@@ -3,6 +3,7 @@
 // word at a time (SimulEval's text evaluator), writes SimulEval's instances.log and scores.tsv under
 // DIR/<paradigm>-k<k>/, and prints BLEU, chrF and the latency metrics; several values give a
 // quality–latency table and an SVG plot (DIR/quality_latency.svg).
+// `gpstream eval --speech ...` evaluates a speech model over a speech manifest instead (eval_speech.h).
 #include <unistd.h>
 
 #include <chrono>
@@ -12,6 +13,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "cli/eval_speech.h"
 #include "eval/chrf.h"
 #include "eval/plot.h"
 #include "eval/scores.h"
@@ -21,16 +23,6 @@
 namespace gpstream::cli {
 namespace {
 
-void progress_bar(const std::string& label, size_t done, size_t total, double started_s) {
-  const double now =
-      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() - started_s;
-  const double eta = done ? now / done * (total - done) : 0;
-  const int width = 30, fill = total ? static_cast<int>(width * done / total) : width;
-  std::fprintf(stderr, "\r\033[K%s [%s%s] %zu/%zu  %.0fs elapsed, ETA %.0fs", label.c_str(),
-               std::string(fill, '#').c_str(), std::string(width - fill, '.').c_str(), done, total, now, eta);
-  if (done == total) std::fputc('\n', stderr);
-}
-
 double get(const eval::NamedScores& s, const std::string& name) {
   for (const auto& [n, v] : s)
     if (n == name) return v.value;
@@ -38,6 +30,8 @@ double get(const eval::NamedScores& s, const std::string& name) {
 }
 
 int run_eval(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]) == "--speech") return run_eval_speech(argc, argv);
   CLI::App app{"Simultaneous evaluation: BLEU, chrF and SimulEval latency per (paradigm, k)", "gpstream eval"};
   StreamCli o;
   std::string tsv, source, reference, output;
@@ -57,6 +51,8 @@ int run_eval(int argc, char** argv) {
   app.add_option("--output", output, "folder for instances.log, scores.tsv and the plot");
   app.add_option("--limit", limit, "evaluate only the first N pairs");
   app.add_flag("--json", json, "print the results as JSON lines");
+  bool speech = false;  // handled above; listed for --help
+  app.add_flag("--speech", speech, "evaluate a speech model over a speech manifest: see `gpstream eval --speech --help`");
   if (auto rc = parse_args(app, argc, argv)) return *rc;
   if (tsv.empty() == (source.empty() || reference.empty())) {
     std::fprintf(stderr, "gpstream eval: give either --tsv FILE or --source SRC --reference REF\n");

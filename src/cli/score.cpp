@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "cli/command.h"
+#include "cli/score_report.h"
 #include "eval/python_format.h"
 #include "eval/scores.h"
 #include "eval/speech_scores.h"
@@ -15,23 +16,6 @@
 namespace {
 
 using namespace gpstream;
-
-void report_skipped(const std::vector<int64_t>& skipped, size_t total) {
-  if (skipped.empty()) return;
-  std::string ids;
-  for (size_t i = 0; i < skipped.size() && i < 20; ++i) ids += (i ? ", " : "") + std::to_string(skipped[i]);
-  if (skipped.size() > 20) ids += ", ...";
-  std::fprintf(stderr,
-               "gpstream score: %zu of %zu instances have no delays and are left out of the latency averages "
-               "(as SimulEval does): %s\n",
-               skipped.size(), total, ids.c_str());
-}
-
-std::string skipped_json(const std::vector<int64_t>& skipped) {
-  std::string s = "[";
-  for (size_t i = 0; i < skipped.size(); ++i) s += (i ? ", " : "") + std::to_string(skipped[i]);
-  return s + "]";
-}
 
 int write_output(const std::string& output, const eval::NamedScores& scores) {
   if (output.empty()) return cli::kExitOk;
@@ -65,26 +49,15 @@ int run_score_speech(const SpeechArgs& a) {
   auto res = eval::score_speech_instances(log->records, o);
   if (!res.ok()) return cli::fail("score", res.error().with_context(a.path));
   for (const auto& w : res->warnings) std::fprintf(stderr, "gpstream score: warning: %s\n", w.c_str());
-  report_skipped(res->skipped, log->records.size());
+  cli::report_skipped("score", res->skipped, log->records.size());
   if (int rc = write_output(a.output, res->scores)) return rc;
-  const auto& c = res->wer;
   if (a.json) {
-    std::string s = "{";
-    for (const auto& [name, v] : res->scores) s += "\"" + name + "\": " + eval::python_repr(v) + ", ";
-    s += "\"wer_substitutions\": " + std::to_string(c.substitutions) + ", \"wer_deletions\": " +
-         std::to_string(c.deletions) + ", \"wer_insertions\": " + std::to_string(c.insertions) +
-         ", \"wer_hits\": " + std::to_string(c.hits) + ", \"wer_reference_words\": " +
-         std::to_string(c.reference_words) + ", \"wer_hypothesis_words\": " + std::to_string(c.hypothesis_words) +
-         ", \"wer_normalization\": \"" + eval::wer_normalization_name(o.normalization) + "\"";
-    s += ", \"num_instances\": " + std::to_string(log->records.size()) + ", \"skipped\": " +
-         skipped_json(res->skipped) + "}";
-    std::printf("%s\n", s.c_str());
+    std::printf("{%s, \"num_instances\": %zu, \"skipped\": %s}\n",
+                cli::speech_scores_json_members(*res, o.normalization).c_str(), log->records.size(),
+                cli::skipped_json(res->skipped).c_str());
   } else {
     std::printf("%s\n", eval::format_scores_table(res->scores).c_str());
-    std::printf("WER: %lld substitutions, %lld deletions, %lld insertions over %lld reference words (normalisation: %s)\n",
-                static_cast<long long>(c.substitutions), static_cast<long long>(c.deletions),
-                static_cast<long long>(c.insertions), static_cast<long long>(c.reference_words),
-                eval::wer_normalization_name(o.normalization));
+    std::printf("%s\n", cli::speech_wer_line(res->wer, o.normalization).c_str());
   }
   return cli::kExitOk;
 }
@@ -166,13 +139,13 @@ int run_score(int argc, char** argv) {
   auto res = eval::score_instances(log->records, o);
   if (!res.ok()) return cli::fail("score", res.error());
   for (const auto& w : res->warnings) std::fprintf(stderr, "gpstream score: warning: %s\n", w.c_str());
-  report_skipped(res->skipped, log->records.size());
+  cli::report_skipped("score", res->skipped, log->records.size());
   if (int rc = write_output(output, res->scores)) return rc;
   if (json) {
     std::string s = "{";
     for (const auto& [name, v] : res->scores) s += "\"" + name + "\": " + eval::python_repr(v) + ", ";
     s += "\"num_instances\": " + std::to_string(log->records.size()) + ", \"skipped\": " +
-         skipped_json(res->skipped) + "}";
+         cli::skipped_json(res->skipped) + "}";
     std::printf("%s\n", s.c_str());
   } else {
     std::printf("%s\n", eval::format_scores_table(res->scores).c_str());

@@ -1,0 +1,45 @@
+// The speech evaluation: a SpeechTranscriber run over the utterances of a speech manifest
+// (audio/speech_manifest.h), each loaded (and noised) by audio/speech_loader.h, fed in 10 ms pieces as a live
+// stream would be, and recorded as SimulEval's speech-to-text instances.log records (eval/instance_log.h:
+// delays and elapsed in ms, source_length = the audio in ms, source = [the wav as written in the manifest],
+// reference = the transcript). `gpstream eval --speech` scores them with eval/speech_scores.h.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "audio/speech_loader.h"
+#include "eval/instance_log.h"
+#include "speech/speech_transcriber.h"
+
+namespace gpstream::speech {
+
+struct SpeechEvalOptions {
+  audio::SpeechLoadOptions load;  // add_noise, noise options and seed
+  uint64_t epoch = 0;             // the loader's noise epoch (a fixed epoch: reproducible noisy audio)
+  // Samples per push (160 = 10 ms). Words and delays do not depend on it; elapsed does: a push computes
+  // every chunk its samples complete before the Session writes.
+  size_t piece_samples = 160;
+};
+
+struct SpeechEvalResult {
+  std::vector<eval::InstanceRecord> records;  // index = position in the utterance list
+  double audio_seconds = 0;                   // audio transcribed (16 kHz samples / 16000)
+  double compute_seconds = 0;                 // time inside the transcriber (loading excluded)
+  double real_time_factor() const { return audio_seconds > 0 ? compute_seconds / audio_seconds : 0; }
+};
+
+// Transcribes one utterance's samples (16 kHz) with `transcriber` (reset first) into its record.
+Result<eval::InstanceRecord> transcribe_to_record(SpeechTranscriber& transcriber, const std::vector<float>& samples,
+                                                  const audio::SpeechUtterance& utterance, int64_t index,
+                                                  size_t piece_samples);
+
+// Every utterance in order; progress(done, total) after each. Errors name the utterance's manifest line.
+Result<SpeechEvalResult> evaluate_speech(SpeechModel& model, const stream::SessionOptions& session_options,
+                                         const std::vector<audio::SpeechUtterance>& utterances,
+                                         const SpeechEvalOptions& options,
+                                         const std::function<void(size_t, size_t)>& progress = {});
+
+}  // namespace gpstream::speech

@@ -1,0 +1,257 @@
+// End-to-end checks of `gpstream transcribe` and `gpstream eval --speech` on a tiny random speech model:
+// usage errors (exit 2) and other errors (exit 1, one line on stderr); the printed words and delays equal a
+// SpeechTranscriber run in this process on the same audio; eval --speech's instances.log is accepted by
+// `gpstream score --speech`, which scores it to the numbers eval printed; the text eval still runs.
+// Skipped when the gpstream binary is not built (GPSTREAM_TESTS_ONLY builds).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "../testing/tiny_speech_model.h"
+#include "../testing/wav_writer.h"
+#include "audio/resample.h"
+#include "audio/wav.h"
+#include "cli_run.h"
+#include "speech/speech_transcriber.h"
+
+namespace gpstream {
+namespace {
+
+using nlohmann::json;
+using testing::run_gpstream;
+using testing::write_wav16;
+
+const std::string kDir = std::string(GPSTREAM_BINARY_DIR) + "/speech_cli_test_tmp/" + std::to_string(getpid());
+const std::string kFixtureWav = std::string(GPSTREAM_SOURCE_DIR) + "/tests/audio/data/speech/train/wav/train-000002.wav";
+
+testing::CommandRun run(const std::string& args) { return run_gpstream(kDir, args); }
+
+std::vector<float> test_audio(size_t n, double f0) {
+  std::vector<float> s(n);
+  uint64_t x = n * 7919 + 1;
+  for (size_t i = 0; i < n; ++i) {
+    const double t = static_cast<double>(i) / 16000.0;
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    const double noise = static_cast<double>(x >> 11) / 9007199254740992.0 - 0.5;
+    s[i] = static_cast<float>(0.3 * std::sin(2 * M_PI * (f0 + 400.0 * t) * t) + 0.05 * noise);
+  }
+  return s;
+}
+
+void write_text(const std::string& name, const std::string& text) { std::ofstream(kDir + "/" + name) << text; }
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+class SpeechCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!std::filesystem::exists(testing::kGpstreamBin)) return;
+    std::filesystem::create_directories(kDir + "/wav");
+    ASSERT_TRUE(testing::write_tiny_speech_model(kDir + "/model").ok());
+    // A manifest of three 16 kHz utterances (1.2 s, 1.7 s, 0.9 s).
+    std::string manifest = "wav\ttranscript\tvoice\tspeed\tpitch\tduration_ms\n";
+    const size_t lengths[] = {19200, 27200, 14400};
+    const char* texts[] = {"Close the door.", "Open it, please!", "Yes."};
+    for (int i = 0; i < 3; ++i) {
+      const std::string name = "wav/utt" + std::to_string(i) + ".wav";
+      write_wav16(kDir + "/" + name, test_audio(lengths[i], 150.0 + 100.0 * i), 16000);
+      manifest += name + "\t" + texts[i] + "\ten-us+m1\t170\t50\t" + std::to_string(lengths[i] / 16) + "\n";
+    }
+    write_text("manifest.tsv", manifest);
+    write_wav16(kDir + "/long.wav", test_audio(32000, 220.0), 16000);
+    write_text("not_a_wav.wav", "hello, I am text\n");
+  }
+  void SetUp() override {
+    if (!std::filesystem::exists(testing::kGpstreamBin)) GTEST_SKIP() << "gpstream binary not built";
+  }
+};
+
+// What transcribe must print: the library's transcriber, fed 10 ms pieces of the resampled audio.
+std::vector<speech::TranscribedWord> library_words(const std::string& wav_path, int k = 0) {
+  auto m = speech::SpeechModel::load(kDir + "/model", 1);
+  EXPECT_TRUE(m.ok());
+  stream::SessionOptions so = m->llm.default_options();
+  if (k) so.k = k;
+  so.max_target_tokens = 256;
+  auto t = speech::SpeechTranscriber::create(*m, so);
+  EXPECT_TRUE(t.ok());
+  auto wav = audio::read_wav_file(wav_path);
+  EXPECT_TRUE(wav.ok());
+  auto pcm = audio::resample(wav->samples, wav->sample_rate, 16000);
+  EXPECT_TRUE(pcm.ok());
+  std::vector<speech::TranscribedWord> out;
+  for (size_t i = 0; i < pcm->size(); i += 160)
+    EXPECT_TRUE((*t)->push(pcm->data() + i, std::min<size_t>(160, pcm->size() - i), out).ok());
+  EXPECT_TRUE((*t)->finish(out).ok());
+  return out;
+}
+
+std::string joined(const std::vector<speech::TranscribedWord>& words) {
+  std::string s;
+  for (const auto& w : words) s += (s.empty() ? "" : " ") + w.text;
+  return s;
+}
+
+TEST_F(SpeechCli, TranscribeUsageErrors) {
+  for (const char* args : {"transcribe --wav long.wav", "transcribe -m model",
+                           "transcribe -m model --wav long.wav --pace 0",
+                           "transcribe -m model --wav long.wav --pace=-1", "transcribe -m model --wav long.wav -k 0",
+                           "transcribe -m model --wav long.wav --phi x",
+                           "transcribe -m model --wav long.wav --paradigm nope",
+                           "transcribe -m model --wav long.wav --bogus",
+                           "transcribe -m model --wav - --wav - < long.wav"}) {
+    auto r = run(args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.err;
+    EXPECT_FALSE(r.err.empty()) << args;
+    EXPECT_TRUE(r.out.empty()) << args;
+  }
+}
+
+TEST_F(SpeechCli, TranscribeErrors) {
+  auto missing = run("transcribe -m model --wav nowhere.wav");
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_NE(missing.err.find("gpstream transcribe: "), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("nowhere.wav"), std::string::npos) << missing.err;
+  auto text = run("transcribe -m model --wav not_a_wav.wav");
+  EXPECT_EQ(text.code, 1);
+  EXPECT_NE(text.err.find("not_a_wav.wav"), std::string::npos) << text.err;
+  EXPECT_EQ(std::count(text.err.begin(), text.err.end(), '\n'), 1) << text.err;
+  auto stdin_text = run("transcribe -m model --wav - < not_a_wav.wav");
+  EXPECT_EQ(stdin_text.code, 1);
+  EXPECT_NE(stdin_text.err.find("<stdin>"), std::string::npos) << stdin_text.err;
+  std::filesystem::create_directories(kDir + "/no_encoder");
+  auto no_enc = run("transcribe -m no_encoder --wav long.wav");
+  EXPECT_EQ(no_enc.code, 1);
+  EXPECT_NE(no_enc.err.find("speech_encoder.safetensors"), std::string::npos) << no_enc.err;
+}
+
+TEST_F(SpeechCli, TranscribePrintsTheTranscribersWordsAndDelays) {
+  const auto want = library_words(kDir + "/long.wav");
+  ASSERT_FALSE(want.empty());
+  auto r = run("transcribe -m model --wav long.wav --delays -t 1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j.size(), 3u);
+  EXPECT_EQ(j.at("prediction").get<std::string>(), joined(want));
+  const auto delays = j.at("delays").get<std::vector<double>>();
+  const auto elapsed = j.at("elapsed").get<std::vector<double>>();
+  ASSERT_EQ(delays.size(), want.size());
+  ASSERT_EQ(elapsed.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(delays[i], want[i].delay_ms) << i;
+    EXPECT_GE(elapsed[i], delays[i]) << i;
+  }
+  // Plain output, stdin, pacing and a second file give the same transcript.
+  auto plain = run("transcribe -m model --wav long.wav");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_EQ(plain.out, joined(want) + "\n");
+  auto piped = run("transcribe -m model --wav - < long.wav");
+  ASSERT_EQ(piped.code, 0) << piped.err;
+  EXPECT_EQ(piped.out, plain.out);
+  auto paced = run("transcribe -m model --wav long.wav --pace 40 --delays");
+  ASSERT_EQ(paced.code, 0) << paced.err;
+  EXPECT_EQ(json::parse(paced.out).at("delays").get<std::vector<double>>(), delays);
+  const auto fixture_words = library_words(kFixtureWav, 1);  // 22.05 kHz espeak-ng speech, resampled
+  auto two = run("transcribe -m model -k 1 --wav long.wav --wav " + kFixtureWav);
+  ASSERT_EQ(two.code, 0) << two.err;
+  EXPECT_EQ(two.out, joined(library_words(kDir + "/long.wav", 1)) + "\n" + joined(fixture_words) + "\n");
+}
+
+TEST_F(SpeechCli, EvalSpeechUsageErrors) {
+  EXPECT_EQ(run("eval --speech -m model").code, 2);
+  EXPECT_EQ(run("eval --speech --manifest manifest.tsv").code, 2);
+  for (const char* bad : {"--phi x", "--phi 0 --phi y", "-k 0", "--paradigm nope", "--wer-normalization whisper",
+                          "--tsv x.tsv"}) {
+    auto r = run(std::string("eval --speech -m model --manifest manifest.tsv ") + bad);
+    EXPECT_EQ(r.code, 2) << bad << ": " << r.err;
+    EXPECT_FALSE(r.err.empty()) << bad;
+  }
+  auto missing = run("eval --speech -m model --manifest nowhere.tsv");
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_NE(missing.err.find("nowhere.tsv"), std::string::npos) << missing.err;
+  write_text("bad_manifest.tsv", "wav\ttranscript\n");
+  auto bad = run("eval --speech -m model --manifest bad_manifest.tsv");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("bad_manifest.tsv:1"), std::string::npos) << bad.err;
+  write_text("short_manifest.tsv",
+             "wav\ttranscript\tvoice\tspeed\tpitch\tduration_ms\nwav/utt0.wav\tClose.\ten-us+m1\t170\t50\t900\n");
+  auto wrong_length = run("eval --speech -m model --manifest short_manifest.tsv");
+  EXPECT_EQ(wrong_length.code, 1);
+  EXPECT_NE(wrong_length.err.find("utt0.wav"), std::string::npos) << wrong_length.err;
+}
+
+TEST_F(SpeechCli, EvalSpeechLogIsScoredToTheSameNumbers) {
+  auto r = run("eval --speech -m model --manifest manifest.tsv -k 1 -k 3 --phi 0 --phi 4 --output out --json -t 1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<json> lines;
+  size_t start = 0;
+  for (size_t nl; (nl = r.out.find('\n', start)) != std::string::npos; start = nl + 1)
+    lines.push_back(json::parse(r.out.substr(start, nl - start)));
+  ASSERT_EQ(lines.size(), 4u) << r.out;
+  const char* labels[] = {"group-k1-phi0", "group-k1-phi4", "group-k3-phi0", "group-k3-phi4"};
+  for (size_t i = 0; i < 4; ++i) {
+    const json& e = lines[i];
+    EXPECT_EQ(e.at("k").get<int>(), i < 2 ? 1 : 3);
+    EXPECT_EQ(e.at("phi").get<std::string>(), i % 2 ? "4" : "0");
+    EXPECT_EQ(e.at("utterances").get<int>(), 3);
+    EXPECT_NEAR(e.at("audio_seconds").get<double>(), 1.2 + 1.7 + 0.9, 1e-9);
+    EXPECT_GT(e.at("rtf").get<double>(), 0.0);
+    const std::string dir = std::string("out/") + labels[i];
+    const std::string log = read_text(kDir + "/" + dir + "/instances.log");
+    EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 3) << log;
+    EXPECT_NE(log.find("\"source\": [\"wav/utt1.wav\"], \"source_length\": 1700.0}"), std::string::npos) << log;
+    auto s = run("score --speech --instances " + dir + "/instances.log --json --output " + dir + "/rescored");
+    ASSERT_EQ(s.code, 0) << s.err;
+    const json sj = json::parse(s.out);
+    for (const char* key : {"WER", "LAAL", "LAAL_CA", "AL", "AL_CA", "AP", "AP_CA", "DAL", "DAL_CA", "ATD", "ATD_CA",
+                            "wer_substitutions", "wer_deletions", "wer_insertions", "wer_reference_words",
+                            "wer_hypothesis_words"}) {
+      ASSERT_TRUE(e.contains(key)) << key;
+      EXPECT_EQ(e.at(key), sj.at(key)) << labels[i] << " " << key;
+    }
+    EXPECT_EQ(read_text(kDir + "/" + dir + "/scores.tsv"), read_text(kDir + "/" + dir + "/rescored/scores.tsv"));
+    EXPECT_EQ(e.at("wer_reference_words").get<int>(), 3 + 3 + 1);
+  }
+  // The same run again: the same predictions and delays (seeded noise, greedy decoding).
+  auto again = run("eval --speech -m model --manifest manifest.tsv -k 3 --phi 4 --output again --json -t 1");
+  ASSERT_EQ(again.code, 0) << again.err;
+  auto strip_elapsed = [](const std::string& text) {
+    std::string out;
+    size_t start = 0;
+    for (size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1) {
+      json j = json::parse(text.substr(start, nl - start));
+      j.erase("elapsed");
+      out += j.dump() + "\n";
+    }
+    return out;
+  };
+  EXPECT_EQ(strip_elapsed(read_text(kDir + "/again/group-k3-phi4/instances.log")),
+            strip_elapsed(read_text(kDir + "/out/group-k3-phi4/instances.log")));
+  // The table: a header and one row per (k, phi); --limit.
+  auto table = run("eval --speech -m model --manifest manifest.tsv --no-noise --limit 2 -t 1");
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_EQ(std::count(table.out.begin(), table.out.end(), '\n'), 2) << table.out;
+  EXPECT_EQ(table.out.rfind("paradigm", 0), 0u) << table.out;
+  EXPECT_NE(table.out.find("\ngroup                     2      0 "), std::string::npos) << table.out;
+}
+
+TEST_F(SpeechCli, TextEvalStillRuns) {
+  write_text("pairs.tsv", "The cat sleeps.\tLe chat dort.\nOpen the door.\tOuvre la porte.\n");
+  auto r = run("eval -m model --tsv pairs.tsv -k 2 --json -t 1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j.at("k").get<int>(), 2);
+  EXPECT_TRUE(j.contains("BLEU"));
+  EXPECT_EQ(run("eval -m model -k 2").code, 2);
+}
+
+}  // namespace
+}  // namespace gpstream
