@@ -7,7 +7,8 @@
 //            a fraction of the bandwidth bound: weight bytes read per token ÷ memory read bandwidth.
 // The peaks: OpenBLAS sgemm GFLOP/s on the prefill GEMM shapes and a streaming read over a buffer far
 // larger than the caches, both with the same thread count as the engine. A per-matrix breakdown of the
-// linear layers shows where the time goes.
+// linear layers shows where the time goes, and one decode step's linears with q/k/v and gate/up as separate
+// calls against fused (kernels/linear_fused.h), in alternating rounds so that both see the same machine.
 //   bench_engine [-t THREADS] [-r RUNS] [-p PROMPT] [-n DECODE] [--dtype bf16|f32|both] [--json]
 #include <cblas.h>
 #include <immintrin.h>
@@ -456,6 +457,10 @@ int main(int argc, char** argv) {
       rate("decode_bound_tok_s", r.decode_bound_tok_s);
       std::printf(", ");
       rate("decode_frac_bandwidth", r.decode_frac);
+      std::printf(", ");
+      rate("decode_linears_separate_ms", r.linears_separate_ms);
+      std::printf(", ");
+      rate("decode_linears_fused_ms", r.linears_fused_ms);
       std::printf(", \"weight_bytes_per_token\": %.0f, \"parts_cpu_ms\": {", r.weight_bytes_per_token);
       for (size_t j = 0; j < r.parts.size(); ++j)
         std::printf("%s\"%s\": [%.3f, %.3f]", j ? ", " : "", r.parts[j].name.c_str(), r.parts[j].prefill_ms,
