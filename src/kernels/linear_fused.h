@@ -26,7 +26,8 @@ struct LinearOutput {
 // Floats of scratch linear_forward_fused needs (the largest any one output's linear_forward needs).
 int64_t linear_fused_scratch_floats(std::span<const LinearOutput> outputs, int64_t n_tok, int n_threads);
 
-// Every output from the same activations x: [n_tok, cols] (row stride ldx); each w.cols must equal cols.
+// Every output from the same activations x: n_tok rows (stride ldx) of w.cols floats (fused when all the
+// outputs share w.cols and w.type).
 void linear_forward_fused(std::span<const LinearOutput> outputs, const float* x, int64_t ldx, int64_t n_tok,
                           float* scratch, int n_threads);
 
