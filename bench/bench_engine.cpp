@@ -7,7 +7,8 @@
 //            a fraction of the bandwidth bound: weight bytes read per token ÷ memory read bandwidth.
 // The peaks: OpenBLAS sgemm GFLOP/s on the prefill GEMM shapes and a streaming read over a buffer far
 // larger than the caches, both with the same thread count as the engine. A per-matrix breakdown of the
-// linear layers shows where the time goes.
+// linear layers shows where the time goes, and one decode step's linears with q/k/v and gate/up as separate
+// calls against fused (kernels/linear_fused.h), in alternating rounds so that both see the same machine.
 //   bench_engine [-t THREADS] [-r RUNS] [-p PROMPT] [-n DECODE] [--dtype bf16|f32|both] [--json]
 #include <cblas.h>
 #include <immintrin.h>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "kernels/linear.h"
+#include "kernels/linear_fused.h"
 #include "model/random_init.h"
 #include "model/transformer.h"
 
@@ -223,6 +225,9 @@ struct ModelResult {
   };
   std::vector<Part> parts;
   double prefill_linear_ms = 0, decode_linear_ms = 0;
+  // One decode step's linear layers in forward order (every layer, then the LM head), one matrix per call
+  // against q/k/v and gate/up fused (kernels/linear_fused.h), rounds alternating: ms per step (means).
+  Rate linears_separate_ms, linears_fused_ms;
 };
 
 size_t matrix_bytes(const kernels::MatrixView& m) {
@@ -345,6 +350,55 @@ void run_model(const Options& o, io::DType dtype, Rate sgemm_peak, Rate bandwidt
     }
     res.parts.push_back(part);
   }
+  // Separate against fused linears, alternating so that both see the same machine.
+  {
+    const int64_t E = c.n_embd, Q = int64_t{c.n_head} * c.head_dim, KV = int64_t{c.n_head_kv} * c.head_dim,
+                  F = c.n_ff;
+    std::vector<float> q(Q), k(KV), v(KV), gate(F), up(F), h(E), head_out(c.n_vocab);
+    int64_t floats = kernels::linear_scratch_floats(W.output, 1, T);
+    for (const auto& L : W.layers)
+      for (const kernels::MatrixView* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
+        floats = std::max(floats, kernels::linear_scratch_floats(*m, 1, T));
+    scratch.resize(static_cast<size_t>(std::max<int64_t>(1, floats)));
+    float* sc = scratch.data();
+    auto bias = [](const std::vector<float>& b) { return b.empty() ? nullptr : b.data(); };
+    auto step = [&](bool fused) {
+      for (const auto& L : W.layers) {
+        if (fused) {
+          const kernels::LinearOutput qkv[] = {{q.data(), Q, L.wq, bias(L.bq)},
+                                               {k.data(), KV, L.wk, bias(L.bk)},
+                                               {v.data(), KV, L.wv, bias(L.bv)}};
+          kernels::linear_forward_fused(qkv, x.data(), E, 1, sc, T);
+        } else {
+          kernels::linear_forward(q.data(), Q, x.data(), E, L.wq, bias(L.bq), 1, sc, T);
+          kernels::linear_forward(k.data(), KV, x.data(), E, L.wk, bias(L.bk), 1, sc, T);
+          kernels::linear_forward(v.data(), KV, x.data(), E, L.wv, bias(L.bv), 1, sc, T);
+        }
+        kernels::linear_forward(h.data(), E, x.data(), Q, L.wo, bias(L.bo), 1, sc, T);
+        if (fused) {
+          const kernels::LinearOutput gate_up[] = {{gate.data(), F, L.w_gate, nullptr},
+                                                   {up.data(), F, L.w_up, nullptr}};
+          kernels::linear_forward_fused(gate_up, x.data(), E, 1, sc, T);
+        } else {
+          kernels::linear_forward(gate.data(), F, x.data(), E, L.w_gate, nullptr, 1, sc, T);
+          kernels::linear_forward(up.data(), F, x.data(), E, L.w_up, nullptr, 1, sc, T);
+        }
+        kernels::linear_forward(h.data(), E, x.data(), F, L.w_down, nullptr, 1, sc, T);
+      }
+      kernels::linear_forward(head_out.data(), c.n_vocab, x.data(), E, W.output, nullptr, 1, sc, T);
+    };
+    step(false);
+    step(true);
+    constexpr int kRounds = 8;
+    for (int round = 0; round < kRounds; ++round)
+      for (bool fused : {round % 2 == 0, round % 2 != 0}) {
+        Watch watch;
+        step(fused);
+        Rate& r = fused ? res.linears_fused_ms : res.linears_separate_ms;
+        r.wall += 1e3 * watch.wall() / kRounds;
+        r.cpu += 1e3 * watch.cpu(T) / kRounds;
+      }
+  }
   ModelResult::Part head{"lm_head"};
   time_linear(W.output, 1);
   head.prefill_ms = time_linear(W.output, 1);  // prefill asks logits for one row too
@@ -403,6 +457,10 @@ int main(int argc, char** argv) {
       rate("decode_bound_tok_s", r.decode_bound_tok_s);
       std::printf(", ");
       rate("decode_frac_bandwidth", r.decode_frac);
+      std::printf(", ");
+      rate("decode_linears_separate_ms", r.linears_separate_ms);
+      std::printf(", ");
+      rate("decode_linears_fused_ms", r.linears_fused_ms);
       std::printf(", \"weight_bytes_per_token\": %.0f, \"parts_cpu_ms\": {", r.weight_bytes_per_token);
       for (size_t j = 0; j < r.parts.size(); ++j)
         std::printf("%s\"%s\": [%.3f, %.3f]", j ? ", " : "", r.parts[j].name.c_str(), r.parts[j].prefill_ms,
@@ -438,6 +496,13 @@ int main(int argc, char** argv) {
     std::printf("    %-8s %52.2f %9.3f\n", "sum", r.prefill_linear_ms, r.decode_linear_ms);
     std::printf("    %-8s %52.2f %9.3f\n", "forward", 1e3 * o.prompt / r.prefill_tok_s.cpu,
                 1e3 / r.decode_tok_s.cpu);
+    auto gbs = [&](double ms) { return r.weight_bytes_per_token / ms * 1e-6; };
+    std::printf(
+        "  one decode step's linears, alternating rounds: separate %.2f | %.2f ms (%.1f | %.1f GB/s), "
+        "q/k/v + gate/up fused %.2f | %.2f ms (%.1f | %.1f GB/s)\n",
+        r.linears_separate_ms.wall, r.linears_separate_ms.cpu, gbs(r.linears_separate_ms.wall),
+        gbs(r.linears_separate_ms.cpu), r.linears_fused_ms.wall, r.linears_fused_ms.cpu,
+        gbs(r.linears_fused_ms.wall), gbs(r.linears_fused_ms.cpu));
   }
   return 0;
 }

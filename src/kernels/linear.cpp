@@ -19,11 +19,9 @@ namespace {
 // tokens (BF16 35-53 GFLOP/s against 4-38); with F32 weights up to 7 tokens, sgemm wins from 8.
 constexpr int64_t kSmallBatch = 11;
 constexpr int64_t kSmallBatchF32 = 7;
-constexpr int64_t kTileRows = 64;    // rows converted per tile in the GEMM regime
+constexpr int64_t kTileRows = 64;        // rows converted per tile in the GEMM regime
 constexpr int64_t kSmallBatchRows = 16;  // rows per work item of the few-token regime
-// Below this many multiply-adds a parallel region costs more than it saves (and on a loaded machine
-// a spinning second thread can cost far more): run on one thread.
-constexpr int64_t kMinParallelWork = int64_t{1} << 18;
+constexpr int64_t kMinParallelWork = kMinParallelMultiplyAdds;
 // Rows per work item of the quantized regime: a multiple of the micro-kernel's 4 rows, small enough to
 // balance two threads on a 896-row matrix, large enough to amortise the scheduling.
 constexpr int64_t kQuantTileRows = 32;
@@ -59,10 +57,13 @@ void set_blas_threads(int n_threads) {
   if (current.exchange(n) != n) openblas_set_num_threads(n);
 }
 
+bool linear_takes_few_tokens(WeightType type, int64_t n_tok) {
+  return !is_quantized(type) && n_tok <= (type == WeightType::F32 ? kSmallBatchF32 : kSmallBatch);
+}
+
 int64_t linear_scratch_floats(const MatrixView& w, int64_t n_tok, int n_threads) {
   if (is_quantized(w.type)) return (quantized_activations_bytes(n_tok, w.cols) + 3) / 4;
-  if (n_tok <= (w.type == WeightType::F32 ? kSmallBatchF32 : kSmallBatch))
-    return small_batch_scratch_floats(w.type, n_tok, w.cols);
+  if (linear_takes_few_tokens(w.type, n_tok)) return small_batch_scratch_floats(w.type, n_tok, w.cols);
   return linear_tiled_scratch_floats(w, n_threads);
 }
 
@@ -71,15 +72,15 @@ int64_t linear_tiled_scratch_floats(const MatrixView& w, int n_threads) {
   return kTileRows * w.cols * std::max(1, n_threads);
 }
 
-void linear_forward(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w, const float* bias,
-                    int64_t n_tok, float* scratch, int n_threads) {
+void linear_forward(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w,
+                    const float* bias, int64_t n_tok, float* scratch, int n_threads) {
   const int64_t rows = w.rows, cols = w.cols;
   if (n_tok <= 0 || rows <= 0) return;
   if (is_quantized(w.type)) {
     linear_forward_quantized(out, ldo, x, ldx, w, bias, n_tok, scratch, n_threads);
     return;
   }
-  if (n_tok <= (w.type == WeightType::F32 ? kSmallBatchF32 : kSmallBatch)) {
+  if (linear_takes_few_tokens(w.type, n_tok)) {
     const PreparedActivations xp = small_batch_prepare(x, ldx, n_tok, cols, w.type, scratch);
     const bool parallel = rows * cols * n_tok >= kMinParallelWork;
     const int64_t n_tiles = (rows + kSmallBatchRows - 1) / kSmallBatchRows;
@@ -117,8 +118,8 @@ void linear_forward_tiled(float* out, int64_t ldo, const float* x, int64_t ldx, 
     for (int64_t r = 0; r < nr; ++r) convert_row(buf + r * cols, w.row(r0 + r), w.type, cols);
     // Inside a parallel region the OpenMP build of OpenBLAS runs single-threaded.
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n_tok), static_cast<int>(nr),
-                static_cast<int>(cols), 1.0f, x, static_cast<int>(ldx), buf, static_cast<int>(cols), 0.0f, out + r0,
-                static_cast<int>(ldo));
+                static_cast<int>(cols), 1.0f, x, static_cast<int>(ldx), buf, static_cast<int>(cols), 0.0f,
+                out + r0, static_cast<int>(ldo));
     if (bias) {
       for (int64_t t = 0; t < n_tok; ++t)
         for (int64_t r = 0; r < nr; ++r) out[t * ldo + r0 + r] += bias[r0 + r];
@@ -126,8 +127,8 @@ void linear_forward_tiled(float* out, int64_t ldo, const float* x, int64_t ldx, 
   }
 }
 
-void linear_forward_ref(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w, const float* bias,
-                        int64_t n_tok) {
+void linear_forward_ref(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w,
+                        const float* bias, int64_t n_tok) {
   for (int64_t t = 0; t < n_tok; ++t)
     for (int64_t r = 0; r < w.rows; ++r)
       out[t * ldo + r] = dot_row_ref(x + t * ldx, w.row(r), w.type, w.cols) + (bias ? bias[r] : 0.0f);

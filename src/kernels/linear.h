@@ -20,12 +20,20 @@ namespace gpstream::kernels {
 // on the shipped model.
 void set_blas_threads(int n_threads);
 
+// Below this many multiply-adds (rows × cols × tokens) a parallel region costs more than it saves (and on a
+// loaded machine a spinning second thread can cost far more): the linear runs on one thread.
+inline constexpr int64_t kMinParallelMultiplyAdds = int64_t{1} << 18;
+
+// True when linear_forward takes the few-token regime (linear_small_batch.h) for this type and n_tok.
+bool linear_takes_few_tokens(WeightType type, int64_t n_tok);
+
 // Floats of scratch linear_forward needs for this shape with n_threads threads.
 int64_t linear_scratch_floats(const MatrixView& w, int64_t n_tok, int n_threads);
 
-// out: [n_tok, w.rows] (row stride ldo >= w.rows); x: [n_tok, w.cols] (row stride ldx); bias: [w.rows] or null.
-void linear_forward(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w, const float* bias,
-                    int64_t n_tok, float* scratch, int n_threads);
+// out: [n_tok, w.rows] (row stride ldo >= w.rows); x: [n_tok, w.cols] (row stride ldx); bias: [w.rows] or
+// null.
+void linear_forward(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w,
+                    const float* bias, int64_t n_tok, float* scratch, int n_threads);
 
 // The many-token regime alone (sgemm; tiles widened to fp32 for 16-bit weights) whatever n_tok is, with
 // linear_tiled_scratch_floats(w, n_threads) floats of scratch: for benchmarks comparing the regimes.
@@ -34,7 +42,7 @@ void linear_forward_tiled(float* out, int64_t ldo, const float* x, int64_t ldx, 
                           const float* bias, int64_t n_tok, float* scratch, int n_threads);
 
 // Plain triple loop in double: the oracle for tests.
-void linear_forward_ref(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w, const float* bias,
-                        int64_t n_tok);
+void linear_forward_ref(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w,
+                        const float* bias, int64_t n_tok);
 
 }  // namespace gpstream::kernels

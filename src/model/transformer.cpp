@@ -12,6 +12,7 @@
 #include "kernels/attention.h"
 #include "kernels/convert.h"
 #include "kernels/linear.h"
+#include "kernels/linear_fused.h"
 #include "kernels/norm.h"
 #include "kernels/rope.h"
 #include "model/gguf_model.h"
@@ -28,8 +29,10 @@ Transformer::Transformer(ModelConfig config, Weights weights, int n_threads)
 constexpr size_t kOneThreadBelowParams = 20'000'000;
 
 void Transformer::set_threads(int n) {
-  if (n > 0) n_threads_ = n;
-  else n_threads_ = config_.n_params() < kOneThreadBelowParams ? 1 : std::max(1, omp_get_max_threads());
+  if (n > 0)
+    n_threads_ = n;
+  else
+    n_threads_ = config_.n_params() < kOneThreadBelowParams ? 1 : std::max(1, omp_get_max_threads());
 }
 
 Result<std::unique_ptr<Transformer>> Transformer::load(const std::string& path, int n_threads) {
@@ -63,8 +66,9 @@ Status Transformer::validate(const Batch& batch, std::span<KvCache* const> cache
       return invalid_argument("forward: input embedding rows are " + std::to_string(batch.embedding_width) +
                               " floats wide, the model's n_embd is " + std::to_string(config_.n_embd));
     if (batch.embeddings.size() % static_cast<size_t>(config_.n_embd) != 0)
-      return invalid_argument("forward: the input embedding buffer holds " + std::to_string(batch.embeddings.size()) +
-                              " floats, not a whole number of rows of n_embd = " + std::to_string(config_.n_embd));
+      return invalid_argument(
+          "forward: the input embedding buffer holds " + std::to_string(batch.embeddings.size()) +
+          " floats, not a whole number of rows of n_embd = " + std::to_string(config_.n_embd));
     n_rows = static_cast<int64_t>(batch.embeddings.size()) / config_.n_embd;
   }
   for (const BatchToken& t : batch.tokens) {
@@ -72,8 +76,8 @@ Status Transformer::validate(const Batch& batch, std::span<KvCache* const> cache
       return invalid_argument("forward: token sequence " + std::to_string(t.seq) + " has no cache");
     if (t.embedding >= 0) {
       if (t.embedding >= n_rows)
-        return out_of_range("forward: input embedding row " + std::to_string(t.embedding) + " past the batch's " +
-                            std::to_string(n_rows) + " rows");
+        return out_of_range("forward: input embedding row " + std::to_string(t.embedding) +
+                            " past the batch's " + std::to_string(n_rows) + " rows");
     } else if (t.id < 0 || t.id >= config_.n_vocab) {
       return out_of_range("forward: token id " + std::to_string(t.id) + " outside the vocabulary (size " +
                           std::to_string(config_.n_vocab) + ")");
@@ -85,8 +89,8 @@ Status Transformer::validate(const Batch& batch, std::span<KvCache* const> cache
     const auto& a = after[t.seq];
     if (t.n_src < 0 || t.n_tgt < 0 || t.n_src > a[0] || t.n_tgt > a[1])
       return invalid_argument("forward: visibility (" + std::to_string(t.n_src) + " source, " +
-                              std::to_string(t.n_tgt) + " target rows) exceeds the cache (" + std::to_string(a[0]) +
-                              ", " + std::to_string(a[1]) + ")");
+                              std::to_string(t.n_tgt) + " target rows) exceeds the cache (" +
+                              std::to_string(a[0]) + ", " + std::to_string(a[1]) + ")");
   }
   return {};
 }
@@ -96,7 +100,8 @@ Status Transformer::forward(const Batch& batch, KvCache& cache, std::vector<floa
   return forward(batch, std::span<KvCache* const>(&c, 1), logits);
 }
 
-Status Transformer::forward(const Batch& batch, std::span<KvCache* const> caches, std::vector<float>& logits) {
+Status Transformer::forward(const Batch& batch, std::span<KvCache* const> caches,
+                            std::vector<float>& logits) {
   GPS_TRY(validate(batch, caches));
   const ModelConfig& c = config_;
   const int64_t T = batch.size();
@@ -141,7 +146,8 @@ Status Transformer::forward(const Batch& batch, std::span<KvCache* const> caches
   int max_visible = 0;
   {
     std::vector<std::array<int, 2>> next(caches.size());
-    for (size_t s = 0; s < caches.size(); ++s) next[s] = {caches[s]->rows(Group::Source), caches[s]->rows(Group::Target)};
+    for (size_t s = 0; s < caches.size(); ++s)
+      next[s] = {caches[s]->rows(Group::Source), caches[s]->rows(Group::Target)};
     for (int64_t t = 0; t < T; ++t) {
       const BatchToken& bt = batch.tokens[t];
       w.slot[t] = next[bt.seq][static_cast<int>(bt.group)]++;
@@ -173,9 +179,13 @@ Status Transformer::forward(const Batch& batch, std::span<KvCache* const> caches
   for (int il = 0; il < c.n_layer; ++il) {
     const LayerWeights& L = weights_.layers[il];
     kernels::rmsnorm_forward(w.h.data(), E, w.x.data(), E, L.attn_norm.data(), T, E, c.norm_eps, off);
-    kernels::linear_forward(w.q.data(), Q, w.h.data(), E, L.wq, L.bq.empty() ? nullptr : L.bq.data(), T, sc, nt);
-    kernels::linear_forward(w.k.data(), KV, w.h.data(), E, L.wk, L.bk.empty() ? nullptr : L.bk.data(), T, sc, nt);
-    kernels::linear_forward(w.v.data(), KV, w.h.data(), E, L.wv, L.bv.empty() ? nullptr : L.bv.data(), T, sc, nt);
+    {  // q, k, v in one pass (kernels/linear_fused.h)
+      auto bias = [](const std::vector<float>& b) { return b.empty() ? nullptr : b.data(); };
+      const kernels::LinearOutput qkv[] = {{w.q.data(), Q, L.wq, bias(L.bq)},
+                                           {w.k.data(), KV, L.wk, bias(L.bk)},
+                                           {w.v.data(), KV, L.wv, bias(L.bv)}};
+      kernels::linear_forward_fused(qkv, w.h.data(), E, T, sc, nt);
+    }
     rope_.apply(w.q.data(), Q, w.cos_t.data(), w.sin_t.data(), T, c.n_head);
     rope_.apply(w.k.data(), KV, w.cos_t.data(), w.sin_t.data(), T, c.n_head_kv);
     const int window = c.layer_slides(il) ? c.sliding_window : 0;
@@ -195,22 +205,26 @@ Status Transformer::forward(const Batch& batch, std::span<KvCache* const> caches
       // Sliding window: the last `window` visible rows of each group (docs/models.md, sliding windows).
       const int s0 = window > 0 ? std::max(0, bt.n_src - window) : 0;
       const int t0 = window > 0 ? std::max(0, bt.n_tgt - window) : 0;
-      kernels::KvRegion src{kc.k(il, Group::Source) + int64_t{s0} * KV, kc.v(il, Group::Source) + int64_t{s0} * KV,
-                            bt.n_src - s0};
-      kernels::KvRegion tgt{kc.k(il, Group::Target) + int64_t{t0} * KV, kc.v(il, Group::Target) + int64_t{t0} * KV,
-                            bt.n_tgt - t0};
+      kernels::KvRegion src{kc.k(il, Group::Source) + int64_t{s0} * KV,
+                            kc.v(il, Group::Source) + int64_t{s0} * KV, bt.n_src - s0};
+      kernels::KvRegion tgt{kc.k(il, Group::Target) + int64_t{t0} * KV,
+                            kc.v(il, Group::Target) + int64_t{t0} * KV, bt.n_tgt - t0};
       kernels::attention_forward_token(w.attn.data() + t * Q, w.q.data() + t * Q, src, tgt, shape, h, h + 1,
                                        w.scores.data() + int64_t{omp_get_thread_num()} * max_visible);
     }
     // x += o(attn): computed into h, then added.
-    kernels::linear_forward(w.h.data(), E, w.attn.data(), Q, L.wo, L.bo.empty() ? nullptr : L.bo.data(), T, sc, nt);
+    kernels::linear_forward(w.h.data(), E, w.attn.data(), Q, L.wo, L.bo.empty() ? nullptr : L.bo.data(), T,
+                            sc, nt);
     if (c.sandwich_norms)
       kernels::rmsnorm_forward(w.h.data(), E, w.h.data(), E, L.attn_post_norm.data(), T, E, c.norm_eps, off);
     for (int64_t i = 0; i < T * E; ++i) w.x[i] += w.h[i];
 
     kernels::rmsnorm_forward(w.h.data(), E, w.x.data(), E, L.ffn_norm.data(), T, E, c.norm_eps, off);
-    kernels::linear_forward(w.gate.data(), F, w.h.data(), E, L.w_gate, nullptr, T, sc, nt);
-    kernels::linear_forward(w.up.data(), F, w.h.data(), E, L.w_up, nullptr, T, sc, nt);
+    {
+      const kernels::LinearOutput gate_up[] = {{w.gate.data(), F, L.w_gate, nullptr},
+                                               {w.up.data(), F, L.w_up, nullptr}};
+      kernels::linear_forward_fused(gate_up, w.h.data(), E, T, sc, nt);
+    }
     kernels::gated_act_forward(w.gate.data(), F, w.gate.data(), w.up.data(), F, T, F, act);
     kernels::linear_forward(w.h.data(), E, w.gate.data(), F, L.w_down, nullptr, T, sc, nt);
     if (c.sandwich_norms)
@@ -224,8 +238,8 @@ Status Transformer::forward(const Batch& batch, std::span<KvCache* const> caches
   int64_t r = 0;
   for (int64_t t = 0; t < T; ++t) {
     if (!batch.tokens[t].logits) continue;
-    kernels::rmsnorm_forward(w.out_hidden.data() + r * E, E, w.x.data() + t * E, E, weights_.output_norm.data(), 1, E,
-                             c.norm_eps, off);
+    kernels::rmsnorm_forward(w.out_hidden.data() + r * E, E, w.x.data() + t * E, E,
+                             weights_.output_norm.data(), 1, E, c.norm_eps, off);
     ++r;
   }
   if (n_out > 0) {
