@@ -1,12 +1,16 @@
 // `gpstream serve -m MODEL [--host 127.0.0.1] [--port N] [--max-sessions N] [--threads N] ...`: serves
 // live streams over WebSocket, whole texts over HTTP, SimulEval's remote-agent protocol and the web
 // demo (docs/server.md). Stream defaults (k, paradigm, φ, decoding) come from the model's gpstream.json
-// and the usual streaming options, so a stream is translated exactly as `gpstream translate` would.
+// and the usual streaming options, so a stream is translated exactly as `gpstream translate` would. A speech
+// model directory (speech/speech_model.h) makes WebSocket streams take audio (docs/server.md).
 #include <cstdio>
+#include <filesystem>
+#include <memory>
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
 #include "serve/server.h"
+#include "speech/speech_model.h"
 
 #ifndef GPSTREAM_WEB_DIR
 #define GPSTREAM_WEB_DIR ""
@@ -42,11 +46,19 @@ int run_serve(int argc, char** argv) {
   if (!m) return fail("serve", m.error());
   auto defaults = session_options(o, *m, k, o.paradigm);
   if (!defaults) return std::fprintf(stderr, "gpstream serve: %s\n", defaults.error().message().c_str()), kExitUsage;
+  // A speech model directory (speech_encoder.safetensors beside the LLM): WebSocket streams take audio.
+  std::unique_ptr<audio::SpeechEncoderModel> encoder;
+  if (speech::is_speech_model_dir(o.model)) {
+    auto enc = audio::SpeechEncoderModel::load((std::filesystem::path(o.model) / speech::kSpeechEncoderFile).string());
+    if (!enc) return fail("serve", enc.error());
+    encoder = std::make_unique<audio::SpeechEncoderModel>(std::move(*enc));
+    so.speech_encoder = encoder.get();
+  }
   auto server = serve::Server::start(*m, *defaults, so);
   if (!server) return fail("serve", server.error());
   (*server)->stop_on_signals();
-  std::fprintf(stderr, "gpstream serve: listening on http://%s:%d (WebSocket /v1/stream; Ctrl-C stops)\n",
-               so.host.c_str(), (*server)->port());
+  std::fprintf(stderr, "gpstream serve: listening on http://%s:%d (WebSocket /v1/stream%s; Ctrl-C stops)\n",
+               so.host.c_str(), (*server)->port(), encoder ? ", audio streams" : "");
   std::printf("%d\n", (*server)->port());
   std::fflush(stdout);
   (*server)->wait();

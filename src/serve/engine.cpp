@@ -45,8 +45,14 @@ struct Engine::Stream {
   int64_t tokens_counted = 0;
 };
 
-Engine::Engine(stream::StreamingModel& model, stream::SessionOptions defaults, EngineLimits limits, Metrics& metrics)
-    : model_(model), defaults_(std::move(defaults)), limits_(limits), metrics_(metrics), scheduler_(*model.model) {
+Engine::Engine(stream::StreamingModel& model, stream::SessionOptions defaults, EngineLimits limits, Metrics& metrics,
+               const audio::SpeechEncoderModel* speech_encoder)
+    : model_(model),
+      defaults_(std::move(defaults)),
+      limits_(limits),
+      metrics_(metrics),
+      speech_encoder_(speech_encoder),
+      scheduler_(*model.model) {
   max_sentence_tokens_ = std::max(16, defaults_.max_cache_rows - kReservedSourceRows);
 }
 
@@ -101,6 +107,7 @@ Result<ResolvedOptions> Engine::resolve(const StreamOptions& o, bool continuous_
 
 Result<uint64_t> Engine::open(const ResolvedOptions& options, StreamSink sink) {
   GPS_ASSIGN(const stream::SegmentCodec* codec, codec_for(options.source_lang, options.target_lang));
+  if (options.audio && speech_encoder_ == nullptr) return invalid_argument("this server's model takes text, not audio");
   auto s = std::make_unique<Stream>();
   s->opts = options;
   s->codec = codec;
@@ -117,7 +124,7 @@ Result<uint64_t> Engine::open(const ResolvedOptions& options, StreamSink sink) {
     ++reserved_;
     id = next_id_++;
     s->id = id;
-    Command c{Command::Kind::Open, id, {}, s->opened_ms, std::move(s)};
+    Command c{Command::Kind::Open, id, {}, {}, s->opened_ms, std::move(s)};
     commands_.push_back(std::move(c));
     ++metrics_.queue_depth;
   }
@@ -138,10 +145,13 @@ void Engine::enqueue(Command c) {
 }
 
 void Engine::push(uint64_t id, std::string text) {
-  enqueue(Command{Command::Kind::Push, id, std::move(text), steady_now_ms(), nullptr});
+  enqueue(Command{Command::Kind::Push, id, std::move(text), {}, steady_now_ms(), nullptr});
 }
-void Engine::end(uint64_t id) { enqueue(Command{Command::Kind::End, id, {}, steady_now_ms(), nullptr}); }
-void Engine::close(uint64_t id) { enqueue(Command{Command::Kind::Close, id, {}, steady_now_ms(), nullptr}); }
+void Engine::push_audio(uint64_t id, std::vector<AudioUnit> units) {
+  enqueue(Command{Command::Kind::Audio, id, {}, std::move(units), steady_now_ms(), nullptr});
+}
+void Engine::end(uint64_t id) { enqueue(Command{Command::Kind::End, id, {}, {}, steady_now_ms(), nullptr}); }
+void Engine::close(uint64_t id) { enqueue(Command{Command::Kind::Close, id, {}, {}, steady_now_ms(), nullptr}); }
 
 int Engine::open_sessions() const {
   std::lock_guard lock(mu_);
@@ -178,17 +188,46 @@ void Engine::push_words(Stream& s, std::vector<std::string> words, double at_ms)
       fail(s, "bad_source", st.error().message());
       return;
     }
-    s.open_sentence_cost += cost;
-    s.sentences.back().arrivals.push_back(at_ms);
-    ++s.backlog;
-    ++s.total_words;
-    ++metrics_.backlog_words;
+    count_source(s, cost, at_ms);
     ++metrics_.source_words;
     if (s.opts.session.continuous && stream::ends_sentence(w)) {
       s.sentences.back().closed = true;
       s.sentences.emplace_back();
       s.open_sentence_cost = 0;
     }
+  }
+}
+
+void Engine::count_source(Stream& s, int cost, double at_ms) {
+  s.open_sentence_cost += cost;
+  s.sentences.back().arrivals.push_back(at_ms);
+  ++s.backlog;
+  ++s.total_words;
+  ++metrics_.backlog_words;
+}
+
+void Engine::push_units(Stream& s, std::vector<AudioUnit> units, double at_ms) {
+  for (AudioUnit& u : units) {
+    if (s.done) return;
+    if (s.open_sentence_cost + u.n_rows > max_sentence_tokens_) {
+      fail(s, "audio_too_long", "an utterance may hold about " + std::to_string(max_sentence_tokens_) +
+                                    " encoder rows (the model's cache); end it and start a new stream");
+      return;
+    }
+    if (s.backlog + 1 > limits_.max_backlog_words) {
+      fail(s, "backlog_full", "more than " + std::to_string(limits_.max_backlog_words) +
+                                  " audio chunks are waiting to be transcribed; slow down");
+      return;
+    }
+    if (Status st = s.session->push_source_embeddings(u.rows, static_cast<int>(model_.model->config().n_embd),
+                                                       u.duration_ms);
+        !st.ok()) {
+      fail(s, "bad_source", st.error().message());
+      return;
+    }
+    count_source(s, u.n_rows, at_ms);
+    ++metrics_.audio_chunks;
+    metrics_.audio_ms += u.duration_ms;
   }
 }
 
@@ -211,6 +250,10 @@ void Engine::apply(Command& c) {
   Stream& s = *it->second;
   switch (c.kind) {
     case Command::Kind::Push: {
+      if (s.opts.audio) {
+        fail(s, "audio_expected", "this stream takes audio: send PCM samples as binary frames");
+        return;
+      }
       if (s.ended) {
         fail(s, "protocol", "source text after the end of the source");
         return;
@@ -223,9 +266,20 @@ void Engine::apply(Command& c) {
       push_words(s, std::move(words), c.at_ms);
       break;
     }
+    case Command::Kind::Audio:
+      if (!s.opts.audio) {
+        fail(s, "binary_frame", "this stream takes text, not audio");
+        return;
+      }
+      if (s.ended) {
+        fail(s, "protocol", "audio after the end of the source");
+        return;
+      }
+      push_units(s, std::move(c.units), c.at_ms);
+      break;
     case Command::Kind::End: {
       if (s.ended) return;
-      push_words(s, s.buffer.finish(), c.at_ms);
+      if (!s.opts.audio) push_words(s, s.buffer.finish(), c.at_ms);
       if (s.done) return;
       s.ended = true;
       s.end_ms = c.at_ms;
@@ -273,6 +327,8 @@ void Engine::on_event(Stream& s, const stream::Event& e) {
       out.index = s.words_in_segment++;
       out.segment = s.segment;
       out.delay = e.delay;
+      out.delay_ms = e.delay_ms;
+      out.audio = s.opts.audio;
       out.elapsed_ms = e.elapsed_ms;
       out.lag_ms = std::max(0.0, now - ref);
       ++metrics_.target_words;

@@ -3,6 +3,8 @@
 // thread-safe calls (open, push, end, close) that queue commands; it answers through each stream's
 // sink, called on the engine thread. It enforces the per-stream limits (backlog of unread source words,
 // sentence size against the KV cache) so that one stream's input can never fail another's forward.
+// With a speech encoder (a speech model), a stream may take audio instead of text: its source units are
+// encoder chunks (serve/audio_units.h), pushed with push_audio() and batched like any other session.
 #pragma once
 
 #include <condition_variable>
@@ -16,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "serve/audio_units.h"
 #include "serve/metrics.h"
 #include "serve/stream_protocol.h"
 #include "serve/word_buffer.h"
@@ -39,7 +42,9 @@ struct StreamEvent {
   std::string word;          // Word
   int index = 0;             // Word: index in its segment; SegmentEnd: words in the segment
   int segment = 0;           // Word, SegmentEnd: sentence number (continuous streams), from 0
-  int delay = 0;             // Word: source words of its segment read when it was written
+  int delay = 0;             // Word: source units (words, audio chunks) of its segment read when it was written
+  double delay_ms = 0;       // Word: audio of those chunks (audio streams; 0 for text)
+  bool audio = false;        // Word: the stream takes audio (delay_ms is meaningful)
   double elapsed_ms = 0;     // Word: since the segment's first source word arrived (Session clock)
   double lag_ms = 0;         // Word: since the arrival of the last source it read
   double t_ms = 0;           // any: since the stream was opened
@@ -54,11 +59,14 @@ using StreamSink = std::function<void(const StreamEvent&)>;
 struct ResolvedOptions {
   stream::SessionOptions session;
   std::string source_lang, target_lang;
+  bool audio = false;  // source units are audio chunks (push_audio), not words (push)
 };
 
 class Engine {
  public:
-  Engine(stream::StreamingModel& model, stream::SessionOptions defaults, EngineLimits limits, Metrics& metrics);
+  // `speech_encoder` (may be null: text only) must outlive the engine; its llm_hidden is the model's n_embd.
+  Engine(stream::StreamingModel& model, stream::SessionOptions defaults, EngineLimits limits, Metrics& metrics,
+         const audio::SpeechEncoderModel* speech_encoder = nullptr);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -73,6 +81,8 @@ class Engine {
   Result<uint64_t> open(const ResolvedOptions& options, StreamSink sink);
   // A chunk of source text (partial words allowed). Ignored for an unknown or closed id.
   void push(uint64_t id, std::string text);
+  // Audio streams: the encoder chunks of newly arrived audio (one source unit each), in order.
+  void push_audio(uint64_t id, std::vector<AudioUnit> units);
   // End of source: the held-back partial word becomes a word, then the end marker.
   void end(uint64_t id);
   // Abandons a stream (client gone). Its sink is never called again after close() returns... unless
@@ -82,13 +92,15 @@ class Engine {
   int open_sessions() const;
   const stream::StreamingModel& model() const { return model_; }
   const stream::SessionOptions& defaults() const { return defaults_; }
+  const audio::SpeechEncoderModel* speech_encoder() const { return speech_encoder_; }
 
  private:
   struct Stream;
   struct Command {
-    enum class Kind { Open, Push, End, Close } kind;
+    enum class Kind { Open, Push, Audio, End, Close } kind;
     uint64_t id = 0;
     std::string text;
+    std::vector<AudioUnit> units;  // Audio
     double at_ms = 0;
     std::unique_ptr<Stream> stream;  // Open
   };
@@ -96,6 +108,8 @@ class Engine {
   void run();
   void apply(Command& c);
   void push_words(Stream& s, std::vector<std::string> words, double at_ms);
+  void push_units(Stream& s, std::vector<AudioUnit> units, double at_ms);
+  void count_source(Stream& s, int cost, double at_ms);
   void fail(Stream& s, const std::string& code, const std::string& message);
   void on_event(Stream& s, const stream::Event& e);
   void retire_finished();
@@ -106,6 +120,7 @@ class Engine {
   stream::SessionOptions defaults_;
   EngineLimits limits_;
   Metrics& metrics_;
+  const audio::SpeechEncoderModel* speech_encoder_ = nullptr;
   int max_sentence_tokens_ = 0;  // source tokens one sentence may need, from the cache capacity
 
   mutable std::mutex mu_;

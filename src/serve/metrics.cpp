@@ -79,6 +79,9 @@ std::string Metrics::render() const {
   metric(out, "gpstream_session_errors_total", "counter", "Streams ended by an error.",
          static_cast<double>(session_errors.load()));
   metric(out, "gpstream_source_words_total", "counter", "Source words received.", static_cast<double>(source_words.load()));
+  metric(out, "gpstream_audio_chunks_total", "counter", "Audio source units (speech encoder chunks) received.",
+         static_cast<double>(audio_chunks.load()));
+  metric(out, "gpstream_audio_seconds_total", "counter", "Audio received, in seconds.", audio_ms.load() / 1000.0);
   metric(out, "gpstream_target_words_total", "counter", "Target words emitted.", static_cast<double>(target_words.load()));
   metric(out, "gpstream_forwarded_tokens_total", "counter", "Token rows forwarded through the model.",
          static_cast<double>(forwarded_tokens.load()));

@@ -37,6 +37,8 @@ struct Metrics {
   std::atomic<int64_t> session_errors{0};      // streams ended by an error (client or engine)
   std::atomic<int64_t> source_words{0};
   std::atomic<int64_t> target_words{0};
+  std::atomic<int64_t> audio_chunks{0};        // audio source units (encoder chunks) received
+  std::atomic<double> audio_ms{0};             // audio they cover
   std::atomic<int64_t> forwarded_tokens{0};    // source + target rows through the model
   std::atomic<int64_t> forwards{0};            // batched forward passes (Scheduler rounds with work)
   std::atomic<int64_t> queue_depth{0};         // engine commands waiting to be applied

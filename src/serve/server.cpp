@@ -2,6 +2,8 @@
 // websocket_session.cpp; everything else is answered here.
 #include <cstdio>
 
+#include "audio/log_mel.h"
+
 #include "serve/server_impl.h"
 #include "serve/static_files.h"
 #include "serve/stream_protocol.h"
@@ -101,7 +103,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
                          ", \"source_lang\": " + json_string(srv_.model.meta.source_lang) +
                          ", \"target_lang\": " + json_string(srv_.model.meta.target_lang) +
                          ", \"paradigm\": " + json_string(stream::paradigm_name(so.paradigm)) +
-                         ", \"k\": " + std::to_string(so.k) + ", \"phi\": " + json_string(so.phi.to_string()) + "}";
+                         ", \"k\": " + std::to_string(so.k) + ", \"phi\": " + json_string(so.phi.to_string()) +
+                         ", \"input\": " + (srv_.opts.speech_encoder ? "\"audio\"" : "\"text\"") + "}";
       return send(json_response(v, http::status::ok, std::move(body)));
     }
     if (path == "/metrics") {
@@ -199,7 +202,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 Server::Impl::Impl(stream::StreamingModel& m, stream::SessionOptions defaults, ServerOptions o)
     : model(m),
       opts(std::move(o)),
-      engine(m, std::move(defaults), opts.engine, metrics),
+      engine(m, std::move(defaults), opts.engine, metrics, opts.speech_encoder),
       work(net::make_work_guard(ioc)),
       acceptor(net::make_strand(ioc)),
       housekeeping(ioc) {}
@@ -229,6 +232,14 @@ Result<std::unique_ptr<Server>> Server::start(stream::StreamingModel& model, str
                                               ServerOptions options) {
   if (options.io_threads < 1) return invalid_argument("io threads must be at least 1");
   if (options.port < 0 || options.port > 65535) return invalid_argument("port must be 0..65535");
+  if (const audio::SpeechEncoderModel* enc = options.speech_encoder) {
+    if (enc->config().llm_hidden != model.model->config().n_embd)
+      return invalid_argument("the speech encoder writes rows of " + std::to_string(enc->config().llm_hidden) +
+                              " floats but the model's embeddings have " + std::to_string(model.model->config().n_embd));
+    if (enc->config().n_mels != audio::kLogMelBins)
+      return invalid_argument("the speech encoder takes " + std::to_string(enc->config().n_mels) + " mel bins, not " +
+                              std::to_string(audio::kLogMelBins));
+  }
   auto impl = std::make_unique<Impl>(model, std::move(defaults), std::move(options));
   Impl& s = *impl;
   auto simuleval_options = s.engine.resolve(StreamOptions{}, /*continuous_default=*/false);

@@ -1,6 +1,6 @@
 // gpstream's HTTP + WebSocket server (Boost.Beast): the /v1/stream WebSocket API, POST /v1/translate,
 // GET /health, GET /metrics, SimulEval's remote-agent endpoints and the web demo, all over one Engine
-// that batches every stream's forward. Thin by design: it parses, enforces limits and hands work to
+// that batches every stream's forward. With a speech model, WebSocket streams take audio. Thin by design: it parses, enforces limits and hands work to
 // the engine; it never decodes. The protocol is documented in docs/server.md.
 #pragma once
 
@@ -23,6 +23,9 @@ struct ServerOptions {
   size_t max_queued_events = 4096;       // per WebSocket: events not yet sent (a client that does not read)
   double idle_timeout_ms = 60000;        // a WebSocket stream (and the SimulEval stream) with no message
   double http_timeout_ms = 30000;        // reading one HTTP request
+  // A speech model's encoder (speech/speech_model.h; must outlive the server): WebSocket streams then take
+  // audio (binary PCM frames) instead of text. Its llm_hidden must be the model's n_embd, its n_mels 80.
+  const audio::SpeechEncoderModel* speech_encoder = nullptr;
 };
 
 class Server {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 namespace gpstream::serve {
 namespace {
@@ -97,6 +98,38 @@ Result<StreamOptions> parse_stream_options(const json& obj, std::initializer_lis
   return o;
 }
 
+std::optional<PcmFormat> parse_pcm_format(std::string_view name) {
+  if (name == "f32le") return PcmFormat::F32LE;
+  if (name == "s16le") return PcmFormat::S16LE;
+  return std::nullopt;
+}
+
+const char* pcm_format_name(PcmFormat f) { return f == PcmFormat::F32LE ? "f32le" : "s16le"; }
+
+Result<std::vector<float>> decode_pcm(std::span<const std::byte> bytes, PcmFormat format) {
+  const size_t width = pcm_sample_bytes(format);
+  if (bytes.size() % width != 0)
+    return invalid_argument("a binary frame of " + std::to_string(bytes.size()) + " bytes is not a whole number of " +
+                            pcm_format_name(format) + " samples (" + std::to_string(width) + " bytes each)");
+  std::vector<float> samples(bytes.size() / width);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data()) + i * width;
+    if (format == PcmFormat::S16LE) {
+      const auto s = static_cast<int16_t>(static_cast<uint16_t>(p[0] | (p[1] << 8)));
+      samples[i] = static_cast<float>(s) / 32768.0f;
+    } else {
+      const uint32_t u = static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
+                         (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
+      float v;
+      std::memcpy(&v, &u, sizeof v);
+      if (!std::isfinite(v))
+        return invalid_argument("sample " + std::to_string(i) + " of a binary frame is not a finite number");
+      samples[i] = v;
+    }
+  }
+  return samples;
+}
+
 Result<ClientMessage> parse_client_message(std::string_view text) {
   json msg = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (msg.is_discarded()) return invalid_argument("message is not valid JSON");
@@ -105,8 +138,25 @@ Result<ClientMessage> parse_client_message(std::string_view text) {
   if (!msg["type"].is_string()) return field_error("type", "a string", msg["type"]);
   const std::string type = msg["type"].get<std::string>();
   if (type == "start") {
-    GPS_ASSIGN(StreamOptions o, parse_stream_options(msg, {"type"}));
-    return ClientMessage{StartMessage{std::move(o)}};
+    GPS_ASSIGN(StreamOptions o, parse_stream_options(msg, {"type", "audio_format", "sample_rate"}));
+    AudioOptions audio;
+    if (msg.contains("audio_format")) {
+      const json& v = msg["audio_format"];
+      if (!v.is_string()) return field_error("audio_format", "\"f32le\" or \"s16le\"", v);
+      audio.format = parse_pcm_format(v.get<std::string>());
+      if (!audio.format)
+        return invalid_argument("'audio_format': expected \"f32le\" or \"s16le\", got '" + v.get<std::string>() + "'");
+    }
+    if (msg.contains("sample_rate")) {
+      const json& v = msg["sample_rate"];
+      if (!v.is_number_integer()) return field_error("sample_rate", "an integer", v);
+      const int64_t r = v.get<int64_t>();
+      if (r < kMinAudioSampleRate || r > kMaxAudioSampleRate)
+        return invalid_argument("'sample_rate': must be between " + std::to_string(kMinAudioSampleRate) + " and " +
+                                std::to_string(kMaxAudioSampleRate) + " Hz, got " + std::to_string(r));
+      audio.sample_rate = static_cast<uint32_t>(r);
+    }
+    return ClientMessage{StartMessage{std::move(o), audio}};
   }
   if (type == "source") {
     GPS_TRY(check_fields(msg, {"type", "text"}));

@@ -3,11 +3,15 @@
 // and server events written as JSON lines. No I/O here; the server reads and writes the frames.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,8 +30,30 @@ struct StreamOptions {
   std::optional<bool> continuous;  // sentence by sentence (bounded memory); default true for streams
 };
 
+// Audio streams (a speech model): the PCM encoding of binary frames, mono.
+enum class PcmFormat { F32LE, S16LE };
+
+std::optional<PcmFormat> parse_pcm_format(std::string_view name);  // "f32le" or "s16le"
+const char* pcm_format_name(PcmFormat f);
+inline size_t pcm_sample_bytes(PcmFormat f) { return f == PcmFormat::F32LE ? 4 : 2; }
+
+// Decodes one binary frame. Errors: a byte count that is not whole samples; non-finite float samples.
+// int16 sample s maps to s / 32768 (as audio::read_wav does).
+Result<std::vector<float>> decode_pcm(std::span<const std::byte> bytes, PcmFormat format);
+
+// Sample rates an audio stream may declare (resampled to 16 kHz).
+inline constexpr uint32_t kMinAudioSampleRate = 8000;
+inline constexpr uint32_t kMaxAudioSampleRate = 192000;
+
+struct AudioOptions {
+  std::optional<PcmFormat> format;     // "audio_format"; default f32le
+  std::optional<uint32_t> sample_rate;  // "sample_rate"; default 16000
+  bool any() const { return format || sample_rate; }
+};
+
 struct StartMessage {
   StreamOptions options;
+  AudioOptions audio;
 };
 struct SourceMessage {
   std::string text;  // any chunk: words, several words or part of a word

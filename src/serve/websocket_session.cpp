@@ -1,7 +1,10 @@
 // One /v1/stream WebSocket connection: client messages → engine commands, engine events → JSON
 // frames. Every client mistake ends this stream only (an error event, then a close code); the
-// engine stream is closed whenever the connection goes away, however it goes.
+// engine stream is closed whenever the connection goes away, however it goes. With a speech model the
+// stream takes audio: binary frames of PCM go through AudioUnits (resampling, log-mel, the speech encoder,
+// on this connection's network thread) and reach the engine as one source unit per encoder chunk.
 #include "serve/server_impl.h"
+#include "audio/log_mel.h"
 #include "serve/stream_protocol.h"
 
 namespace gpstream::serve {
@@ -12,7 +15,7 @@ std::string event_json(const StreamEvent& e) {
     case StreamEventKind::Word:
       return "{\"type\": \"word\", \"word\": " + json_string(e.word) + ", \"segment\": " + std::to_string(e.segment) +
              ", \"index\": " + std::to_string(e.index) + ", \"delay\": " + std::to_string(e.delay) +
-             ", \"elapsed_ms\": " + json_ms(e.elapsed_ms) + ", \"lag_ms\": " + json_ms(e.lag_ms) +
+             (e.audio ? ", \"delay_ms\": " + json_ms(e.delay_ms) : std::string()) + ", \"elapsed_ms\": " + json_ms(e.elapsed_ms) + ", \"lag_ms\": " + json_ms(e.lag_ms) +
              ", \"t_ms\": " + json_ms(e.t_ms) + "}";
     case StreamEventKind::SegmentEnd:
       return "{\"type\": \"segment_end\", \"segment\": " + std::to_string(e.segment) + ", \"words\": " +
@@ -73,12 +76,14 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
     if (state_ == State::Closing) return;
     arm_idle_timer();
     if (!ws_.got_text()) {
+      std::string bytes = beast::buffers_to_string(buffer_.data());
       buffer_.consume(buffer_.size());
-      return protocol_error("binary_frame", "only text frames (JSON) are accepted", websocket::close_code::unknown_data);
+      handle_binary(bytes);
+    } else {
+      std::string text = beast::buffers_to_string(buffer_.data());
+      buffer_.consume(buffer_.size());
+      handle(text);
     }
-    std::string text = beast::buffers_to_string(buffer_.data());
-    buffer_.consume(buffer_.size());
-    handle(text);
     if (state_ != State::Closing) read();
   }
 
@@ -87,8 +92,21 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
     if (!msg) return protocol_error("bad_message", msg.error().message(), websocket::close_code::policy_error);
     if (std::holds_alternative<StartMessage>(*msg)) {
       if (state_ != State::AwaitStart) return protocol_error("protocol", "the stream has already started", websocket::close_code::policy_error);
-      auto resolved = srv_.engine.resolve(std::get<StartMessage>(*msg).options, /*continuous_default=*/true);
+      const StartMessage& start = std::get<StartMessage>(*msg);
+      auto resolved = srv_.engine.resolve(start.options, /*continuous_default=*/true);
       if (!resolved) return protocol_error("bad_options", resolved.error().message(), websocket::close_code::policy_error);
+      if (const audio::SpeechEncoderModel* encoder = srv_.engine.speech_encoder()) {
+        format_ = start.audio.format.value_or(PcmFormat::F32LE);
+        sample_rate_ = start.audio.sample_rate.value_or(audio::kLogMelSampleRate);
+        auto units = AudioUnits::create(*encoder, sample_rate_);
+        if (!units) return protocol_error("bad_options", units.error().message(), websocket::close_code::policy_error);
+        audio_ = std::make_unique<AudioUnits>(std::move(*units));
+        resolved->audio = true;
+      } else if (start.audio.any()) {
+        return protocol_error("bad_options",
+                              "'audio_format' and 'sample_rate' need a speech model; this server's model takes text",
+                              websocket::close_code::policy_error);
+      }
       std::weak_ptr<WebSocketSession> weak = shared_from_this();
       auto ex = ws_.get_executor();
       auto id = srv_.engine.open(*resolved, [weak, ex](const StreamEvent& e) {
@@ -108,19 +126,54 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
            ", \"paradigm\": " + json_string(stream::paradigm_name(so.paradigm)) + ", \"phi\": " +
            json_string(so.phi.to_string()) + ", \"source_lang\": " + json_string(resolved->source_lang) +
            ", \"target_lang\": " + json_string(resolved->target_lang) + ", \"continuous\": " +
-           (so.continuous ? "true" : "false") + "}");
+           (so.continuous ? "true" : "false") +
+           (audio_ ? ", \"input\": \"audio\", \"audio_format\": " + json_string(pcm_format_name(format_)) +
+                         ", \"sample_rate\": " + std::to_string(sample_rate_) + ", \"chunk_ms\": " +
+                         json_ms(audio_->chunk_ms())
+                   : std::string(", \"input\": \"text\"")) +
+           "}");
       return;
     }
     if (state_ != State::Streaming)
       return protocol_error("protocol", state_ == State::AwaitStart ? "send a start message first" : "the source has already ended",
                             websocket::close_code::policy_error);
     if (auto* src = std::get_if<SourceMessage>(&*msg)) {
+      if (audio_)
+        return protocol_error("audio_expected",
+                              std::string("this stream takes audio: send ") + pcm_format_name(format_) + " PCM at " +
+                                  std::to_string(sample_rate_) + " Hz as binary frames, not source text",
+                              websocket::close_code::unknown_data);
       srv_.engine.push(stream_, std::move(src->text));
       return;
+    }
+    if (audio_) {
+      std::vector<AudioUnit> units;
+      audio_->finish(units);
+      if (!units.empty()) srv_.engine.push_audio(stream_, std::move(units));
     }
     srv_.engine.end(stream_);
     state_ = State::Ended;
     idle_timer_.cancel();  // the client has said everything; the translation may take its time
+  }
+
+  // A binary frame: PCM samples of an audio stream.
+  void handle_binary(const std::string& bytes) {
+    if (state_ == State::AwaitStart && srv_.engine.speech_encoder() == nullptr)
+      return protocol_error("binary_frame",
+                            "only text frames (JSON) are accepted: this server's model takes text (audio needs a speech "
+                            "model)",
+                            websocket::close_code::unknown_data);
+    if (state_ != State::Streaming)
+      return protocol_error("protocol", state_ == State::AwaitStart ? "send a start message first" : "the source has already ended",
+                            websocket::close_code::policy_error);
+    if (!audio_)
+      return protocol_error("binary_frame", "this stream takes text (JSON source messages), not binary frames",
+                            websocket::close_code::unknown_data);
+    auto samples = decode_pcm(std::as_bytes(std::span(bytes.data(), bytes.size())), format_);
+    if (!samples) return protocol_error("bad_audio", samples.error().message(), websocket::close_code::bad_payload);
+    std::vector<AudioUnit> units;
+    audio_->push(*samples, units);
+    if (!units.empty()) srv_.engine.push_audio(stream_, std::move(units));
   }
 
   void on_stream_event(const StreamEvent& e) {
@@ -226,6 +279,9 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
   bool writing_ = false;
   State state_ = State::AwaitStart;
   uint64_t stream_ = 0;
+  std::unique_ptr<AudioUnits> audio_;  // audio streams only
+  PcmFormat format_ = PcmFormat::F32LE;
+  uint32_t sample_rate_ = 0;
 };
 
 }  // namespace

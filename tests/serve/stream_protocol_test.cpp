@@ -70,5 +70,52 @@ TEST(StreamProtocol, JsonHelpers) {
   EXPECT_EQ(error_event("busy", "full"), R"({"type": "error", "code": "busy", "message": "full"})");
 }
 
+TEST(StreamProtocol, AudioStartFields) {
+  auto m = parse_client_message(R"({"type": "start", "audio_format": "s16le", "sample_rate": 44100, "k": 2})");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  const auto& start = std::get<StartMessage>(*m);
+  ASSERT_TRUE(start.audio.format && start.audio.sample_rate && start.options.k);
+  EXPECT_TRUE(*start.audio.format == PcmFormat::S16LE);
+  EXPECT_EQ(*start.audio.sample_rate, 44100u);
+  EXPECT_EQ(*start.options.k, 2);
+  auto plain = parse_client_message(R"({"type": "start"})");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(std::get<StartMessage>(*plain).audio.any());
+  auto error_of = [](std::string_view text) {
+    auto r = parse_client_message(text);
+    return r.ok() ? std::string("(accepted)") : r.error().message();
+  };
+  EXPECT_EQ(error_of(R"({"type": "start", "audio_format": "mp3"})"),
+            "'audio_format': expected \"f32le\" or \"s16le\", got 'mp3'");
+  EXPECT_EQ(error_of(R"({"type": "start", "audio_format": 16})"),
+            "'audio_format': expected \"f32le\" or \"s16le\", got a number");
+  EXPECT_EQ(error_of(R"({"type": "start", "sample_rate": 7999})"),
+            "'sample_rate': must be between 8000 and 192000 Hz, got 7999");
+  EXPECT_EQ(error_of(R"({"type": "start", "sample_rate": 16000.5})"), "'sample_rate': expected an integer, got a number");
+  EXPECT_EQ(error_of(R"({"type": "source", "text": "a", "sample_rate": 16000})"), "unknown field 'sample_rate'");
+}
+
+TEST(StreamProtocol, DecodesPcmFrames) {
+  // s16le: bytes by hand. 0x8000 = -32768 -> -1; 0x7fff = 32767 -> 32767/32768; 0x0001 -> 1/32768.
+  const unsigned char s16[] = {0x00, 0x80, 0xff, 0x7f, 0x01, 0x00};
+  auto a = decode_pcm(std::as_bytes(std::span(s16)), PcmFormat::S16LE);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(*a, (std::vector<float>{-1.0f, 32767.0f / 32768.0f, 1.0f / 32768.0f}));
+  // f32le: 0.5 = 0x3f000000, -2 = 0xc0000000.
+  const unsigned char f32[] = {0x00, 0x00, 0x00, 0x3f, 0x00, 0x00, 0x00, 0xc0};
+  auto b = decode_pcm(std::as_bytes(std::span(f32)), PcmFormat::F32LE);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(*b, (std::vector<float>{0.5f, -2.0f}));
+  EXPECT_TRUE(decode_pcm({}, PcmFormat::F32LE).ok());
+  auto odd = decode_pcm(std::as_bytes(std::span(s16, 5)), PcmFormat::S16LE);
+  ASSERT_FALSE(odd.ok());
+  EXPECT_EQ(odd.error().message(), "a binary frame of 5 bytes is not a whole number of s16le samples (2 bytes each)");
+  EXPECT_FALSE(decode_pcm(std::as_bytes(std::span(f32, 6)), PcmFormat::F32LE).ok());
+  const unsigned char inf[] = {0x00, 0x00, 0x80, 0x7f};  // +inf
+  auto bad = decode_pcm(std::as_bytes(std::span(inf)), PcmFormat::F32LE);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message(), "sample 0 of a binary frame is not a finite number");
+}
+
 }  // namespace
 }  // namespace gpstream::serve

@@ -1,0 +1,32 @@
+// Fuzz target: a speech manifest (audio/speech_manifest.h) parsed from memory. Beyond not crashing, an
+// accepted manifest must satisfy what the header promises of every utterance.
+#include <cstdlib>
+#include <set>
+
+#include "audio/speech_manifest.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  namespace audio = gpstream::audio;
+  auto m = audio::parse_speech_manifest({reinterpret_cast<const std::byte*>(data), size}, "fuzz.tsv", "base");
+  if (!m.ok()) {
+    if (m.error().message().empty()) std::abort();  // every refusal says why
+    return 0;
+  }
+  if (m->utterances.empty()) std::abort();
+  std::set<std::string> seen;
+  size_t last_line = 0;
+  for (const audio::SpeechUtterance& u : m->utterances) {
+    if (u.wav.empty() || u.wav.front() == '/' || u.transcript.empty() || u.voice.empty()) std::abort();
+    if (u.voice.size() > audio::kSpeechMaxVoiceLength) std::abort();
+    if (u.speed < audio::kSpeechMinSpeed || u.speed > audio::kSpeechMaxSpeed) std::abort();
+    if (u.pitch > audio::kSpeechMaxPitch || u.duration_ms < 1 || u.duration_ms > audio::kSpeechMaxDurationMs)
+      std::abort();
+    if (u.wav_path.rfind("base/", 0) != 0) std::abort();  // resolved under the manifest's folder
+    if (!seen.insert(u.wav).second) std::abort();        // duplicates are refused
+    if (u.line <= last_line) std::abort();                // lines in file order, after the header
+    last_line = u.line;
+    for (char c : u.wav + u.transcript + u.voice)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) std::abort();  // no control characters
+  }
+  return 0;
+}

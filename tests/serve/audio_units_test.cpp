@@ -1,0 +1,78 @@
+// AudioUnits (serve/audio_units.h): samples in any pieces → one unit per encoder chunk, whose rows are the
+// whole-utterance encoder's (audio::log_mel + SpeechEncoderPass::forward, no streaming code) within float
+// rounding, with chunk_ms per full chunk and 80 ms per row of the partial last one.
+#include "serve/audio_units.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "audio/log_mel.h"
+#include "audio/speech_encoder.h"
+
+namespace gpstream::serve {
+namespace {
+
+audio::SpeechEncoderModel tiny_encoder() {
+  audio::SpeechEncoderConfig c;
+  c.conv_channels = 8;
+  c.d_model = 8;
+  c.n_layer = 1;
+  c.n_head = 2;
+  c.n_ff = 12;
+  c.chunk_frames = 6;  // 240 ms, 3 rows of 80 ms
+  c.stack = 2;
+  c.proj_hidden = 10;
+  c.llm_hidden = 6;
+  audio::SpeechEncoderModel m(c);
+  m.init_random(5);
+  return m;
+}
+
+TEST(AudioUnits, OneUnitPerChunkWithTheWholeUtteranceRows) {
+  const audio::SpeechEncoderModel enc = tiny_encoder();
+  // 200 log-mel frames: 50 encoder frames, 25 rows = 8 chunks of 3 rows + 1 row.
+  std::vector<float> x(400 + 160 * 199);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.3f * std::sin(0.05f * static_cast<float>(i) * (1.0f + 1e-4f * i));
+  const std::vector<float> mel = audio::log_mel(x);
+  audio::SpeechEncoderPass pass(enc);
+  const std::vector<float> want = pass.forward(mel.data(), 200);
+  ASSERT_EQ(want.size(), 25u * 6u);
+
+  auto units = AudioUnits::create(enc, 16000);
+  ASSERT_TRUE(units.ok()) << units.error().message();
+  EXPECT_EQ(units->chunk_ms(), 240.0);
+  EXPECT_EQ(units->row_ms(), 80.0);
+  std::vector<AudioUnit> got;
+  for (size_t i = 0; i < x.size(); i += 777) {
+    const size_t before = got.size();
+    units->push({x.data() + i, std::min<size_t>(777, x.size() - i)}, got);
+    for (size_t u = before; u < got.size(); ++u) EXPECT_EQ(got[u].n_rows, 3);  // only whole chunks before the end
+  }
+  units->finish(got);
+  ASSERT_EQ(got.size(), 9u);
+  std::vector<float> rows;
+  for (size_t u = 0; u < got.size(); ++u) {
+    const int n = u < 8 ? 3 : 1;
+    EXPECT_EQ(got[u].n_rows, n);
+    EXPECT_EQ(got[u].rows.size(), static_cast<size_t>(n) * 6u);
+    EXPECT_EQ(got[u].duration_ms, 80.0 * n);
+    rows.insert(rows.end(), got[u].rows.begin(), got[u].rows.end());
+  }
+  ASSERT_EQ(rows.size(), want.size());
+  for (size_t i = 0; i < rows.size(); ++i) EXPECT_NEAR(rows[i], want[i], 1e-4f) << i;
+}
+
+TEST(AudioUnits, RefusesRatesAndEncodersItCannotServe) {
+  const audio::SpeechEncoderModel enc = tiny_encoder();
+  EXPECT_FALSE(AudioUnits::create(enc, 0).ok());
+  audio::SpeechEncoderConfig c = enc.config();
+  c.n_mels = 40;
+  const audio::SpeechEncoderModel other(c);
+  auto r = AudioUnits::create(other, 16000);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("40 mel bins"), std::string::npos) << r.error().message();
+}
+
+}  // namespace
+}  // namespace gpstream::serve
