@@ -8,13 +8,7 @@ namespace gpstream::speech {
 using json = nlohmann::json;
 
 Result<SpeechTrainConfig> parse_speech_train_config(const std::string& text, const std::string& where) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    return format_error(where + ": invalid JSON: " + e.what());
-  }
-  if (!j.is_object()) return format_error(where + ": not a JSON object");
+  GPS_ASSIGN(json j, train::parse_json_object(text, where));
   SpeechTrainConfig c;
   c.raw_json = text;
   train::Obj top{j, where, {}};

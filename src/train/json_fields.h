@@ -55,6 +55,18 @@ struct Obj {
   }
 };
 
+// Parses a whole config text that must be one JSON object; errors name `where`.
+inline Result<nlohmann::json> parse_json_object(const std::string& text, const std::string& where) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    return format_error(where + ": invalid JSON: " + e.what());
+  }
+  if (!j.is_object()) return format_error(where + ": not a JSON object");
+  return j;
+}
+
 inline Result<const nlohmann::json*> object(const nlohmann::json& j, const std::string& k, const std::string& where) {
   if (!j.contains(k) || j[k].is_null()) return static_cast<const nlohmann::json*>(nullptr);
   if (!j[k].is_object()) return format_error(where + ": '" + k + "' must be an object");

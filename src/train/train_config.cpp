@@ -7,13 +7,7 @@ namespace gpstream::train {
 using json = nlohmann::json;
 
 Result<TrainConfig> parse_train_config(const std::string& text, const std::string& where) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    return format_error(where + ": invalid JSON: " + e.what());
-  }
-  if (!j.is_object()) return format_error(where + ": not a JSON object");
+  GPS_ASSIGN(json j, parse_json_object(text, where));
   TrainConfig c;
   c.raw_json = text;
   Obj top{j, where, {}};

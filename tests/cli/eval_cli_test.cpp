@@ -11,32 +11,17 @@
 #include <fstream>
 #include <string>
 
+#include "cli_run.h"
+
 namespace {
 
-const std::string kBin = std::string(GPSTREAM_BINARY_DIR) + "/gpstream";
+const std::string kBin = gpstream::testing::kGpstreamBin;
 // One folder per process: ctest runs these tests in parallel processes.
 const std::string kDir = std::string(GPSTREAM_BINARY_DIR) + "/eval_cli_test_tmp/" + std::to_string(getpid());
 
-struct Run {
-  int code;
-  std::string out, err;
-};
+using Run = gpstream::testing::CommandRun;
 
-Run run(const std::string& args) {
-  const std::string err_path = kDir + "/stderr.txt";
-  const std::string cmd = "cd " + kDir + " && " + kBin + " " + args + " 2>" + err_path;
-  Run r{};
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return {-1, "", "popen failed"};
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_path);
-  r.err.assign(std::istreambuf_iterator<char>(e), {});
-  return r;
-}
+Run run(const std::string& args) { return gpstream::testing::run_gpstream(kDir, args); }
 
 void write(const std::string& name, const std::string& text) {
   std::ofstream(kDir + "/" + name) << text;
