@@ -1,12 +1,12 @@
 // Helpers for the speech tests: a tiny streaming LLM directory (random weights, the shipped model's real
-// tokenizer.json so transcripts tokenize as in practice) and a tiny speech encoder config writing its rows.
+// tokenizer.json so transcripts tokenize as in practice); the tiny encoder config is tiny_speech_model.h's.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "audio/speech_encoder_config.h"
+#include "../testing/tiny_speech_model.h"
 #include "model/random_init.h"
 #include "train/export.h"
 #include "train/train_model.h"
@@ -51,20 +51,6 @@ inline void write_tiny_speech_llm(const std::string& dir, uint64_t seed = 3) {
   eo.meta.target_lang = "en";
   const Status st = train::export_hf(**tm, dir, eo);
   ASSERT_TRUE(st.ok()) << st.error().message();
-}
-
-inline audio::SpeechEncoderConfig tiny_speech_encoder_config(int64_t llm_hidden) {
-  audio::SpeechEncoderConfig e;
-  e.conv_channels = 16;
-  e.d_model = 16;
-  e.n_layer = 1;
-  e.n_head = 2;
-  e.n_ff = 32;
-  e.chunk_frames = 4;
-  e.stack = 2;
-  e.proj_hidden = 32;
-  e.llm_hidden = llm_hidden;
-  return e;
 }
 
 }  // namespace gpstream::testing
