@@ -22,6 +22,7 @@
 #include "speech/speech_model.h"
 #include "stream/model_meta.h"
 #include "../testing/temp_dir.h"
+#include "../testing/tiny_speech_model.h"
 #include "tokenizer/tokenizer.h"
 
 namespace gpstream::serve {
@@ -63,16 +64,8 @@ void write_speech_model(const std::string& dir) {
   gpstream::testing::write_bytes(dir + "/gpstream.json", stream::ModelMeta{}.to_json());
   fs::copy_file(kTokenizer, dir + "/tokenizer.json");
 
-  audio::SpeechEncoderConfig ec;
-  ec.conv_channels = 16;
-  ec.d_model = 16;
-  ec.n_layer = 1;
-  ec.n_head = 2;
-  ec.n_ff = 32;
-  ec.chunk_frames = 4;  // 160 ms per chunk, 2 rows of 80 ms
-  ec.stack = 2;
-  ec.proj_hidden = 32;
-  ec.llm_hidden = 32;
+  // 160 ms per chunk (4 encoder frames), 2 rows of 80 ms.
+  const audio::SpeechEncoderConfig ec = gpstream::testing::tiny_speech_encoder_config(32, /*chunk_frames=*/4);
   ASSERT_TRUE(ec.validate().ok());
   audio::SpeechEncoderModel enc(ec);
   enc.init_random(11);

@@ -16,20 +16,11 @@ namespace gpstream::testing {
 inline std::string shipped_model_dir() { return std::string(GPSTREAM_SOURCE_DIR) + "/models/gpstream-en-fr"; }
 inline std::string speech_sample_dir() { return std::string(GPSTREAM_SOURCE_DIR) + "/tests/audio/data/speech"; }
 
+// tiny_models.h's Llama (tied, no rope scaling) with the shipped tokenizer's vocabulary and a wider MLP.
 inline model::ModelConfig tiny_speech_llm_config() {
-  model::ModelConfig c;
-  c.architecture = "LlamaForCausalLM";
-  c.model_type = "llama";
+  model::ModelConfig c = tiny_config(false, /*tied=*/true, false);
   c.n_vocab = 8000;  // the shipped tokenizer's
-  c.n_embd = 32;
   c.n_ff = 64;
-  c.n_layer = 2;
-  c.n_head = 4;
-  c.n_head_kv = 2;
-  c.head_dim = 8;
-  c.norm_eps = 1e-5f;
-  c.rope_theta = 10000.0f;
-  c.tie_word_embeddings = true;
   c.bos_token_id = 1;
   c.eos_token_ids = {2};
   return c;
