@@ -134,11 +134,14 @@ Status Transformer::forward(const Batch& batch, std::span<KvCache* const> caches
   grow(w.up, T * F);
   grow(w.cos_t, T * half);
   grow(w.sin_t, T * half);
-  int64_t scratch = 0;
-  for (const LayerWeights& l : weights_.layers)  // every matrix: storage types may differ between layers
-    for (const kernels::MatrixView* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
-      scratch = std::max(scratch, kernels::linear_scratch_floats(*m, T, nt));
-  scratch = std::max(scratch, kernels::linear_scratch_floats(weights_.output, T, nt));
+  int64_t scratch = kernels::linear_scratch_floats(weights_.output, T, nt);
+  for (const LayerWeights& l : weights_.layers) {  // every layer: storage types may differ between layers
+    const kernels::LinearOutput qkv[] = {{nullptr, 0, l.wq}, {nullptr, 0, l.wk}, {nullptr, 0, l.wv}};
+    const kernels::LinearOutput gate_up[] = {{nullptr, 0, l.w_gate}, {nullptr, 0, l.w_up}};
+    scratch = std::max({scratch, kernels::linear_fused_scratch_floats(qkv, T, nt),
+                        kernels::linear_fused_scratch_floats(gate_up, T, nt),
+                        kernels::linear_scratch_floats(l.wo, T, nt), kernels::linear_scratch_floats(l.w_down, T, nt)});
+  }
   grow(w.scratch, scratch);
 
   // Row slots in each region, in batch order.
@@ -171,6 +174,25 @@ Status Transformer::forward(const Batch& batch, std::span<KvCache* const> caches
   for (int64_t t = 0; t < T; ++t) positions[t] = batch.tokens[t].pos;
   rope_.table(w.cos_t.data(), w.sin_t.data(), positions.data(), T);
 
+  if (team_applies(T))
+    layers_and_head_in_team(batch, caches, max_visible, logits);
+  else
+    layers_and_head(batch, caches, max_visible, logits);
+  tokens_forwarded_ += T;
+  return {};
+}
+
+void Transformer::layers_and_head(const Batch& batch, std::span<KvCache* const> caches, int max_visible,
+                                  std::vector<float>& logits) {
+  const ModelConfig& c = config_;
+  const int64_t T = batch.size();
+  const int64_t E = c.n_embd, D = c.head_dim, Q = int64_t{c.n_head} * D, KV = int64_t{c.n_head_kv} * D,
+                F = c.n_ff;
+  const int nt = n_threads_;
+  Workspace& w = ws_;
+  auto grow = [](std::vector<float>& v, int64_t n) {
+    if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
+  };
   const kernels::AttentionShape shape{c.n_head, c.n_head_kv, D, KV, c.attention_scale(), c.attn_softcap};
   const kernels::Activation act =
       c.hidden_act == HiddenAct::GeluTanh ? kernels::Activation::GeluTanh : kernels::Activation::Silu;
@@ -250,8 +272,6 @@ Status Transformer::forward(const Batch& batch, std::span<KvCache* const> caches
     if (c.final_softcap > 0)
       for (float& z : logits) z = c.final_softcap * std::tanh(z / c.final_softcap);
   }
-  tokens_forwarded_ += T;
-  return {};
 }
 
 }  // namespace gpstream::model

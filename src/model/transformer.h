@@ -47,9 +47,18 @@ class Transformer : public ForwardModel {
  private:
   struct Workspace {
     std::vector<float> x, h, q, k, v, attn, gate, up, cos_t, sin_t, scratch, scores, out_hidden;
+    std::vector<float> team;  // the decode team's per-thread buffers (transformer_team.cpp)
     std::vector<int> slot;
   };
   Status validate(const Batch& batch, std::span<KvCache* const> caches) const;
+  // The layers and the LM head, one parallel region per step (any batch; transformer.cpp) or one thread
+  // team for the whole forward (few tokens on several threads; transformer_team.cpp). Both start from
+  // the embeddings in ws_.x, the rope tables and the row slots, and leave identical logits.
+  void layers_and_head(const Batch& batch, std::span<KvCache* const> caches, int max_visible,
+                       std::vector<float>& logits);
+  bool team_applies(int64_t n_tok) const;
+  void layers_and_head_in_team(const Batch& batch, std::span<KvCache* const> caches, int max_visible,
+                               std::vector<float>& logits);
 
   ModelConfig config_;
   Weights weights_;

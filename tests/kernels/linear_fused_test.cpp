@@ -1,11 +1,15 @@
 // linear_forward_fused (q/k/v and gate/up in one pass) against one linear_forward per output — bit for bit,
 // since the fused pass must not change a model's logits — and against the double-precision reference:
 // random F32 / F16 / BF16 weights with biases, 1..12 tokens (both regimes), 1 and 2 threads, odd row and
-// column counts, padded output strides that must stay untouched, mixed weight types, no scratch.
+// column counts, padded output strides that must stay untouched, mixed weight types, no scratch; Q8_0 / Q4_0
+// against separate calls.
 #include "kernels/linear_fused.h"
 
 #include <gtest/gtest.h>
 
+#include <omp.h>
+
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -91,6 +95,9 @@ void check_case(const FusedCase& fc, const std::string& label, bool null_scratch
               }
               ASSERT_EQ(got, sep_buf[i][at]) << where << ": output " << i << " t " << t << " r " << r;
               if (threads != 2) continue;  // the reference once per case is enough: both thread counts agree
+              // Quantized rows meet Q8_0 activations, which the fp reference does not model; the int8
+              // kernels have their own reference tests (quant_dot_test.cpp).
+              if (is_quantized(fc.weights[i].view.type)) continue;
               double mag = with_bias ? std::fabs(fc.biases[i][static_cast<size_t>(r)]) : 0.0;
               for (int64_t c = 0; c < fc.cols; ++c)
                 mag += std::fabs(static_cast<double>(x[static_cast<size_t>(t * ldx + c)]) *
@@ -126,9 +133,20 @@ TEST(LinearFused, ThreadedGateUpEqualsSeparateCalls) {
   for (WeightType type : kTypes) check_case(FusedCase({151, 151}, 450, {type, type}, 7), type_name(type));
 }
 
-// Mixed storage types cannot share prepared activations: one linear_forward per output, same results.
-TEST(LinearFused, MixedTypesFallBack) {
+// Mixed storage types: each prepares its own activations in the same pass (or, past the F32 few-token
+// limit, one linear_forward per output), same results.
+TEST(LinearFused, MixedTypes) {
   check_case(FusedCase({300, 32, 31}, 449, {WeightType::BF16, WeightType::F16, WeightType::F32}, 9), "mixed");
+}
+
+// Quantized rows (GGUF Q8_0 / Q4_0, at any token count) split like the others, alone and mixed with BF16;
+// 448 columns = 14 blocks of 32. Shares start at multiples of four rows, where the int8 kernel's groups of
+// four rows start when it runs over a whole matrix.
+TEST(LinearFused, QuantizedEqualsSeparateCalls) {
+  for (WeightType type : {WeightType::Q8_0, WeightType::Q4_0})
+    check_case(FusedCase({562, 34, 31}, 448, {type, type, type}, 15), type_name(type));
+  check_case(FusedCase({300, 32, 31}, 448, {WeightType::Q4_0, WeightType::BF16, WeightType::Q8_0}, 17),
+             "quantized and BF16");
 }
 
 // No scratch (as the speech encoder and the trainer pass for F32): BF16 reorders into a per-thread buffer.
@@ -137,6 +155,51 @@ TEST(LinearFused, WithoutScratch) {
     check_case(FusedCase({300, 32, 31}, 449, {type, type, type}, 11),
                std::string(type_name(type)) + " no scratch",
                /*null_scratch=*/true);
+}
+
+// linear_share_dynamic: two threads taking guided pieces of 64 KB and more from a shared counter give the
+// rows of separate calls, bit for bit, for the fp types and the quantized ones, at 1..8 tokens.
+TEST(LinearFused, DynamicSharesEqualSeparateCalls) {
+  const std::vector<std::pair<WeightType, int64_t>> cases = {
+      {WeightType::BF16, 449}, {WeightType::F32, 449}, {WeightType::F16, 449}, {WeightType::Q8_0, 448},
+      {WeightType::Q4_0, 448}};
+  for (const auto& [type, cols] : cases) {
+    const FusedCase fc({1202, 34, 31}, cols, {type, type, type}, 19);
+    for (int64_t n_tok = 1; n_tok <= 8; ++n_tok) {
+      if (!is_quantized(type) && !linear_takes_few_tokens(type, n_tok)) continue;
+      const auto x = random_floats(static_cast<size_t>(n_tok * cols), 23 + static_cast<uint32_t>(n_tok));
+      std::vector<std::vector<float>> dyn_buf, sep_buf;
+      const auto dyn = fc.outputs(dyn_buf, n_tok, true);
+      const auto sep = fc.outputs(sep_buf, n_tok, true);
+      ASSERT_TRUE(linear_share_applies(dyn, n_tok));
+      const int64_t per_thread = linear_share_scratch_floats(dyn, n_tok);
+      std::vector<float> scratch(static_cast<size_t>(2 * std::max<int64_t>(1, per_thread)), kNaN);
+      std::atomic<size_t> next{0};
+      int team_seen = 0;
+#pragma omp parallel num_threads(2)
+      {
+        const int id = omp_get_thread_num();
+        if (id == 0) team_seen = omp_get_num_threads();
+        linear_share_dynamic(dyn, x.data(), cols, n_tok, scratch.data() + id * per_thread, omp_get_num_threads(),
+                             next);
+      }
+      EXPECT_EQ(team_seen, 2);
+      std::vector<float> sep_scratch(static_cast<size_t>(std::max<int64_t>(
+                                         1, linear_fused_scratch_floats(sep, n_tok, 1))),
+                                     kNaN);
+      for (const LinearOutput& o : sep)
+        linear_forward(o.out, o.ldo, x.data(), cols, o.w, o.bias, n_tok, sep_scratch.data(), 1);
+      for (size_t i = 0; i < dyn_buf.size(); ++i)
+        for (size_t j = 0; j < dyn_buf[i].size(); ++j) {
+          if (std::isnan(sep_buf[i][j])) {
+            ASSERT_TRUE(std::isnan(dyn_buf[i][j])) << type_name(type) << " wrote padding";
+            continue;
+          }
+          ASSERT_EQ(dyn_buf[i][j], sep_buf[i][j]) << type_name(type) << " n_tok " << n_tok << " output " << i
+                                                  << " at " << j;
+        }
+    }
+  }
 }
 
 TEST(LinearFused, NoOutputsOrNoTokensIsANoOp) {
