@@ -4,7 +4,8 @@
 //   prefill: tokens/s for a -p token prompt (one causal forward, logits for the last row), as a
 //            fraction of the sgemm peak: FLOPs = 2·(params without embedding)·tokens + attention + LM head;
 //   decode:  tokens/s for -n tokens fed one at a time after the prompt (KV cache, logits each step), as
-//            a fraction of the bandwidth bound: weight bytes read per token ÷ memory read bandwidth.
+//            a fraction of the bandwidth bound: weight bytes read per token ÷ memory read bandwidth, the
+//            bandwidth measured again just before and after each decode run (it drifts on a shared VM).
 // The peaks: OpenBLAS sgemm GFLOP/s on the prefill GEMM shapes and a streaming read over a buffer far
 // larger than the caches, both with the same thread count as the engine. A per-matrix breakdown of the
 // linear layers shows where the time goes, and one decode step's linears with q/k/v and gate/up as separate
@@ -165,50 +166,65 @@ Rate sgemm_gflops(int M, int N, int K, int threads) {
   return best;
 }
 
-// Streaming read of a buffer far larger than the last-level cache, all threads, best of several passes.
-Rate read_bandwidth_gbs(int threads, size_t bytes) {
-  const size_t n = bytes / sizeof(float);
+// Streaming read of a buffer far larger than the last-level cache, all threads, best of several passes
+// (the first pass left out). The buffer stays allocated so the bandwidth can be measured again right next
+// to each decode run: on a shared VM it moves by up to 2x between minutes.
+class ReadBandwidth {
+ public:
+  ReadBandwidth(int threads, size_t bytes) : threads_(threads), n_(bytes / sizeof(float)) {
+    buf_.reset(static_cast<float*>(std::aligned_alloc(64, n_ * sizeof(float))));
+    GPS_ASSERT(buf_, "bench: cannot allocate the bandwidth buffer");
+    float* b = buf_.get();
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t i = 0; i < static_cast<int64_t>(n_); ++i) b[i] = 1.0f;  // first touch by the reading thread
+  }
+
+  Rate measure(int passes) {
+    Rate best;
+    volatile float sink = 0;
+    const float* b = buf_.get();
+    const size_t n = n_;
+    for (int pass = 0; pass < passes; ++pass) {
+      Watch watch;
+      float total = 0;
+#pragma omp parallel num_threads(threads_) reduction(+ : total)
+      {
+        const int nt = omp_get_num_threads(), id = omp_get_thread_num();
+        const size_t chunk = (n / nt) & ~size_t{31};
+        const float* p = b + chunk * id;
+        const size_t len = id == nt - 1 ? n - chunk * id : chunk;
+        __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+        size_t i = 0;
+        for (; i + 32 <= len; i += 32) {
+          s0 = _mm256_add_ps(s0, _mm256_load_ps(p + i));
+          s1 = _mm256_add_ps(s1, _mm256_load_ps(p + i + 8));
+          s2 = _mm256_add_ps(s2, _mm256_load_ps(p + i + 16));
+          s3 = _mm256_add_ps(s3, _mm256_load_ps(p + i + 24));
+        }
+        float lanes[8];
+        _mm256_storeu_ps(lanes, _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+        for (float l : lanes) total += l;
+        for (; i < len; ++i) total += p[i];
+      }
+      const double gb = static_cast<double>(n * sizeof(float)) * 1e-9;
+      const double s = watch.wall(), c = watch.cpu(threads_);
+      sink = sink + total;
+      if (pass > 0) {
+        best.wall = std::max(best.wall, gb / s);
+        best.cpu = std::max(best.cpu, gb / c);
+      }
+    }
+    return best;
+  }
+
+ private:
   struct Free {
     void operator()(float* p) const { std::free(p); }
   };
-  std::unique_ptr<float[], Free> buf(static_cast<float*>(std::aligned_alloc(64, n * sizeof(float))));
-  GPS_ASSERT(buf, "bench: cannot allocate the bandwidth buffer");
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t i = 0; i < static_cast<int64_t>(n); ++i) buf[i] = 1.0f;  // first touch by the reading thread
-  Rate best;
-  volatile float sink = 0;
-  for (int pass = 0; pass < 6; ++pass) {
-    Watch watch;
-    float total = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : total)
-    {
-      const int nt = omp_get_num_threads(), id = omp_get_thread_num();
-      const size_t chunk = (n / nt) & ~size_t{31};
-      const float* p = buf.get() + chunk * id;
-      const size_t len = id == nt - 1 ? n - chunk * id : chunk;
-      __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-      size_t i = 0;
-      for (; i + 32 <= len; i += 32) {
-        s0 = _mm256_add_ps(s0, _mm256_load_ps(p + i));
-        s1 = _mm256_add_ps(s1, _mm256_load_ps(p + i + 8));
-        s2 = _mm256_add_ps(s2, _mm256_load_ps(p + i + 16));
-        s3 = _mm256_add_ps(s3, _mm256_load_ps(p + i + 24));
-      }
-      float lanes[8];
-      _mm256_storeu_ps(lanes, _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
-      for (float l : lanes) total += l;
-      for (; i < len; ++i) total += p[i];
-    }
-    const double gb = static_cast<double>(n * sizeof(float)) * 1e-9;
-    const double s = watch.wall(), c = watch.cpu(threads);
-    sink = sink + total;
-    if (pass > 0) {
-      best.wall = std::max(best.wall, gb / s);
-      best.cpu = std::max(best.cpu, gb / c);
-    }
-  }
-  return best;
-}
+  int threads_;
+  size_t n_;
+  std::unique_ptr<float[], Free> buf_;
+};
 
 // --- the model -----------------------------------------------------------------------------------
 
@@ -216,7 +232,8 @@ struct ModelResult {
   std::string dtype;
   double build_s = 0;
   Rate prefill_tok_s, prefill_gflops, prefill_frac;  // means over runs
-  Rate decode_tok_s, decode_bound_tok_s, decode_frac;
+  Rate decode_tok_s, decode_bound_tok_s, decode_frac;  // bound and fraction: from the bandwidth around each run
+  std::vector<double> decode_read_gbs;                  // wall GB/s measured around each decode run
   double prefill_best_wall = 0, decode_best_wall = 0;
   double weight_bytes_per_token = 0;
   struct Part {
@@ -245,7 +262,7 @@ double prefill_flops(const model::ModelConfig& c, int T) {
   return linear + attn + lm_head;
 }
 
-void run_model(const Options& o, io::DType dtype, Rate sgemm_peak, Rate bandwidth, ModelResult& res) {
+void run_model(const Options& o, io::DType dtype, Rate sgemm_peak, ReadBandwidth& probe, ModelResult& res) {
   const model::ModelConfig c = qwen25_05b_config();
   model::RandomInitOptions init;
   init.seed = 42;
@@ -276,12 +293,14 @@ void run_model(const Options& o, io::DType dtype, Rate sgemm_peak, Rate bandwidt
   check(tf.forward(prompt, cache, logits));
   cache.clear();
 
+  std::vector<Rate> run_read, run_decode;
   for (int run = 0; run < o.runs; ++run) {
     cache.clear();
     Watch wp;
     check(tf.forward(prompt, cache, logits));
     const Rate prefill{P / wp.wall(), P / wp.cpu(T)};
     int32_t next = argmax();
+    const Rate read_before = probe.measure(4);
     Watch wd;
     for (int i = 0; i < N; ++i) {
       model::Batch b;
@@ -290,6 +309,9 @@ void run_model(const Options& o, io::DType dtype, Rate sgemm_peak, Rate bandwidt
       next = argmax();
     }
     const Rate decode{N / wd.wall(), N / wd.cpu(T)};
+    const Rate read_after = probe.measure(4);
+    run_read.push_back({(read_before.wall + read_after.wall) / 2, (read_before.cpu + read_after.cpu) / 2});
+    run_decode.push_back(decode);
     res.prefill_tok_s.wall += prefill.wall / o.runs;
     res.prefill_tok_s.cpu += prefill.cpu / o.runs;
     res.decode_tok_s.wall += decode.wall / o.runs;
@@ -313,9 +335,16 @@ void run_model(const Options& o, io::DType dtype, Rate sgemm_peak, Rate bandwidt
     for (const kernels::MatrixView* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
       bytes += static_cast<double>(matrix_bytes(*m));
   res.weight_bytes_per_token = bytes;
-  res.decode_bound_tok_s = {bandwidth.wall * 1e9 / bytes, bandwidth.cpu * 1e9 / bytes};
-  res.decode_frac = {res.decode_tok_s.wall / res.decode_bound_tok_s.wall,
-                     res.decode_tok_s.cpu / res.decode_bound_tok_s.cpu};
+  // Each run against the bandwidth measured just before and after it (mean of the two), then the mean over runs.
+  for (size_t r = 0; r < run_read.size(); ++r) {
+    const Rate bound{run_read[r].wall * 1e9 / bytes, run_read[r].cpu * 1e9 / bytes};
+    const double n = static_cast<double>(run_read.size());
+    res.decode_bound_tok_s.wall += bound.wall / n;
+    res.decode_bound_tok_s.cpu += bound.cpu / n;
+    res.decode_frac.wall += run_decode[r].wall / bound.wall / n;
+    res.decode_frac.cpu += run_decode[r].cpu / bound.cpu / n;
+    res.decode_read_gbs.push_back(run_read[r].wall);
+  }
 
   // Where the time goes: each linear of the forward, timed alone over all layers (so decode reads the
   // weights from memory as the forward does), for the prompt's n_tok and for one token.
@@ -423,14 +452,15 @@ int main(int argc, char** argv) {
   const Rate g_up = sgemm_gflops(o.prompt, F, E, o.threads);
   const Rate g_down = sgemm_gflops(o.prompt, E, F, o.threads);
   const Rate sgemm_peak{std::max(g_up.wall, g_down.wall), std::max(g_up.cpu, g_down.cpu)};
-  const Rate bandwidth = read_bandwidth_gbs(o.threads, size_t{1} << 30);
+  ReadBandwidth probe(o.threads, size_t{1} << 30);
+  const Rate bandwidth = probe.measure(6);
 
   std::vector<ModelResult> results;
   for (io::DType dt : {io::DType::BF16, io::DType::F32}) {
     if (o.dtype != "both" && o.dtype != (dt == io::DType::BF16 ? "bf16" : "f32")) continue;
     if (!o.json) std::fprintf(stderr, "building the %s model...\n", io::dtype_name(dt));
     results.emplace_back();
-    run_model(o, dt, sgemm_peak, bandwidth, results.back());
+    run_model(o, dt, sgemm_peak, probe, results.back());
   }
 
   if (o.json) {
@@ -490,6 +520,9 @@ int main(int argc, char** argv) {
         o.decode, r.decode_tok_s.wall, r.decode_tok_s.cpu, r.decode_best_wall, r.decode_bound_tok_s.wall,
         r.decode_bound_tok_s.cpu, r.weight_bytes_per_token / 1e6, 100 * r.decode_frac.wall,
         100 * r.decode_frac.cpu);
+    std::printf("  (bound: memory read measured just before and after each decode run:");
+    for (double g : r.decode_read_gbs) std::printf(" %.1f", g);
+    std::printf(" GB/s; %% of bound: mean over runs)\n");
     std::printf("  linear layers alone, CPU ms / threads per forward (all layers):  prefill    decode\n");
     for (const auto& p : r.parts)
       std::printf("    %-8s %52.2f %9.3f\n", p.name.c_str(), p.prefill_ms, p.decode_ms);

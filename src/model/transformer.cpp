@@ -182,6 +182,40 @@ Status Transformer::forward(const Batch& batch, std::span<KvCache* const> caches
   return {};
 }
 
+void Transformer::rotate_and_append(const Batch& batch, std::span<KvCache* const> caches, int il) {
+  const ModelConfig& c = config_;
+  Workspace& w = ws_;
+  const int64_t T = batch.size(), Q = int64_t{c.n_head} * c.head_dim, KV = int64_t{c.n_head_kv} * c.head_dim;
+  rope_.apply(w.q.data(), Q, w.cos_t.data(), w.sin_t.data(), T, c.n_head);
+  rope_.apply(w.k.data(), KV, w.cos_t.data(), w.sin_t.data(), T, c.n_head_kv);
+  for (int64_t t = 0; t < T; ++t) {
+    const BatchToken& bt = batch.tokens[t];
+    KvCache& kc = *caches[bt.seq];
+    std::copy_n(w.k.data() + t * KV, KV, kc.k(il, bt.group) + int64_t{w.slot[t]} * KV);
+    std::copy_n(w.v.data() + t * KV, KV, kc.v(il, bt.group) + int64_t{w.slot[t]} * KV);
+  }
+}
+
+void Transformer::attend(const Batch& batch, std::span<KvCache* const> caches, int il, int64_t item,
+                         float* scores) {
+  const ModelConfig& c = config_;
+  Workspace& w = ws_;
+  const int64_t D = c.head_dim, Q = int64_t{c.n_head} * D, KV = int64_t{c.n_head_kv} * D;
+  const kernels::AttentionShape shape{c.n_head, c.n_head_kv, D, KV, c.attention_scale(), c.attn_softcap};
+  const int64_t t = item / c.n_head, h = item % c.n_head;
+  const BatchToken& bt = batch.tokens[t];
+  const KvCache& kc = *caches[bt.seq];
+  // Sliding window: the last `window` visible rows of each group (docs/models.md, sliding windows).
+  const int window = c.layer_slides(il) ? c.sliding_window : 0;
+  const int s0 = window > 0 ? std::max(0, bt.n_src - window) : 0;
+  const int t0 = window > 0 ? std::max(0, bt.n_tgt - window) : 0;
+  kernels::KvRegion src{kc.k(il, Group::Source) + int64_t{s0} * KV, kc.v(il, Group::Source) + int64_t{s0} * KV,
+                        bt.n_src - s0};
+  kernels::KvRegion tgt{kc.k(il, Group::Target) + int64_t{t0} * KV, kc.v(il, Group::Target) + int64_t{t0} * KV,
+                        bt.n_tgt - t0};
+  kernels::attention_forward_token(w.attn.data() + t * Q, w.q.data() + t * Q, src, tgt, shape, h, h + 1, scores);
+}
+
 void Transformer::layers_and_head(const Batch& batch, std::span<KvCache* const> caches, int max_visible,
                                   std::vector<float>& logits) {
   const ModelConfig& c = config_;
@@ -193,7 +227,6 @@ void Transformer::layers_and_head(const Batch& batch, std::span<KvCache* const> 
   auto grow = [](std::vector<float>& v, int64_t n) {
     if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
   };
-  const kernels::AttentionShape shape{c.n_head, c.n_head_kv, D, KV, c.attention_scale(), c.attn_softcap};
   const kernels::Activation act =
       c.hidden_act == HiddenAct::GeluTanh ? kernels::Activation::GeluTanh : kernels::Activation::Silu;
   const float off = c.norm_weight_offset;
@@ -208,32 +241,12 @@ void Transformer::layers_and_head(const Batch& batch, std::span<KvCache* const> 
                                            {w.v.data(), KV, L.wv, bias(L.bv)}};
       kernels::linear_forward_fused(qkv, w.h.data(), E, T, sc, nt);
     }
-    rope_.apply(w.q.data(), Q, w.cos_t.data(), w.sin_t.data(), T, c.n_head);
-    rope_.apply(w.k.data(), KV, w.cos_t.data(), w.sin_t.data(), T, c.n_head_kv);
-    const int window = c.layer_slides(il) ? c.sliding_window : 0;
-    for (int64_t t = 0; t < T; ++t) {
-      const BatchToken& bt = batch.tokens[t];
-      KvCache& kc = *caches[bt.seq];
-      std::copy_n(w.k.data() + t * KV, KV, kc.k(il, bt.group) + int64_t{w.slot[t]} * KV);
-      std::copy_n(w.v.data() + t * KV, KV, kc.v(il, bt.group) + int64_t{w.slot[t]} * KV);
-    }
+    rotate_and_append(batch, caches, il);
     const int64_t work = T * c.n_head;
     const bool parallel = int64_t{max_visible} * T * Q >= (int64_t{1} << 16);  // skip tiny attention work
 #pragma omp parallel for num_threads(nt) schedule(static) if (parallel)
-    for (int64_t item = 0; item < work; ++item) {
-      const int64_t t = item / c.n_head, h = item % c.n_head;
-      const BatchToken& bt = batch.tokens[t];
-      const KvCache& kc = *caches[bt.seq];
-      // Sliding window: the last `window` visible rows of each group (docs/models.md, sliding windows).
-      const int s0 = window > 0 ? std::max(0, bt.n_src - window) : 0;
-      const int t0 = window > 0 ? std::max(0, bt.n_tgt - window) : 0;
-      kernels::KvRegion src{kc.k(il, Group::Source) + int64_t{s0} * KV,
-                            kc.v(il, Group::Source) + int64_t{s0} * KV, bt.n_src - s0};
-      kernels::KvRegion tgt{kc.k(il, Group::Target) + int64_t{t0} * KV,
-                            kc.v(il, Group::Target) + int64_t{t0} * KV, bt.n_tgt - t0};
-      kernels::attention_forward_token(w.attn.data() + t * Q, w.q.data() + t * Q, src, tgt, shape, h, h + 1,
-                                       w.scores.data() + int64_t{omp_get_thread_num()} * max_visible);
-    }
+    for (int64_t item = 0; item < work; ++item)
+      attend(batch, caches, il, item, w.scores.data() + int64_t{omp_get_thread_num()} * max_visible);
     // x += o(attn): computed into h, then added.
     kernels::linear_forward(w.h.data(), E, w.attn.data(), Q, L.wo, L.bo.empty() ? nullptr : L.bo.data(), T,
                             sc, nt);

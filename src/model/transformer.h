@@ -56,6 +56,10 @@ class Transformer : public ForwardModel {
   // the embeddings in ws_.x, the rope tables and the row slots, and leave identical logits.
   void layers_and_head(const Batch& batch, std::span<KvCache* const> caches, int max_visible,
                        std::vector<float>& logits);
+  // Steps of a layer both paths share: rotate the batch's q and k and append k and v to the caches;
+  // attention of work item `item` (batch row item / n_head, head item % n_head) into ws_.attn.
+  void rotate_and_append(const Batch& batch, std::span<KvCache* const> caches, int il);
+  void attend(const Batch& batch, std::span<KvCache* const> caches, int il, int64_t item, float* scores);
   bool team_applies(int64_t n_tok) const;
   void layers_and_head_in_team(const Batch& batch, std::span<KvCache* const> caches, int max_visible,
                                std::vector<float>& logits);
