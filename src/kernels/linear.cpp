@@ -37,7 +37,7 @@ void linear_forward_quantized(float* out, int64_t ldo, const float* x, int64_t l
     quantize_activations(x, ldx, 0, n_tok, xa);
   }
   const int64_t n_tiles = (w.rows + kQuantTileRows - 1) / kQuantTileRows;
-#pragma omp parallel for num_threads(n_threads) schedule(static) if (parallel)
+#pragma omp parallel for num_threads(n_threads) schedule(dynamic) if (parallel)
   for (int64_t tile = 0; tile < n_tiles; ++tile) {
     const int64_t r0 = tile * kQuantTileRows;
     const int64_t nr = std::min(kQuantTileRows, w.rows - r0);
