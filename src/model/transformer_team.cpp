@@ -3,9 +3,10 @@
 // pay a wake-up each time (40–55 µs on the reference VM, docs/performance.md); a team that stays awake
 // meets at a spinning barrier (util/spin_barrier.h) instead, about seven times per layer, only where one
 // step needs another's output. Each matrix is taken in pieces by whichever thread is free
-// (kernels/linear_fused.h, linear_share_dynamic), attention is split by (token, head), and each thread keeps its own copy of the residual stream,
-// so norms and residual adds need no meeting. Every value is computed by the same kernels in the same
-// order as in the per-step path (transformer.cpp): the logits are bit for bit those of one thread.
+// (kernels/linear_fused.h, linear_share_dynamic), attention is split by (token, head), and each thread
+// keeps its own copy of the residual stream, so norms and residual adds need no meeting. Every value is
+// computed by the same kernels in the same order as in the per-step path (transformer.cpp): the logits are
+// bit for bit those of one thread. Used when the threads fit the processors (spinning needs a core each).
 #include <omp.h>
 
 #include <algorithm>
@@ -36,7 +37,8 @@ std::pair<int64_t, int64_t> share_of(int64_t count, int id, int team) {
 }  // namespace
 
 bool Transformer::team_applies(int64_t n_tok) const {
-  if (n_threads_ < 2 || n_tok > kTeamMaxTokens) return false;
+  // More threads than processors would spin against each other: the per-step path's sleeping waits then win.
+  if (n_threads_ < 2 || n_threads_ > omp_get_num_procs() || n_tok > kTeamMaxTokens) return false;
   auto applies = [&](std::initializer_list<kernels::MatrixView> ms) {
     std::vector<kernels::LinearOutput> outs;
     for (const kernels::MatrixView& m : ms) outs.push_back({nullptr, 0, m});
