@@ -15,7 +15,6 @@
 #include <utility>
 
 #include "kernels/activation.h"
-#include "kernels/attention.h"
 #include "kernels/linear_fused.h"
 #include "kernels/norm.h"
 #include "model/transformer.h"
@@ -59,7 +58,6 @@ void Transformer::layers_and_head_in_team(const Batch& batch, std::span<KvCache*
   const int nt = n_threads_;
   Workspace& w = ws_;
   const float off = c.norm_weight_offset;
-  const kernels::AttentionShape shape{c.n_head, c.n_head_kv, D, KV, c.attention_scale(), c.attn_softcap};
   const kernels::Activation act =
       c.hidden_act == HiddenAct::GeluTanh ? kernels::Activation::GeluTanh : kernels::Activation::Silu;
 
@@ -115,31 +113,10 @@ void Transformer::layers_and_head_in_team(const Batch& batch, std::span<KvCache*
                                            {w.v.data(), KV, L.wv, bias(L.bv)}};
       kernels::linear_share_dynamic(qkv, h, E, T, sc, team, next[4 * il]);
       meet();
-      if (id == 0) {  // rotate q and k, append k and v to the caches: ~1k floats, not worth splitting
-        rope_.apply(w.q.data(), Q, w.cos_t.data(), w.sin_t.data(), T, c.n_head);
-        rope_.apply(w.k.data(), KV, w.cos_t.data(), w.sin_t.data(), T, c.n_head_kv);
-        for (int64_t t = 0; t < T; ++t) {
-          const BatchToken& bt = batch.tokens[t];
-          KvCache& kc = *caches[bt.seq];
-          std::copy_n(w.k.data() + t * KV, KV, kc.k(il, bt.group) + int64_t{w.slot[t]} * KV);
-          std::copy_n(w.v.data() + t * KV, KV, kc.v(il, bt.group) + int64_t{w.slot[t]} * KV);
-        }
-      }
+      if (id == 0) rotate_and_append(batch, caches, il);  // ~1k floats, not worth splitting
       meet();
-      const int window = c.layer_slides(il) ? c.sliding_window : 0;
-      for (int64_t item = item0; item < item1; ++item) {
-        const int64_t t = item / c.n_head, hd = item % c.n_head;
-        const BatchToken& bt = batch.tokens[t];
-        const KvCache& kc = *caches[bt.seq];
-        const int s0 = window > 0 ? std::max(0, bt.n_src - window) : 0;
-        const int t0 = window > 0 ? std::max(0, bt.n_tgt - window) : 0;
-        kernels::KvRegion src{kc.k(il, Group::Source) + int64_t{s0} * KV,
-                              kc.v(il, Group::Source) + int64_t{s0} * KV, bt.n_src - s0};
-        kernels::KvRegion tgt{kc.k(il, Group::Target) + int64_t{t0} * KV,
-                              kc.v(il, Group::Target) + int64_t{t0} * KV, bt.n_tgt - t0};
-        kernels::attention_forward_token(w.attn.data() + t * Q, w.q.data() + t * Q, src, tgt, shape, hd, hd + 1,
-                                         w.scores.data() + int64_t{id} * max_visible);
-      }
+      for (int64_t item = item0; item < item1; ++item)
+        attend(batch, caches, il, item, w.scores.data() + int64_t{id} * max_visible);
       meet();
       const kernels::LinearOutput o[] = {{w.h.data(), E, L.wo, bias(L.bo)}};
       kernels::linear_share_dynamic(o, w.attn.data(), Q, T, sc, team, next[4 * il + 1]);
