@@ -287,8 +287,8 @@ Result<bool> GgufMetadata::get_bool(const std::string& key, std::optional<bool> 
   return v->i != 0;
 }
 
-Result<GgufFile> read_gguf(const std::string& path) {
-  GPS_ASSIGN(auto file, MappedFile::open(path));
+Result<GgufFile> read_gguf(const std::string& path, Residency residency) {
+  GPS_ASSIGN(auto file, MappedFile::open(path, residency));
   const auto bytes = file->bytes();
   Cursor c{bytes.data(), bytes.size(), 0, path};
   GgufFile g;

@@ -19,6 +19,7 @@
 
 #include "io/tensor.h"
 #include "util/error.h"
+#include "util/mapped_file.h"
 
 namespace gpstream::io {
 
@@ -81,7 +82,8 @@ struct GgufFile {
   TensorMap tensors;                      // views into the mapped file (copies where misaligned)
 };
 
-Result<GgufFile> read_gguf(const std::string& path);
+// Residency::Resident reads the file into private huge-page memory instead of mapping it (util/mapped_file.h).
+Result<GgufFile> read_gguf(const std::string& path, Residency residency = Residency::Mapped);
 
 struct GgufTensorToWrite {
   std::string name;

@@ -32,11 +32,11 @@ Result<uint64_t> json_u64(const json& v, const std::string& where) {
 
 }  // namespace
 
-Status read_safetensors(const std::string& path, TensorMap& into) {
+Status read_safetensors(const std::string& path, TensorMap& into, Residency residency) {
   // Parsed into a local map and merged only on success: on error `into` is left untouched (views into
   // this file must never outlive the mapping, which dies with `file` when we return early).
   TensorMap local;
-  GPS_ASSIGN(auto file, MappedFile::open(path));
+  GPS_ASSIGN(auto file, MappedFile::open(path, residency));
   auto bytes = file->bytes();
   if (bytes.size() < 8) return format_error(path + ": file too short for a safetensors header (" +
                                             std::to_string(bytes.size()) + " bytes)");
@@ -126,13 +126,13 @@ Status read_safetensors(const std::string& path, TensorMap& into) {
   return {};
 }
 
-Result<TensorMap> read_safetensors_dir(const std::string& dir) {
+Result<TensorMap> read_safetensors_dir(const std::string& dir, Residency residency) {
   namespace fs = std::filesystem;
   TensorMap map;
   fs::path base(dir);
   std::error_code ec;
   if (fs::exists(base / "model.safetensors", ec)) {
-    GPS_TRY(read_safetensors((base / "model.safetensors").string(), map));
+    GPS_TRY(read_safetensors((base / "model.safetensors").string(), map, residency));
     return map;
   }
   fs::path index = base / "model.safetensors.index.json";
@@ -154,7 +154,7 @@ Result<TensorMap> read_safetensors_dir(const std::string& dir) {
         return format_error(index.string() + ": shard name '" + shard + "' must be a plain file name");
       if (std::find(shards.begin(), shards.end(), shard) == shards.end()) shards.push_back(shard);
     }
-    for (const auto& shard : shards) GPS_TRY(read_safetensors((base / shard).string(), map));
+    for (const auto& shard : shards) GPS_TRY(read_safetensors((base / shard).string(), map, residency));
     for (auto it = j["weight_map"].begin(); it != j["weight_map"].end(); ++it) {
       if (!map.find(it.key()))
         return format_error(index.string() + ": tensor " + it.key() + " is not in shard " +
@@ -168,7 +168,7 @@ Result<TensorMap> read_safetensors_dir(const std::string& dir) {
   if (ec) return io_error(dir + ": cannot list directory: " + ec.message());
   if (files.empty()) return not_found(dir + ": no model.safetensors, index or *.safetensors file");
   std::sort(files.begin(), files.end());
-  for (const auto& f : files) GPS_TRY(read_safetensors(f.string(), map));
+  for (const auto& f : files) GPS_TRY(read_safetensors(f.string(), map, residency));
   return map;
 }
 

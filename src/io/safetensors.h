@@ -9,15 +9,17 @@
 
 #include "io/tensor.h"
 #include "util/error.h"
+#include "util/mapped_file.h"
 
 namespace gpstream::io {
 
 // Parses one .safetensors file and adds its tensors to `into` (names must not repeat).
-Status read_safetensors(const std::string& path, TensorMap& into);
+// Residency::Resident reads the file into private huge-page memory instead of mapping it (util/mapped_file.h).
+Status read_safetensors(const std::string& path, TensorMap& into, Residency residency = Residency::Mapped);
 
 // Reads every tensor of a model directory: model.safetensors, or the shards listed by
 // model.safetensors.index.json ("weight_map"), or every *.safetensors file if neither exists.
-Result<TensorMap> read_safetensors_dir(const std::string& dir);
+Result<TensorMap> read_safetensors_dir(const std::string& dir, Residency residency = Residency::Mapped);
 
 struct TensorToWrite {
   std::string name;

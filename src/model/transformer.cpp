@@ -35,9 +35,9 @@ void Transformer::set_threads(int n) {
     n_threads_ = config_.n_params() < kOneThreadBelowParams ? 1 : std::max(1, omp_get_max_threads());
 }
 
-Result<std::unique_ptr<Transformer>> Transformer::load(const std::string& path, int n_threads) {
+Result<std::unique_ptr<Transformer>> Transformer::load(const std::string& path, int n_threads, Residency residency) {
   if (is_gguf_path(path)) {
-    GPS_ASSIGN(io::GgufFile g, io::read_gguf(path));
+    GPS_ASSIGN(io::GgufFile g, io::read_gguf(path, residency));
     auto config = config_from_gguf(g);
     if (!config.ok()) return config.error().with_context(path);
     auto tensors = hf_tensors_from_gguf(g, *config);
@@ -47,7 +47,7 @@ Result<std::unique_ptr<Transformer>> Transformer::load(const std::string& path, 
     return std::make_unique<Transformer>(std::move(config).value(), std::move(w).value(), n_threads);
   }
   GPS_ASSIGN(ModelConfig config, load_hf_config(path));
-  GPS_ASSIGN(io::TensorMap tensors, io::read_safetensors_dir(path));
+  GPS_ASSIGN(io::TensorMap tensors, io::read_safetensors_dir(path, residency));
   auto w = weights_from_tensors(config, std::move(tensors));
   if (!w.ok()) return w.error().with_context(path);
   return std::make_unique<Transformer>(std::move(config), std::move(w).value(), n_threads);

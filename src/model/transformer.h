@@ -16,6 +16,7 @@
 #include "model/forward_model.h"
 #include "model/model_config.h"
 #include "model/weights.h"
+#include "util/mapped_file.h"
 
 namespace gpstream::model {
 
@@ -23,8 +24,11 @@ class Transformer : public ForwardModel {
  public:
   Transformer(ModelConfig config, Weights weights, int n_threads = 0);
 
-  // Loads a Hugging Face model directory (config.json + safetensors) or a .gguf file (gguf_model.h).
-  static Result<std::unique_ptr<Transformer>> load(const std::string& path, int n_threads = 0);
+  // Loads a Hugging Face model directory (config.json + safetensors) or a .gguf file (gguf_model.h). Weights are
+  // read into private huge-page memory unless GPSTREAM_MMAP=1 asks for the shared file mapping
+  // (default_weight_residency()).
+  static Result<std::unique_ptr<Transformer>> load(const std::string& path, int n_threads = 0,
+                                                    Residency residency = default_weight_residency());
 
   const ModelConfig& config() const override { return config_; }
   const Weights& weights() const { return weights_; }

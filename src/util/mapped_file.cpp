@@ -7,13 +7,47 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <fstream>
 #include <sstream>
 
 namespace gpstream {
 
-Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& path) {
+namespace {
+
+constexpr size_t kHugePage = size_t{2} << 20;
+
+// Reads the whole file into fresh anonymous memory whose start is aligned to a huge page, so the kernel can back
+// every full 2 MiB stretch with one TLB entry. Returns the region to unmap and where the bytes start.
+Status read_resident(int fd, const std::string& path, size_t size, void*& region, size_t& region_size,
+                     const std::byte*& data) {
+  region_size = size + kHugePage;  // room to slide the start onto a 2 MiB boundary
+  void* p = mmap(nullptr, region_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return io_error(path + ": cannot allocate " + std::to_string(size) + " bytes: " + std::strerror(errno));
+  region = p;
+  const uintptr_t start = (reinterpret_cast<uintptr_t>(p) + kHugePage - 1) & ~(uintptr_t{kHugePage} - 1);
+  auto* dst = reinterpret_cast<std::byte*>(start);
+  madvise(dst, size, MADV_HUGEPAGE);  // advice only: without THP the bytes still load into 4 KiB pages
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = pread(fd, dst + done, size - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return io_error(path + ": read failed: " + std::strerror(errno));
+    if (n == 0) return io_error(path + ": file shrank while being read (" + std::to_string(done) + " of " +
+                                std::to_string(size) + " bytes)");
+    done += static_cast<size_t>(n);
+  }
+  mprotect(p, region_size, PROT_READ);  // weights are never written; make a stray write fault
+  data = dst;
+  return {};
+}
+
+}  // namespace
+
+Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& path, Residency residency) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return io_error(path + ": cannot open: " + std::strerror(errno));
   struct stat st;
@@ -29,6 +63,13 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& path) {
   auto file = std::shared_ptr<MappedFile>(new MappedFile());
   file->path_ = path;
   file->size_ = static_cast<size_t>(st.st_size);
+  file->residency_ = residency;
+  if (file->size_ > 0 && residency == Residency::Resident) {
+    Status s = read_resident(fd, path, file->size_, file->region_, file->region_size_, file->data_);
+    ::close(fd);
+    if (!s.ok()) return s.error();
+    return file;
+  }
   if (file->size_ > 0) {
     void* p = mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
@@ -36,14 +77,21 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& path) {
       ::close(fd);
       return io_error(path + ": mmap failed: " + std::strerror(e));
     }
+    file->region_ = p;
+    file->region_size_ = file->size_;
     file->data_ = static_cast<const std::byte*>(p);
   }
   ::close(fd);
   return file;
 }
 
+Residency default_weight_residency() {
+  const char* v = std::getenv("GPSTREAM_MMAP");
+  return v && std::string_view(v) == "1" ? Residency::Mapped : Residency::Resident;
+}
+
 MappedFile::~MappedFile() {
-  if (data_) munmap(const_cast<std::byte*>(data_), size_);
+  if (region_) munmap(region_, region_size_);
 }
 
 Result<std::string> read_text_file(const std::string& path) {

@@ -1,5 +1,6 @@
-// A read-only memory-mapped file. Model weights stay in the page cache and are shared between
-// processes; nothing is copied at load time.
+// A read-only file in memory, either mapped from the page cache (shared between processes, nothing copied) or
+// read into private memory backed by 2 MiB pages where the kernel grants them (Residency::Resident): weights
+// streamed once per decoded token read faster from huge pages (fewer TLB misses; docs/performance.md).
 #pragma once
 
 #include <cstddef>
@@ -11,9 +12,18 @@
 
 namespace gpstream {
 
+enum class Residency {
+  Mapped,    // mmap of the file: pages come from the page cache, shared, loaded on first touch
+  Resident,  // read at open into anonymous memory advised MADV_HUGEPAGE, then made read-only
+};
+
+// How model weights are held unless a caller says otherwise: Resident, or Mapped when the environment variable
+// GPSTREAM_MMAP is set to 1 (several processes sharing one copy of a large model in the page cache).
+Residency default_weight_residency();
+
 class MappedFile {
  public:
-  static Result<std::shared_ptr<MappedFile>> open(const std::string& path);
+  static Result<std::shared_ptr<MappedFile>> open(const std::string& path, Residency residency = Residency::Mapped);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -21,12 +31,16 @@ class MappedFile {
   std::span<const std::byte> bytes() const { return {data_, size_}; }
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  Residency residency() const { return residency_; }
 
  private:
   MappedFile() = default;
   std::string path_;
   const std::byte* data_ = nullptr;
   size_t size_ = 0;
+  void* region_ = nullptr;  // what munmap releases: the file mapping, or the (larger, aligned-within) anonymous one
+  size_t region_size_ = 0;
+  Residency residency_ = Residency::Mapped;
 };
 
 // Reads a whole (small) file into a string.
