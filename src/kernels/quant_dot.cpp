@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "util/half.h"
@@ -56,6 +57,20 @@ float dot_scalar(const uint8_t* w, const BlockQ8_0* x, int64_t nb) {
   return sum;
 }
 
+// The same over split activations (QuantizedActivations): quants xq[b * 32 + j], scale dx[b].
+template <WeightType T>
+float dot_scalar_split(const uint8_t* w, const int8_t* xq, const float* dx, int64_t nb) {
+  float sum = 0.0f;
+  int8_t q[32];
+  for (int64_t b = 0; b < nb; ++b, w += block_bytes<T>()) {
+    unpack_block<T>(w, q);
+    int32_t s = 0;
+    for (int j = 0; j < 32; ++j) s += int32_t{q[j]} * int32_t{xq[b * 32 + j]};
+    sum += load_scale(w) * dx[b] * static_cast<float>(s);
+  }
+  return sum;
+}
+
 #ifdef GPS_QUANT_AVX2
 
 inline float hsum(__m256 v) {
@@ -87,7 +102,7 @@ inline __m256i unsigned_weights(const uint8_t* block, __m256i& raw) {
 // for Q4_0 with the unsigned nibbles (the -8 offset not yet applied).
 template <WeightType T>
 inline __m256i block_dot_unsigned(__m256i wu, __m256i raw, const int8_t* xq) {
-  const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq));
+  const __m256i x = _mm256_load_si256(reinterpret_cast<const __m256i*>(xq));
   const __m256i ones = _mm256_set1_epi16(1);
   if constexpr (T == WeightType::Q8_0) {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(wu, _mm256_sign_epi8(x, raw)), ones);
@@ -114,24 +129,24 @@ inline __m256 weight_scale(const uint8_t* block) {
 }
 
 template <WeightType T>
-inline __m256 row_dot_step(const uint8_t* w, const BlockQ8_0* x, const float* dx, const int32_t* sx, int64_t b,
+inline __m256 row_dot_step(const uint8_t* w, const int8_t* xq, const float* dx, const int32_t* sx, int64_t b,
                            __m256 acc) {
   const uint8_t* wb = w + static_cast<size_t>(b) * block_bytes<T>();
   __m256i raw;
   const __m256i wu = unsigned_weights<T>(wb, raw);
   const __m256 d = _mm256_mul_ps(weight_scale(wb), _mm256_set1_ps(dx[b]));
-  return _mm256_fmadd_ps(_mm256_cvtepi32_ps(block_dot<T>(wu, raw, x[b].qs, sx[b])), d, acc);
+  return _mm256_fmadd_ps(_mm256_cvtepi32_ps(block_dot<T>(wu, raw, xq + b * 32, sx[b])), d, acc);
 }
 
 template <WeightType T>
-float row_dot(const uint8_t* w, const BlockQ8_0* x, const float* dx, const int32_t* sx, int64_t nb) {
+float row_dot(const uint8_t* w, const int8_t* xq, const float* dx, const int32_t* sx, int64_t nb) {
   __m256 even = _mm256_setzero_ps(), odd = _mm256_setzero_ps();
   int64_t b = 0;
   for (; b + 2 <= nb; b += 2) {
-    even = row_dot_step<T>(w, x, dx, sx, b, even);
-    odd = row_dot_step<T>(w, x, dx, sx, b + 1, odd);
+    even = row_dot_step<T>(w, xq, dx, sx, b, even);
+    odd = row_dot_step<T>(w, xq, dx, sx, b + 1, odd);
   }
-  if (b < nb) even = row_dot_step<T>(w, x, dx, sx, b, even);
+  if (b < nb) even = row_dot_step<T>(w, xq, dx, sx, b, even);
   return hsum(_mm256_add_ps(even, odd));
 }
 
@@ -142,7 +157,7 @@ template <WeightType T, int C>
 void micro_kernel_4rows(float* out, int64_t ldo, const uint8_t* w, size_t ws, const QuantizedActivations& xa,
                         int64_t t0) {
   const int64_t nb = xa.nb;
-  const BlockQ8_0* x = xa.blocks + t0 * nb;
+  const int8_t* xq = xa.qs + t0 * nb * 32;
   const float* dx = xa.scales + t0 * nb;
   const int32_t* sx = xa.sums + t0 * nb;
   __m256 acc[C];
@@ -161,10 +176,10 @@ void micro_kernel_4rows(float* out, int64_t ldo, const uint8_t* w, size_t ws, co
     const __m256 dw = _mm256_set_m128(dw4, dw4);
     for (int c = 0; c < C; ++c) {
       const int64_t i = c * nb + b;
-      const __m256i d01 = _mm256_hadd_epi32(block_dot_unsigned<T>(wu[0], raw[0], x[i].qs),
-                                            block_dot_unsigned<T>(wu[1], raw[1], x[i].qs));
-      const __m256i d23 = _mm256_hadd_epi32(block_dot_unsigned<T>(wu[2], raw[2], x[i].qs),
-                                            block_dot_unsigned<T>(wu[3], raw[3], x[i].qs));
+      const __m256i d01 = _mm256_hadd_epi32(block_dot_unsigned<T>(wu[0], raw[0], xq + i * 32),
+                                            block_dot_unsigned<T>(wu[1], raw[1], xq + i * 32));
+      const __m256i d23 = _mm256_hadd_epi32(block_dot_unsigned<T>(wu[2], raw[2], xq + i * 32),
+                                            block_dot_unsigned<T>(wu[3], raw[3], xq + i * 32));
       __m256i d = _mm256_hadd_epi32(d01, d23);  // lanes 0-3: rows' low halves, 4-7: high halves
       // Q4_0: each lane folds four of the eight lanes, so it carries 4 of the 8 * sum x to subtract.
       if constexpr (T == WeightType::Q4_0) d = _mm256_sub_epi32(d, _mm256_set1_epi32(4 * sx[i]));
@@ -183,7 +198,7 @@ void matmul_rows(float* out, int64_t ldo, const uint8_t* w, size_t ws, int64_t n
     // Decode: one row at a time, so the weights stream through memory in order (four interleaved rows
     // defeated the hardware prefetcher: 15 instead of 45 tokens/s on the 0.5B Q8_0 model).
     for (int64_t r = 0; r < nr; ++r)
-      out[r] = row_dot<T>(w + static_cast<size_t>(r) * ws, xa.blocks, xa.scales, xa.sums, nb);
+      out[r] = row_dot<T>(w + static_cast<size_t>(r) * ws, xa.qs, xa.scales, xa.sums, nb);
     return;
   }
   constexpr int C = kQuantTileC;
@@ -197,7 +212,7 @@ void matmul_rows(float* out, int64_t ldo, const uint8_t* w, size_t ws, int64_t n
   for (; r < nr; ++r) {
     const uint8_t* wr = w + static_cast<size_t>(r) * ws;
     for (int64_t t = 0; t < n_tok; ++t)
-      out[t * ldo + r] = row_dot<T>(wr, xa.blocks + t * nb, xa.scales + t * nb, xa.sums + t * nb, nb);
+      out[t * ldo + r] = row_dot<T>(wr, xa.qs + t * nb * 32, xa.scales + t * nb, xa.sums + t * nb, nb);
   }
 }
 
@@ -209,78 +224,88 @@ void matmul_rows(float* out, int64_t ldo, const uint8_t* w, size_t ws, int64_t n
   const int64_t nb = xa.nb;
   for (int64_t r = 0; r < nr; ++r)
     for (int64_t t = 0; t < n_tok; ++t)
-      out[t * ldo + r] = dot_scalar<T>(w + static_cast<size_t>(r) * ws, xa.blocks + t * nb, nb);
+      out[t * ldo + r] = dot_scalar_split<T>(w + static_cast<size_t>(r) * ws, xa.qs + t * nb * 32, xa.scales + t * nb, nb);
 }
 
 #endif
 
 }  // namespace
 
+namespace {
+
+// One block of 32 activations to Q8_0: fp16 scale into *d, quants into qs.
+void quantize_block_q8_0(const float* v, uint16_t* d, int8_t* qs) {
+#ifdef GPS_QUANT_AVX2
+  const __m256 sign_mask = _mm256_set1_ps(-0.0f);
+  __m256 v0 = _mm256_loadu_ps(v), v1 = _mm256_loadu_ps(v + 8), v2 = _mm256_loadu_ps(v + 16),
+         v3 = _mm256_loadu_ps(v + 24);
+  __m256 m = _mm256_max_ps(_mm256_max_ps(_mm256_andnot_ps(sign_mask, v0), _mm256_andnot_ps(sign_mask, v1)),
+                           _mm256_max_ps(_mm256_andnot_ps(sign_mask, v2), _mm256_andnot_ps(sign_mask, v3)));
+  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+  const float amax = _mm_cvtss_f32(m4);
+  *d = f32_to_f16(amax / 127.0f);
+  const __m256 id = _mm256_set1_ps(amax != 0.0f ? 127.0f / amax : 0.0f);
+  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  const __m256i i0 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v0, id), kRound));
+  const __m256i i1 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v1, id), kRound));
+  const __m256i i2 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v2, id), kRound));
+  const __m256i i3 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v3, id), kRound));
+  // Pack 32-bit → 16-bit → 8-bit (saturating), then undo the lane interleaving of the packs.
+  __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(i0, i1), _mm256_packs_epi32(i2, i3));
+  p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(qs), p);
+#else
+  float amax = 0.0f;
+  for (int j = 0; j < 32; ++j) amax = std::fmax(amax, std::fabs(v[j]));
+  *d = f32_to_f16(amax / 127.0f);
+  const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+  for (int j = 0; j < 32; ++j) qs[j] = static_cast<int8_t>(std::nearbyint(std::clamp(v[j] * id, -127.0f, 127.0f)));
+#endif
+}
+
+}  // namespace
+
 void quantize_activations_q8_0(const float* x, int64_t ldx, int64_t n_tok, int64_t n, BlockQ8_0* out) {
   const int64_t nb = n / kQ8_0Block;
-  for (int64_t t = 0; t < n_tok; ++t) {
-    const float* row = x + t * ldx;
+  for (int64_t t = 0; t < n_tok; ++t)
     for (int64_t b = 0; b < nb; ++b) {
-      const float* v = row + b * kQ8_0Block;
       BlockQ8_0& blk = out[t * nb + b];
-#ifdef GPS_QUANT_AVX2
-      const __m256 sign_mask = _mm256_set1_ps(-0.0f);
-      __m256 v0 = _mm256_loadu_ps(v), v1 = _mm256_loadu_ps(v + 8), v2 = _mm256_loadu_ps(v + 16),
-             v3 = _mm256_loadu_ps(v + 24);
-      __m256 m = _mm256_max_ps(_mm256_max_ps(_mm256_andnot_ps(sign_mask, v0), _mm256_andnot_ps(sign_mask, v1)),
-                               _mm256_max_ps(_mm256_andnot_ps(sign_mask, v2), _mm256_andnot_ps(sign_mask, v3)));
-      __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-      m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-      m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-      const float amax = _mm_cvtss_f32(m4);
-      blk.d = f32_to_f16(amax / 127.0f);
-      const __m256 id = _mm256_set1_ps(amax != 0.0f ? 127.0f / amax : 0.0f);
-      constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-      const __m256i i0 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v0, id), kRound));
-      const __m256i i1 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v1, id), kRound));
-      const __m256i i2 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v2, id), kRound));
-      const __m256i i3 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v3, id), kRound));
-      // Pack 32-bit → 16-bit → 8-bit (saturating), then undo the lane interleaving of the packs.
-      __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(i0, i1), _mm256_packs_epi32(i2, i3));
-      p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(blk.qs), p);
-#else
-      float amax = 0.0f;
-      for (int j = 0; j < 32; ++j) amax = std::fmax(amax, std::fabs(v[j]));
-      blk.d = f32_to_f16(amax / 127.0f);
-      const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
-      for (int j = 0; j < 32; ++j)
-        blk.qs[j] = static_cast<int8_t>(std::nearbyint(std::clamp(v[j] * id, -127.0f, 127.0f)));
-#endif
+      quantize_block_q8_0(x + t * ldx + b * kQ8_0Block, &blk.d, blk.qs);
     }
-  }
 }
 
 int64_t quantized_activations_bytes(int64_t n_tok, int64_t n) {
   const int64_t count = n_tok * (n / kQ8_0Block);
-  return count * static_cast<int64_t>(sizeof(BlockQ8_0) + sizeof(float) + sizeof(int32_t)) + 64;
+  return count * static_cast<int64_t>(kQ8_0Block + sizeof(float) + sizeof(int32_t)) + 64;  // + alignment slack
 }
 
 QuantizedActivations quantized_activations_in(void* scratch, int64_t n_tok, int64_t n) {
   QuantizedActivations qa;
   qa.nb = n / kQ8_0Block;
   const int64_t count = n_tok * qa.nb;
-  // Scales and sums first (4-byte aligned as the scratch is), then the 34-byte blocks.
+  // Scales and sums first (4-byte aligned as the scratch is), then the quants from the next 32-byte boundary.
   qa.scales = static_cast<float*>(scratch);
   qa.sums = reinterpret_cast<int32_t*>(qa.scales + count);
-  qa.blocks = reinterpret_cast<BlockQ8_0*>(qa.sums + count);
+  const auto after = reinterpret_cast<uintptr_t>(qa.sums + count);
+  qa.qs = reinterpret_cast<int8_t*>((after + 31) & ~uintptr_t{31});
   return qa;
 }
 
 void quantize_activations(const float* x, int64_t ldx, int64_t t0, int64_t count, const QuantizedActivations& qa) {
   const int64_t nb = qa.nb;
-  quantize_activations_q8_0(x + t0 * ldx, ldx, count, nb * kQ8_0Block, qa.blocks + t0 * nb);
-  for (int64_t i = t0 * nb; i < (t0 + count) * nb; ++i) {
-    qa.scales[i] = f16_to_f32(qa.blocks[i].d);
-    int32_t sum = 0;
-    for (int j = 0; j < 32; ++j) sum += qa.blocks[i].qs[j];
-    qa.sums[i] = sum;
-  }
+  for (int64_t t = t0; t < t0 + count; ++t)
+    for (int64_t b = 0; b < nb; ++b) {
+      const int64_t i = t * nb + b;
+      int8_t* q = qa.qs + i * kQ8_0Block;
+      uint16_t d;
+      quantize_block_q8_0(x + t * ldx + b * kQ8_0Block, &d, q);
+      qa.scales[i] = f16_to_f32(d);
+      int32_t sum = 0;
+      for (int j = 0; j < kQ8_0Block; ++j) sum += q[j];
+      qa.sums[i] = sum;
+    }
 }
 
 void quant_matmul_rows(float* out, int64_t ldo, const MatrixView& w, int64_t r0, int64_t nr,

@@ -14,10 +14,12 @@ namespace gpstream::kernels {
 // out + t * n / 32. Scale d = max|x| / 127 (stored as fp16), q = round-half-even(x * 127 / max|x|).
 void quantize_activations_q8_0(const float* x, int64_t ldx, int64_t n_tok, int64_t n, BlockQ8_0* out);
 
-// Activations as the int8 kernels read them: n_tok rows of nb Q8_0 blocks and, per block, its scale as fp32
-// and the sum of its 32 quants (the Q4_0 kernel multiplies the unsigned nibbles and subtracts 8 * sum).
+// Activations as the int8 kernels read them: n_tok rows of nb Q8_0 blocks split into arrays — the 32 quants
+// of each block 32-byte aligned (a 34-byte BlockQ8_0 puts every other 32-byte load across two cache lines),
+// its scale as fp32, and the sum of its quants (the Q4_0 kernel multiplies the unsigned nibbles and
+// subtracts 8 * sum).
 struct QuantizedActivations {
-  BlockQ8_0* blocks = nullptr;  // [n_tok * nb]
+  int8_t* qs = nullptr;         // [n_tok * nb * 32], 32-byte aligned
   float* scales = nullptr;      // [n_tok * nb]
   int32_t* sums = nullptr;      // [n_tok * nb]
   int64_t nb = 0;

@@ -240,7 +240,7 @@ TEST_P(QuantLinear, WithinFormatBoundOfFp32Product) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, QuantLinear,
                          ::testing::Combine(::testing::Values(1, 5, 36, 67), ::testing::Values(32, 96, 320),
-                                            ::testing::Values(1, 2, 3, 9, 17),
+                                            ::testing::Values(1, 2, 3, 9, 17, 50),  // 50: past one 48-token block
                                             ::testing::Values(WeightType::Q8_0, WeightType::Q4_0),
                                             ::testing::Values(1, 2)));
 
