@@ -1,6 +1,8 @@
 // Memory-mapped files and atomic writes.
 #include "util/mapped_file.h"
 
+#include "util/memory_budget.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -65,6 +67,11 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& path, Re
   file->size_ = static_cast<size_t>(st.st_size);
   file->residency_ = residency;
   if (file->size_ > 0 && residency == Residency::Resident) {
+    Status budget = check_memory_budget(file->size_, "reading " + path + " into memory (GPSTREAM_MMAP=1 maps it instead)");
+    if (!budget.ok()) {
+      ::close(fd);
+      return budget.error();
+    }
     Status s = read_resident(fd, path, file->size_, file->region_, file->region_size_, file->data_);
     ::close(fd);
     if (!s.ok()) return s.error();

@@ -69,6 +69,17 @@ TEST(MappedFile, EmptyAndMissingFilesBehaveAlikeInBothModes) {
   }
 }
 
+TEST(MappedFile, ResidentCopyIsCheckedAgainstTheMemoryBudget) {
+  testing::TempDir dir;
+  const std::string path = dir.file("big");
+  testing::write_bytes(path, random_bytes(8192, 3));
+  testing::ScopedEnv limit("GPSTREAM_MEMORY_LIMIT", "4K");
+  auto resident = MappedFile::open(path, Residency::Resident);
+  ASSERT_FALSE(resident.ok());
+  EXPECT_NE(resident.error().message().find("GPSTREAM_MMAP=1"), std::string::npos) << resident.error().message();
+  EXPECT_TRUE(MappedFile::open(path, Residency::Mapped).ok());  // a mapping costs no memory of its own
+}
+
 TEST(MappedFile, GpstreamMmapChoosesTheDefaultResidency) {
   {
     testing::ScopedEnv env("GPSTREAM_MMAP", "1");
