@@ -33,11 +33,15 @@ inline size_t row_bytes(WeightType t, int64_t n) {
 }
 
 // A read-only row-major weight matrix [rows, cols] in its stored precision.
+// rows_interleaved8 (Q4_0 only, rows % 8 == 0): each group of eight rows is stored block by block with the
+// rows interleaved (quant_dot.h, interleave_q4_0_rows) for the int8 kernels. The group of row r (r % 8 == 0)
+// still starts at row(r), but single rows cannot be read from it: only quant_matmul_rows reads such a matrix.
 struct MatrixView {
   WeightType type = WeightType::F32;
   int64_t rows = 0;
   int64_t cols = 0;
   const void* data = nullptr;
+  bool rows_interleaved8 = false;
   size_t row_bytes() const { return kernels::row_bytes(type, cols); }
   const void* row(int64_t r) const { return static_cast<const char*>(data) + static_cast<size_t>(r) * row_bytes(); }
 };

@@ -16,8 +16,9 @@ namespace gpstream::kernels {
 namespace {
 
 // Shares start at multiples of this many rows: the BF16 kernel pairs rows from even rows on and the
-// quantized kernel groups four rows from multiples of four (its tiles start at multiples of 32).
-constexpr int64_t kShareRowAlign = 4;
+// quantized kernels group four rows from multiples of four, or eight interleaved Q4_0 rows from multiples
+// of eight (their tiles start at multiples of 32).
+constexpr int64_t kShareRowAlign = 8;
 // The smallest piece a thread takes in linear_share_dynamic: ~2.5 µs of streaming on one core.
 constexpr size_t kMinDynamicChunkBytes = 64 * 1024;
 

@@ -34,14 +34,14 @@ bool linear_share_applies(std::span<const LinearOutput> outputs, int64_t n_tok);
 int64_t linear_share_scratch_floats(std::span<const LinearOutput> outputs, int64_t n_tok);
 
 // The share of thread `id` in a running team of `team` threads: the rows of the outputs' concatenation
-// between byte offsets total·id/team and total·(id+1)/team, moved to multiples of four rows. The shares
+// between byte offsets total·id/team and total·(id+1)/team, moved to multiples of eight rows. The shares
 // of ids 0..team-1 cover every row once. x: n_tok rows (stride ldx); scratch: this thread's own
 // linear_share_scratch_floats floats, or null for a per-thread buffer. Requires linear_share_applies.
 void linear_share(std::span<const LinearOutput> outputs, const float* x, int64_t ldx, int64_t n_tok,
                   float* scratch, int id, int team);
 
 // The same rows taken in pieces by whichever thread of a running team is free (guided: each piece a part
-// of what is left, at least 64 KB, at multiples of four rows), so a thread slowed down by the machine
+// of what is left, at least 64 KB, at multiples of eight rows), so a thread slowed down by the machine
 // does less of the work. next_byte: shared by the team, 0 before the first thread starts, not reused
 // until every thread has returned.
 void linear_share_dynamic(std::span<const LinearOutput> outputs, const float* x, int64_t ldx, int64_t n_tok,

@@ -1,11 +1,13 @@
 // Quantized dot products: AVX2 micro-kernels of R weight rows × C activation rows (R*C accumulators,
-// one weight block and one activation block loaded once per block step) and their scalar twins.
+// one weight block and one activation block loaded once per block step), the kernel of Q4_0 rows interleaved
+// in groups of eight, and their scalar twins.
 #include "kernels/quant_dot.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "util/half.h"
 
@@ -70,6 +72,22 @@ float dot_scalar_split(const uint8_t* w, const int8_t* xq, const float* dx, int6
   }
   return sum;
 }
+
+// An interleaved Q4_0 block (quant_dot.h) holds eight rows: 16 bytes of scales, then 4 vectors of 32 bytes.
+constexpr size_t kInterleavedBlockBytes = kInterleaveRows * kQ4_0Bytes;
+
+// Where row r's nibble byte j (0-15) of a Q4_0 block lies in an interleaved block.
+constexpr size_t interleaved_nibble_offset(int r, int j) { return 16 + 32 * (j / 4) + 4 * r + j % 4; }
+
+#ifndef GPS_QUANT_AVX2
+
+// Row r of an interleaved block as a plain Q4_0 block (scale, then the 16 nibble bytes).
+inline void deinterleave_block(const uint8_t* blk, int r, uint8_t* q4) {
+  std::memcpy(q4, blk + 2 * r, 2);
+  for (int j = 0; j < 16; ++j) q4[2 + j] = blk[interleaved_nibble_offset(r, j)];
+}
+
+#endif
 
 #ifdef GPS_QUANT_AVX2
 
@@ -190,6 +208,69 @@ void micro_kernel_4rows(float* out, int64_t ldo, const uint8_t* w, size_t ws, co
     _mm_storeu_ps(out + c * ldo, _mm_add_ps(_mm256_castps256_ps128(acc[c]), _mm256_extractf128_ps(acc[c], 1)));
 }
 
+// Four activation quants (bytes 4k..4k+3 of a block) in every 32-bit lane.
+inline __m256i broadcast4(const int8_t* x) {
+  int32_t v;
+  std::memcpy(&v, x, 4);
+  return _mm256_set1_epi32(v);
+}
+
+// Eight interleaved Q4_0 rows (one group) × NT activation rows from t0: out[t * ldo + r], r < 8. Per block the
+// eight 32-byte nibble vectors (4 low, 4 high) are unpacked once and each multiplies a broadcast of four
+// activation quants: 16 int16 lanes, lane 2r and 2r + 1 row r's. Eight products of <= 15 * 127 * 2 sum to at
+// most 30480 (no int16 overflow); one madd folds the pairs into row r's int32 in lane r, the 8 * sum x of the
+// nibble offset is subtracted, and one FMA scales all eight rows.
+template <int NT>
+void interleaved8_tile(float* out, int64_t ldo, const uint8_t* group, const QuantizedActivations& xa, int64_t t0) {
+  const int64_t nb = xa.nb;
+  const __m256i mask = _mm256_set1_epi8(0x0f);
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256 acc[NT];
+  for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* blk = group + static_cast<size_t>(b) * kInterleavedBlockBytes;
+    const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
+    __m256i lo[4], hi[4];
+    for (int v = 0; v < 4; ++v) {
+      const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16 + 32 * v));
+      lo[v] = _mm256_and_si256(raw, mask);
+      hi[v] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), mask);
+    }
+    for (int t = 0; t < NT; ++t) {
+      const int64_t i = (t0 + t) * nb + b;
+      const int8_t* x = xa.qs + i * 32;
+      __m256i s_lo = _mm256_maddubs_epi16(lo[0], broadcast4(x));
+      __m256i s_hi = _mm256_maddubs_epi16(hi[0], broadcast4(x + 16));
+      for (int v = 1; v < 4; ++v) {
+        s_lo = _mm256_add_epi16(s_lo, _mm256_maddubs_epi16(lo[v], broadcast4(x + 4 * v)));
+        s_hi = _mm256_add_epi16(s_hi, _mm256_maddubs_epi16(hi[v], broadcast4(x + 16 + 4 * v)));
+      }
+      __m256i d = _mm256_madd_epi16(_mm256_add_epi16(s_lo, s_hi), ones);
+      d = _mm256_sub_epi32(d, _mm256_set1_epi32(8 * xa.sums[i]));
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_mul_ps(dw, _mm256_set1_ps(xa.scales[i])), acc[t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) _mm256_storeu_ps(out + t * ldo, acc[t]);
+}
+
+// Rows [0, nr) of an interleaved Q4_0 matrix (nr % 8 == 0): group by group, four tokens per tile. Decode
+// (one token) reads the weights in one sequential stream too.
+void matmul_rows_interleaved(float* out, int64_t ldo, const uint8_t* w, size_t ws, int64_t nr,
+                             const QuantizedActivations& xa, int64_t n_tok) {
+  for (int64_t g = 0; g < nr; g += kInterleaveRows) {
+    const uint8_t* group = w + static_cast<size_t>(g) * ws;
+    float* o = out + g;
+    int64_t t = 0;
+    for (; t + 4 <= n_tok; t += 4) interleaved8_tile<4>(o + t * ldo, ldo, group, xa, t);
+    switch (n_tok - t) {
+      case 3: interleaved8_tile<3>(o + t * ldo, ldo, group, xa, t); break;
+      case 2: interleaved8_tile<2>(o + t * ldo, ldo, group, xa, t); break;
+      case 1: interleaved8_tile<1>(o + t * ldo, ldo, group, xa, t); break;
+      default: break;
+    }
+  }
+}
+
 template <WeightType T>
 void matmul_rows(float* out, int64_t ldo, const uint8_t* w, size_t ws, int64_t nr, const QuantizedActivations& xa,
                  int64_t n_tok) {
@@ -227,11 +308,21 @@ void matmul_rows(float* out, int64_t ldo, const uint8_t* w, size_t ws, int64_t n
       out[t * ldo + r] = dot_scalar_split<T>(w + static_cast<size_t>(r) * ws, xa.qs + t * nb * 32, xa.scales + t * nb, nb);
 }
 
+void matmul_rows_interleaved(float* out, int64_t ldo, const uint8_t* w, size_t ws, int64_t nr,
+                             const QuantizedActivations& xa, int64_t n_tok) {
+  const int64_t nb = xa.nb;
+  std::vector<uint8_t> row(ws);
+  for (int64_t r = 0; r < nr; ++r) {
+    const uint8_t* group = w + static_cast<size_t>(r / kInterleaveRows * kInterleaveRows) * ws;
+    for (int64_t b = 0; b < nb; ++b)
+      deinterleave_block(group + static_cast<size_t>(b) * kInterleavedBlockBytes, static_cast<int>(r % kInterleaveRows),
+                         row.data() + static_cast<size_t>(b) * kQ4_0Bytes);
+    for (int64_t t = 0; t < n_tok; ++t)
+      out[t * ldo + r] = dot_scalar_split<WeightType::Q4_0>(row.data(), xa.qs + t * nb * 32, xa.scales + t * nb, nb);
+  }
+}
+
 #endif
-
-}  // namespace
-
-namespace {
 
 // One block of 32 activations to Q8_0: fp16 scale into *d, quants into qs.
 void quantize_block_q8_0(const float* v, uint16_t* d, int8_t* qs) {
@@ -312,11 +403,32 @@ void quant_matmul_rows(float* out, int64_t ldo, const MatrixView& w, int64_t r0,
                        const QuantizedActivations& xa, int64_t n_tok) {
   const auto* base = static_cast<const uint8_t*>(w.row(r0));
   const size_t ws = w.row_bytes();
-  if (w.type == WeightType::Q8_0) {
+  if (w.rows_interleaved8) {
+    matmul_rows_interleaved(out + r0, ldo, base, ws, nr, xa, n_tok);
+  } else if (w.type == WeightType::Q8_0) {
     matmul_rows<WeightType::Q8_0>(out + r0, ldo, base, ws, nr, xa, n_tok);
   } else {
     matmul_rows<WeightType::Q4_0>(out + r0, ldo, base, ws, nr, xa, n_tok);
   }
+}
+
+bool can_interleave_rows(const MatrixView& w) {
+  return w.type == WeightType::Q4_0 && !w.rows_interleaved8 && w.rows % kInterleaveRows == 0 && w.cols % 32 == 0;
+}
+
+void interleave_q4_0_rows(const MatrixView& w, void* out) {
+  const size_t ws = w.row_bytes();
+  const int64_t nb = w.cols / kQ8_0Block;
+  auto* dst = static_cast<uint8_t*>(out);
+  for (int64_t g = 0; g < w.rows; g += kInterleaveRows)
+    for (int64_t b = 0; b < nb; ++b) {
+      uint8_t* blk = dst + static_cast<size_t>(g) * ws + static_cast<size_t>(b) * kInterleavedBlockBytes;
+      for (int r = 0; r < kInterleaveRows; ++r) {
+        const auto* src = static_cast<const uint8_t*>(w.row(g + r)) + static_cast<size_t>(b) * kQ4_0Bytes;
+        std::memcpy(blk + 2 * r, src, 2);
+        for (int j = 0; j < 16; ++j) blk[interleaved_nibble_offset(r, j)] = src[2 + j];
+      }
+    }
 }
 
 float quant_dot_ref(const void* w_row, WeightType type, const BlockQ8_0* xq, int64_t n_blocks) {

@@ -33,9 +33,20 @@ QuantizedActivations quantized_activations_in(void* scratch, int64_t n_tok, int6
 void quantize_activations(const float* x, int64_t ldx, int64_t t0, int64_t count, const QuantizedActivations& qa);
 
 // out[t * ldo + i] = row (r0 + i) of w · activation row t, for i < nr and t < n_tok. w.type must be Q8_0 or
-// Q4_0 and w.cols == 32 * xa.nb.
+// Q4_0 and w.cols == 32 * xa.nb; when w.rows_interleaved8, r0 and nr must be multiples of 8.
 void quant_matmul_rows(float* out, int64_t ldo, const MatrixView& w, int64_t r0, int64_t nr,
                        const QuantizedActivations& xa, int64_t n_tok);
+
+// Q4_0 rows interleaved in groups of eight (MatrixView::rows_interleaved8). Group g (rows 8g..8g+7) keeps
+// its bytes where the rows were, block by block: for block b, at byte 144 * b of the group, the eight rows'
+// fp16 scales (row r's at 2r), then four vectors of 32 bytes: byte 4r + i of vector v is row r's nibble
+// byte 4v + i. So one 32-byte load holds four nibble bytes of every row: its low nibbles are weights
+// 4v..4v+3 of each row, its high nibbles weights 16+4v..16+4v+3, and the kernel multiplies each with one
+// broadcast of four activation quants (no horizontal adds, one sequential stream of weights).
+constexpr int64_t kInterleaveRows = 8;
+bool can_interleave_rows(const MatrixView& w);  // Q4_0, not interleaved yet, rows % 8 == 0, cols % 32 == 0
+// Writes w's rows interleaved to out (w.rows * w.row_bytes() bytes).
+void interleave_q4_0_rows(const MatrixView& w, void* out);
 
 // Scalar reference of one dot product (exact int32 per block, fp32 accumulation in block order).
 float quant_dot_ref(const void* w_row, WeightType type, const BlockQ8_0* xq, int64_t n_blocks);

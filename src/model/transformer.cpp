@@ -16,11 +16,13 @@
 #include "kernels/norm.h"
 #include "kernels/rope.h"
 #include "model/gguf_model.h"
+#include "model/weight_repack.h"
 
 namespace gpstream::model {
 
 Transformer::Transformer(ModelConfig config, Weights weights, int n_threads)
     : config_(std::move(config)), weights_(std::move(weights)), rope_(RopeFrequencies::from_config(config_)) {
+  repack_weights_for_kernels(weights_);
   set_threads(n_threads);
 }
 
@@ -37,14 +39,21 @@ void Transformer::set_threads(int n) {
 
 Result<std::unique_ptr<Transformer>> Transformer::load(const std::string& path, int n_threads, Residency residency) {
   if (is_gguf_path(path)) {
-    GPS_ASSIGN(io::GgufFile g, io::read_gguf(path, residency));
-    auto config = config_from_gguf(g);
-    if (!config.ok()) return config.error().with_context(path);
-    auto tensors = hf_tensors_from_gguf(g, *config);
-    if (!tensors.ok()) return tensors.error().with_context(path);
-    auto w = weights_from_tensors(*config, std::move(tensors).value());
-    if (!w.ok()) return w.error().with_context(path);
-    return std::make_unique<Transformer>(std::move(config).value(), std::move(w).value(), n_threads);
+    // The GGUF file handle goes out of scope before the Transformer is built, so the weights hold the only
+    // reference to the file's bytes (weight_repack.h then releases the pages it replaces).
+    auto loaded = [&]() -> Result<std::pair<ModelConfig, Weights>> {
+      GPS_ASSIGN(io::GgufFile g, io::read_gguf(path, residency));
+      auto config = config_from_gguf(g);
+      if (!config.ok()) return config.error().with_context(path);
+      auto tensors = hf_tensors_from_gguf(g, *config);
+      if (!tensors.ok()) return tensors.error().with_context(path);
+      auto w = weights_from_tensors(*config, std::move(tensors).value());
+      if (!w.ok()) return w.error().with_context(path);
+      return std::pair{std::move(config).value(), std::move(w).value()};
+    }();
+    if (!loaded.ok()) return loaded.error();
+    auto& [config, w] = *loaded;
+    return std::make_unique<Transformer>(std::move(config), std::move(w), n_threads);
   }
   GPS_ASSIGN(ModelConfig config, load_hf_config(path));
   GPS_ASSIGN(io::TensorMap tensors, io::read_safetensors_dir(path, residency));

@@ -11,6 +11,7 @@
 #include "io/tensor.h"
 #include "kernels/kernels.h"
 #include "model/model_config.h"
+#include "util/huge_page_buffer.h"
 
 namespace gpstream::model {
 
@@ -33,6 +34,7 @@ struct Weights {
   std::vector<float> output_norm;   // [n_embd]
   kernels::MatrixView output;       // [n_vocab, n_embd]; the embedding matrix when tied
   io::TensorMap storage;            // owns the bytes the views point into
+  HugePageBuffer repacked;          // matrices repacked for the kernels (weight_repack.h), if any
 };
 
 // Builds weight views from Hugging Face-named tensors, checking every name, shape and dtype.

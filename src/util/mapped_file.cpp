@@ -1,7 +1,5 @@
-// Memory-mapped files and atomic writes.
+// Memory-mapped or resident read-only files, whole-file reads and atomic writes.
 #include "util/mapped_file.h"
-
-#include "util/memory_budget.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -12,27 +10,20 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <string_view>
 #include <fstream>
 #include <sstream>
+#include <string_view>
+
+#include "util/memory_budget.h"
 
 namespace gpstream {
 
 namespace {
 
-constexpr size_t kHugePage = size_t{2} << 20;
-
-// Reads the whole file into fresh anonymous memory whose start is aligned to a huge page, so the kernel can back
-// every full 2 MiB stretch with one TLB entry. Returns the region to unmap and where the bytes start.
-Status read_resident(int fd, const std::string& path, size_t size, void*& region, size_t& region_size,
-                     const std::byte*& data) {
-  region_size = size + kHugePage;  // room to slide the start onto a 2 MiB boundary
-  void* p = mmap(nullptr, region_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return io_error(path + ": cannot allocate " + std::to_string(size) + " bytes: " + std::strerror(errno));
-  region = p;
-  const uintptr_t start = (reinterpret_cast<uintptr_t>(p) + kHugePage - 1) & ~(uintptr_t{kHugePage} - 1);
-  auto* dst = reinterpret_cast<std::byte*>(start);
-  madvise(dst, size, MADV_HUGEPAGE);  // advice only: without THP the bytes still load into 4 KiB pages
+// Reads the whole file into `buffer` (fresh huge-page-aligned memory), then makes it read-only.
+Status read_resident(int fd, const std::string& path, size_t size, HugePageBuffer& buffer) {
+  GPS_ASSIGN(buffer, HugePageBuffer::allocate(size, path));
+  std::byte* dst = buffer.data();
   size_t done = 0;
   while (done < size) {
     const ssize_t n = pread(fd, dst + done, size - done, static_cast<off_t>(done));
@@ -42,8 +33,7 @@ Status read_resident(int fd, const std::string& path, size_t size, void*& region
                                 std::to_string(size) + " bytes)");
     done += static_cast<size_t>(n);
   }
-  mprotect(p, region_size, PROT_READ);  // weights are never written; make a stray write fault
-  data = dst;
+  buffer.make_read_only();  // weights are never written; make a stray write fault
   return {};
 }
 
@@ -72,9 +62,10 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& path, Re
       ::close(fd);
       return budget.error();
     }
-    Status s = read_resident(fd, path, file->size_, file->region_, file->region_size_, file->data_);
+    Status s = read_resident(fd, path, file->size_, file->resident_);
     ::close(fd);
     if (!s.ok()) return s.error();
+    file->data_ = file->resident_.data();
     return file;
   }
   if (file->size_ > 0) {
@@ -84,8 +75,7 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& path, Re
       ::close(fd);
       return io_error(path + ": mmap failed: " + std::strerror(e));
     }
-    file->region_ = p;
-    file->region_size_ = file->size_;
+    file->mapping_ = p;
     file->data_ = static_cast<const std::byte*>(p);
   }
   ::close(fd);
@@ -98,7 +88,7 @@ Residency default_weight_residency() {
 }
 
 MappedFile::~MappedFile() {
-  if (region_) munmap(region_, region_size_);
+  if (mapping_) munmap(mapping_, size_);
 }
 
 Result<std::string> read_text_file(const std::string& path) {

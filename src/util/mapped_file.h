@@ -9,6 +9,7 @@
 #include <string>
 
 #include "util/error.h"
+#include "util/huge_page_buffer.h"
 
 namespace gpstream {
 
@@ -38,8 +39,8 @@ class MappedFile {
   std::string path_;
   const std::byte* data_ = nullptr;
   size_t size_ = 0;
-  void* region_ = nullptr;  // what munmap releases: the file mapping, or the (larger, aligned-within) anonymous one
-  size_t region_size_ = 0;
+  void* mapping_ = nullptr;  // the file mapping (Mapped)
+  HugePageBuffer resident_;  // the private copy (Resident)
   Residency residency_ = Residency::Mapped;
 };
 

@@ -1,0 +1,62 @@
+// Load-time repacking of quantized weights (see weight_repack.h).
+#include "model/weight_repack.h"
+
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+#include "kernels/quant_dot.h"
+#include "util/memory_budget.h"
+
+namespace gpstream::model {
+namespace {
+
+bool repack_disabled() {
+  const char* v = std::getenv("GPSTREAM_REPACK");
+  return v && std::string_view(v) == "0";
+}
+
+size_t matrix_bytes(const kernels::MatrixView& m) { return m.row_bytes() * static_cast<size_t>(m.rows); }
+
+// True when no other TensorMap, file or buffer handle shares what keeps the storage's bytes alive.
+bool storage_unshared(const io::TensorMap& storage) {
+  for (const auto& owner : storage.owners)
+    if (owner.use_count() != 1) return false;
+  return true;
+}
+
+}  // namespace
+
+int repack_weights_for_kernels(Weights& w) {
+  if (repack_disabled()) return 0;
+  std::vector<kernels::MatrixView*> targets;
+  for (LayerWeights& L : w.layers)
+    for (kernels::MatrixView* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
+      if (kernels::can_interleave_rows(*m)) targets.push_back(m);
+  if (w.output.data != w.tok_embd.data && kernels::can_interleave_rows(w.output)) targets.push_back(&w.output);
+  if (targets.empty()) return 0;
+
+  size_t total = 0;
+  for (const kernels::MatrixView* m : targets) total += matrix_bytes(*m);
+  // With the originals released as they are copied, only one matrix is held twice at a time; budget the
+  // whole copy anyway, as a shared storage keeps every original.
+  if (!check_memory_budget(total, "repacking Q4_0 weights").ok()) return 0;
+  auto buffer = HugePageBuffer::allocate(total, "repacking Q4_0 weights");
+  if (!buffer.ok()) return 0;  // the original layout still works, only slower
+
+  const bool release = storage_unshared(w.storage);
+  std::byte* dst = buffer->data();
+  for (kernels::MatrixView* m : targets) {
+    const size_t n = matrix_bytes(*m);
+    kernels::interleave_q4_0_rows(*m, dst);
+    if (release) release_pages(m->data, n);
+    m->data = dst;
+    m->rows_interleaved8 = true;
+    dst += n;
+  }
+  buffer->make_read_only();
+  w.repacked = std::move(buffer).value();
+  return static_cast<int>(targets.size());
+}
+
+}  // namespace gpstream::model

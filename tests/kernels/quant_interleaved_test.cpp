@@ -1,0 +1,141 @@
+// Q4_0 rows interleaved in groups of eight (kernels/quant_dot.h, MatrixView::rows_interleaved8): the layout
+// byte by byte as the header documents it, which matrices qualify, and the interleaved kernel (4-, 3-, 2- and
+// 1-token tiles, every group, one and two threads, alone and in a fused share) against the scalar reference
+// of the same rows in the plain Q4_0 layout.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <tuple>
+
+#include "kernel_test_util.h"
+#include "kernels/linear.h"
+#include "kernels/linear_fused.h"
+#include "kernels/quant_blocks.h"
+#include "kernels/quant_dot.h"
+
+namespace gpstream::kernels {
+namespace {
+
+using gpstream::testing::random_floats;
+using gpstream::testing::store_matrix;
+using gpstream::testing::StoredMatrix;
+
+// w's rows interleaved into fresh bytes, and a view of them.
+StoredMatrix interleaved(const StoredMatrix& m) {
+  StoredMatrix out;
+  out.bytes.resize(m.bytes.size());
+  interleave_q4_0_rows(m.view, out.bytes.data());
+  out.view = m.view;
+  out.view.data = out.bytes.data();
+  out.view.rows_interleaved8 = true;
+  return out;
+}
+
+TEST(InterleavedQ4, LayoutAsDocumented) {
+  // 16 rows x 64 columns (two groups, two blocks) of distinct bytes; the format's meaning is irrelevant here.
+  constexpr int kRows = 16, kCols = 64, kBlocks = 2;
+  StoredMatrix m;
+  m.bytes.resize(kRows * kBlocks * kQ4_0Bytes);
+  for (size_t i = 0; i < m.bytes.size(); ++i) m.bytes[i] = static_cast<uint8_t>(i * 37 + 11);
+  m.view = MatrixView{WeightType::Q4_0, kRows, kCols, m.bytes.data()};
+  const StoredMatrix x = interleaved(m);
+  const size_t ws = kBlocks * kQ4_0Bytes;
+  for (int row = 0; row < kRows; ++row)
+    for (int b = 0; b < kBlocks; ++b) {
+      const uint8_t* src = m.bytes.data() + row * ws + b * kQ4_0Bytes;
+      // Group g = row / 8 starts where its first row did; block b of the group at 144 b.
+      const uint8_t* blk = x.bytes.data() + (row / 8) * 8 * ws + b * 144;
+      const int r = row % 8;
+      EXPECT_EQ(blk[2 * r], src[0]) << row << " " << b;
+      EXPECT_EQ(blk[2 * r + 1], src[1]) << row << " " << b;
+      for (int j = 0; j < 16; ++j)
+        EXPECT_EQ(blk[16 + 32 * (j / 4) + 4 * r + j % 4], src[2 + j]) << row << " " << b << " " << j;
+    }
+}
+
+TEST(InterleavedQ4, WhichMatricesQualify) {
+  uint8_t byte = 0;
+  EXPECT_TRUE(can_interleave_rows(MatrixView{WeightType::Q4_0, 8, 32, &byte}));
+  EXPECT_TRUE(can_interleave_rows(MatrixView{WeightType::Q4_0, 896, 4864, &byte}));
+  EXPECT_FALSE(can_interleave_rows(MatrixView{WeightType::Q4_0, 12, 32, &byte}));  // not whole groups
+  EXPECT_FALSE(can_interleave_rows(MatrixView{WeightType::Q8_0, 8, 32, &byte}));
+  EXPECT_FALSE(can_interleave_rows(MatrixView{WeightType::F32, 8, 32, &byte}));
+  EXPECT_FALSE(can_interleave_rows(MatrixView{WeightType::Q4_0, 8, 32, &byte, true}));  // already
+}
+
+// rows, cols, n_tok, threads
+using Case = std::tuple<int, int, int, int>;
+class InterleavedQ4Kernel : public ::testing::TestWithParam<Case> {};
+
+// The scalar reference on the plain rows: exact int32 per block, fp32 accumulation.
+float reference(const StoredMatrix& plain, int r, const std::vector<BlockQ8_0>& xq, int t, int64_t nb) {
+  return quant_dot_ref(plain.view.row(r), WeightType::Q4_0, xq.data() + t * nb, nb);
+}
+
+TEST_P(InterleavedQ4Kernel, MatchesScalarReferenceOfPlainRows) {
+  const auto [rows, cols, n_tok, threads] = GetParam();
+  const int64_t ldx = cols + 3, ldo = rows + 5;
+  const StoredMatrix plain = store_matrix(random_floats(static_cast<size_t>(rows) * cols, 7 + rows + cols), rows,
+                                          cols, WeightType::Q4_0);
+  const StoredMatrix x8 = interleaved(plain);
+  const auto x = random_floats(static_cast<size_t>(n_tok) * ldx, 50 + n_tok, -3.0f, 3.0f);
+  const auto bias = random_floats(rows, 3);
+  std::vector<float> out(static_cast<size_t>(n_tok) * ldo, std::numeric_limits<float>::quiet_NaN());
+  std::vector<float> scratch(static_cast<size_t>(linear_scratch_floats(x8.view, n_tok, threads)));
+  linear_forward(out.data(), ldo, x.data(), ldx, x8.view, bias.data(), n_tok, scratch.data(), threads);
+  const int64_t nb = cols / 32;
+  std::vector<BlockQ8_0> xq(static_cast<size_t>(n_tok * nb));
+  quantize_activations_q8_0(x.data(), ldx, n_tok, cols, xq.data());
+  for (int t = 0; t < n_tok; ++t)
+    for (int r = 0; r < ldo; ++r) {
+      const float got = out[static_cast<size_t>(t) * ldo + r];
+      if (r >= rows) {
+        ASSERT_TRUE(std::isnan(got)) << "padding written at t=" << t << " r=" << r;
+        continue;
+      }
+      const float want = reference(plain, r, xq, t, nb) + bias[r];
+      ASSERT_NEAR(got, want, 1e-5f * (std::fabs(want) + cols * 0.1f)) << "t=" << t << " r=" << r;
+    }
+}
+
+// Two interleaved matrices and a plain Q8_0 one computed as one fused share: every row once, whichever
+// thread's share (multiples of eight rows) it falls in.
+TEST_P(InterleavedQ4Kernel, FusedShareMatchesReference) {
+  const auto [rows, cols, n_tok, threads] = GetParam();
+  const StoredMatrix a = store_matrix(random_floats(static_cast<size_t>(rows) * cols, 1), rows, cols, WeightType::Q4_0);
+  const StoredMatrix b = store_matrix(random_floats(static_cast<size_t>(16) * cols, 2), 16, cols, WeightType::Q4_0);
+  const StoredMatrix c = store_matrix(random_floats(static_cast<size_t>(12) * cols, 3), 12, cols, WeightType::Q8_0);
+  const StoredMatrix a8 = interleaved(a), b8 = interleaved(b);
+  const auto x = random_floats(static_cast<size_t>(n_tok) * cols, 4, -2.0f, 2.0f);
+  std::vector<float> oa(static_cast<size_t>(n_tok) * rows), ob(static_cast<size_t>(n_tok) * 16),
+      oc(static_cast<size_t>(n_tok) * 12);
+  const LinearOutput outs[] = {{oa.data(), rows, a8.view, nullptr}, {ob.data(), 16, b8.view, nullptr},
+                               {oc.data(), 12, c.view, nullptr}};
+  ASSERT_TRUE(linear_share_applies(outs, n_tok));
+  std::vector<float> scratch(static_cast<size_t>(linear_fused_scratch_floats(outs, n_tok, threads)));
+  linear_forward_fused(outs, x.data(), cols, n_tok, scratch.data(), threads);
+  const int64_t nb = cols / 32;
+  std::vector<BlockQ8_0> xq(static_cast<size_t>(n_tok * nb));
+  quantize_activations_q8_0(x.data(), cols, n_tok, cols, xq.data());
+  const std::tuple<const StoredMatrix*, const std::vector<float>*, int, WeightType> parts[] = {
+      {&a, &oa, rows, WeightType::Q4_0}, {&b, &ob, 16, WeightType::Q4_0}, {&c, &oc, 12, WeightType::Q8_0}};
+  for (const auto& [m, o, n_rows, type] : parts)
+    for (int t = 0; t < n_tok; ++t)
+      for (int r = 0; r < n_rows; ++r) {
+        const float want = quant_dot_ref(m->view.row(r), type, xq.data() + t * nb, nb);
+        ASSERT_NEAR((*o)[static_cast<size_t>(t) * n_rows + r], want, 1e-5f * (std::fabs(want) + cols * 0.1f))
+            << "rows=" << n_rows << " t=" << t << " r=" << r;
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, InterleavedQ4Kernel,
+                         ::testing::Combine(::testing::Values(8, 40, 136), ::testing::Values(32, 96, 320),
+                                            ::testing::Values(1, 2, 3, 4, 7, 50), ::testing::Values(1, 2)));
+// Large enough for the parallel regime (rows * cols * n_tok >= 2^18).
+INSTANTIATE_TEST_SUITE_P(Parallel, InterleavedQ4Kernel,
+                         ::testing::Combine(::testing::Values(264), ::testing::Values(1024),
+                                            ::testing::Values(1, 5), ::testing::Values(2)));
+
+}  // namespace
+}  // namespace gpstream::kernels

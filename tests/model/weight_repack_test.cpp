@@ -1,0 +1,115 @@
+// Load-time repacking of Q4_0 weights (model/weight_repack.h): which matrices are interleaved (layer matrices
+// and an untied head in whole groups of eight rows; never the embedding table, nor a head tied to it), and a
+// repacked model gives the logits of the same model unrepacked (GPSTREAM_REPACK=0) up to fp32 summation
+// order, built in memory (storage shared: nothing released) and loaded from a GGUF file (storage unshared:
+// the replaced pages are handed back, and everything still read must survive that).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "../testing/scoped_env.h"
+#include "../testing/temp_dir.h"
+#include "gguf_test_util.h"
+#include "kernels/quant_blocks.h"
+#include "model/quantize_model.h"
+#include "model/tensor_names.h"
+#include "model/transformer.h"
+#include "model/weight_repack.h"
+#include "tiny_models.h"
+
+namespace gpstream {
+namespace {
+
+using testing::causal_logits;
+using testing::ScopedEnv;
+using testing::TempDir;
+
+const std::vector<int> kIds = {3, 95, 0, 41, 7, 7, 58, 12, 1, 88};  // the GEMM and the matvec regimes
+
+// A Q4_0 model whose dimensions are all whole groups of eight rows (vocab 96); with q4_vocab the embedding
+// table and an untied head are Q4_0 too (convert_model_tensors keeps them Q8_0), so a tied head would
+// qualify by shape.
+io::TensorMap q4_model(const model::ModelConfig& c, bool q4_vocab) {
+  const io::TensorMap f32 = model::random_tensors(c, testing::tiny_init(11));
+  io::TensorMap stored = model::convert_model_tensors(c, f32, io::DType::Q4_0);
+  if (!q4_vocab) return stored;
+  for (model::TensorId id : {model::TensorId::TokEmbd, model::TensorId::Output}) {
+    const std::string name = model::hf_name(id);
+    if (!f32.find(name)) continue;  // tied: no separate head
+    const std::vector<float> e = io::tensor_to_f32(*f32.find(name));
+    std::vector<std::byte> bytes(static_cast<size_t>(c.n_vocab) * (c.n_embd / 32) * kernels::kQ4_0Bytes);
+    kernels::quantize_row_q4_0(e.data(), reinterpret_cast<kernels::BlockQ4_0*>(bytes.data()), c.n_vocab * c.n_embd);
+    stored.add_raw(name, io::DType::Q4_0, {c.n_vocab, c.n_embd}, std::move(bytes));
+  }
+  return stored;
+}
+
+void expect_close(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  float scale = 0;
+  for (float v : want) scale = std::max(scale, std::fabs(v));
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5f * scale + 1e-6f) << "logit " << i;
+}
+
+// qwen2?, tied, Q4_0 embedding and head
+using Case = std::tuple<bool, bool, bool>;
+class WeightRepack : public ::testing::TestWithParam<Case> {};
+
+TEST_P(WeightRepack, InMemoryModelGivesUnrepackedLogits) {
+  const auto [qwen2, tied, q4_vocab] = GetParam();
+  model::ModelConfig c = testing::tiny_config(qwen2, tied, false);
+  c.n_vocab = 96;
+  c.n_ff = 64;
+  const io::TensorMap stored = q4_model(c, q4_vocab);
+  std::vector<float> plain;
+  {
+    ScopedEnv off("GPSTREAM_REPACK", "0");
+    auto tf = testing::tiny_transformer(c, stored, 2);
+    EXPECT_FALSE(tf->weights().layers[0].w_up.rows_interleaved8);
+    plain = causal_logits(*tf, kIds);
+  }
+  auto tf = testing::tiny_transformer(c, stored, 2);
+  const model::Weights& w = tf->weights();
+  for (const auto& L : w.layers)
+    for (const kernels::MatrixView* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
+      EXPECT_TRUE(m->rows_interleaved8);
+  EXPECT_FALSE(w.tok_embd.rows_interleaved8);
+  // The head: Q8_0 unless q4_vocab; repacked only when it is not the embedding itself.
+  EXPECT_EQ(w.output.rows_interleaved8, q4_vocab && !tied);
+  expect_close(causal_logits(*tf, kIds), plain);
+  // Fed the same weights again, nothing more qualifies.
+  model::Weights again;
+  again.layers = w.layers;
+  again.tok_embd = w.tok_embd;
+  again.output = w.output;
+  EXPECT_EQ(model::repack_weights_for_kernels(again), 0);
+}
+
+TEST_P(WeightRepack, LoadedModelGivesUnrepackedLogits) {
+  const auto [qwen2, tied, q4_vocab] = GetParam();
+  model::ModelConfig c = testing::tiny_config(qwen2, tied, false);
+  c.n_vocab = 96;
+  c.n_ff = 64;
+  TempDir dir;
+  const std::string path = dir.file("m.gguf");
+  ASSERT_TRUE(testing::write_model_gguf(c, q4_model(c, q4_vocab), io::DType::Q4_0, path).ok());
+  std::vector<float> plain;
+  {
+    ScopedEnv off("GPSTREAM_REPACK", "0");
+    auto tf = model::Transformer::load(path, 2);
+    ASSERT_TRUE(tf.ok()) << tf.error().message();
+    plain = causal_logits(**tf, kIds);
+  }
+  for (const char* mmap : {"0", "1"}) {  // resident copy and file mapping
+    ScopedEnv residency("GPSTREAM_MMAP", mmap);
+    auto tf = model::Transformer::load(path, 2);
+    ASSERT_TRUE(tf.ok()) << tf.error().message();
+    EXPECT_TRUE((*tf)->weights().layers[1].w_down.rows_interleaved8);
+    expect_close(causal_logits(**tf, kIds), plain);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, WeightRepack, ::testing::Combine(::testing::Bool(), ::testing::Bool(), ::testing::Bool()));
+
+}  // namespace
+}  // namespace gpstream
