@@ -33,8 +33,8 @@ inline size_t row_bytes(WeightType t, int64_t n) {
 }
 
 // A read-only row-major weight matrix [rows, cols] in its stored precision.
-// rows_interleaved8 (Q4_0 only, rows % 8 == 0): each group of eight rows is stored block by block with the
-// rows interleaved (quant_dot.h, interleave_q4_0_rows) for the int8 kernels. The group of row r (r % 8 == 0)
+// rows_interleaved8 (Q8_0 / Q4_0, rows % 8 == 0): each group of eight rows is stored block by block with the
+// rows interleaved (quant_dot.h, interleave_quantized_rows) for the int8 kernels. The group of row r (r % 8 == 0)
 // still starts at row(r), but single rows cannot be read from it: only quant_matmul_rows reads such a matrix.
 struct MatrixView {
   WeightType type = WeightType::F32;

@@ -16,7 +16,7 @@ namespace gpstream::kernels {
 namespace {
 
 // Shares start at multiples of this many rows: the BF16 kernel pairs rows from even rows on and the
-// quantized kernels group four rows from multiples of four, or eight interleaved Q4_0 rows from multiples
+// quantized kernels group four rows from multiples of four, or eight interleaved rows from multiples
 // of eight (their tiles start at multiples of 32).
 constexpr int64_t kShareRowAlign = 8;
 // The smallest piece a thread takes in linear_share_dynamic: ~2.5 µs of streaming on one core.

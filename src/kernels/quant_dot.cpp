@@ -73,18 +73,21 @@ float dot_scalar_split(const uint8_t* w, const int8_t* xq, const float* dx, int6
   return sum;
 }
 
-// An interleaved Q4_0 block (quant_dot.h) holds eight rows: 16 bytes of scales, then 4 vectors of 32 bytes.
-constexpr size_t kInterleavedBlockBytes = kInterleaveRows * kQ4_0Bytes;
+// An interleaved block (quant_dot.h) holds eight rows: 16 bytes of scales, then 32-byte vectors (4 for Q4_0,
+// 8 for Q8_0).
+template <WeightType T>
+constexpr size_t interleaved_block_bytes() { return kInterleaveRows * block_bytes<T>(); }
 
-// Where row r's nibble byte j (0-15) of a Q4_0 block lies in an interleaved block.
-constexpr size_t interleaved_nibble_offset(int r, int j) { return 16 + 32 * (j / 4) + 4 * r + j % 4; }
+// Where quant byte j of row r's block (Q4_0: nibble byte 0-15; Q8_0: quant 0-31) lies in an interleaved block.
+constexpr size_t interleaved_quant_offset(int r, int j) { return 16 + 32 * (j / 4) + 4 * r + j % 4; }
 
 #ifndef GPS_QUANT_AVX2
 
-// Row r of an interleaved block as a plain Q4_0 block (scale, then the 16 nibble bytes).
-inline void deinterleave_block(const uint8_t* blk, int r, uint8_t* q4) {
-  std::memcpy(q4, blk + 2 * r, 2);
-  for (int j = 0; j < 16; ++j) q4[2 + j] = blk[interleaved_nibble_offset(r, j)];
+// Row r of an interleaved block as a plain block (scale, then the quant bytes).
+template <WeightType T>
+inline void deinterleave_block(const uint8_t* blk, int r, uint8_t* plain) {
+  std::memcpy(plain, blk + 2 * r, 2);
+  for (int j = 0; j < static_cast<int>(block_bytes<T>()) - 2; ++j) plain[2 + j] = blk[interleaved_quant_offset(r, j)];
 }
 
 #endif
@@ -228,7 +231,7 @@ void interleaved8_tile(float* out, int64_t ldo, const uint8_t* group, const Quan
   __m256 acc[NT];
   for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* blk = group + static_cast<size_t>(b) * kInterleavedBlockBytes;
+    const uint8_t* blk = group + static_cast<size_t>(b) * interleaved_block_bytes<WeightType::Q4_0>();
     const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
     __m256i lo[4], hi[4];
     for (int v = 0; v < 4; ++v) {
@@ -253,19 +256,67 @@ void interleaved8_tile(float* out, int64_t ldo, const uint8_t* group, const Quan
   for (int t = 0; t < NT; ++t) _mm256_storeu_ps(out + t * ldo, acc[t]);
 }
 
-// Rows [0, nr) of an interleaved Q4_0 matrix (nr % 8 == 0): group by group, four tokens per tile. Decode
-// (one token) reads the weights in one sequential stream too.
+// Eight interleaved Q8_0 rows × NT activation rows: as interleaved8_tile, with signed weights. maddubs takes
+// |w| and the activations with w's sign; a pair of products can reach 2 * 127 * 127, so every k-group is
+// widened to int32 (madd) before it is summed. The block's eight vectors are taken four at a time (|w| and w
+// of four vectors in eight registers).
+template <int NT>
+void interleaved8_tile_q8(float* out, int64_t ldo, const uint8_t* group, const QuantizedActivations& xa, int64_t t0) {
+  const int64_t nb = xa.nb;
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256 acc[NT];
+  for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* blk = group + static_cast<size_t>(b) * interleaved_block_bytes<WeightType::Q8_0>();
+    __m256i sum[NT];
+    for (int half = 0; half < 2; ++half) {
+      __m256i w[4], a[4];
+      for (int v = 0; v < 4; ++v) {
+        w[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16 + 32 * (4 * half + v)));
+        a[v] = _mm256_sign_epi8(w[v], w[v]);
+      }
+      for (int t = 0; t < NT; ++t) {
+        const int8_t* x = xa.qs + ((t0 + t) * nb + b) * 32 + 16 * half;
+        __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(a[0], _mm256_sign_epi8(broadcast4(x), w[0])), ones);
+        for (int v = 1; v < 4; ++v)
+          s = _mm256_add_epi32(
+              s, _mm256_madd_epi16(_mm256_maddubs_epi16(a[v], _mm256_sign_epi8(broadcast4(x + 4 * v), w[v])), ones));
+        sum[t] = half == 0 ? s : _mm256_add_epi32(sum[t], s);
+      }
+    }
+    const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
+    for (int t = 0; t < NT; ++t) {
+      const int64_t i = (t0 + t) * nb + b;
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[t]), _mm256_mul_ps(dw, _mm256_set1_ps(xa.scales[i])), acc[t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) _mm256_storeu_ps(out + t * ldo, acc[t]);
+}
+
+template <WeightType T, int NT>
+inline void interleaved_tile(float* out, int64_t ldo, const uint8_t* group, const QuantizedActivations& xa, int64_t t0) {
+  if constexpr (T == WeightType::Q8_0) {
+    interleaved8_tile_q8<NT>(out, ldo, group, xa, t0);
+  } else {
+    interleaved8_tile<NT>(out, ldo, group, xa, t0);
+  }
+}
+
+// Rows [0, nr) of an interleaved matrix (nr % 8 == 0): group by group, four tokens per tile (three: as fast
+// for Q8_0, slower for Q4_0). Decode (one token) reads the weights in one sequential stream too.
+template <WeightType T>
 void matmul_rows_interleaved(float* out, int64_t ldo, const uint8_t* w, size_t ws, int64_t nr,
                              const QuantizedActivations& xa, int64_t n_tok) {
+  constexpr int NT = 4;
   for (int64_t g = 0; g < nr; g += kInterleaveRows) {
     const uint8_t* group = w + static_cast<size_t>(g) * ws;
     float* o = out + g;
     int64_t t = 0;
-    for (; t + 4 <= n_tok; t += 4) interleaved8_tile<4>(o + t * ldo, ldo, group, xa, t);
+    for (; t + NT <= n_tok; t += NT) interleaved_tile<T, NT>(o + t * ldo, ldo, group, xa, t);
     switch (n_tok - t) {
-      case 3: interleaved8_tile<3>(o + t * ldo, ldo, group, xa, t); break;
-      case 2: interleaved8_tile<2>(o + t * ldo, ldo, group, xa, t); break;
-      case 1: interleaved8_tile<1>(o + t * ldo, ldo, group, xa, t); break;
+      case 3: interleaved_tile<T, 3>(o + t * ldo, ldo, group, xa, t); break;
+      case 2: interleaved_tile<T, 2>(o + t * ldo, ldo, group, xa, t); break;
+      case 1: interleaved_tile<T, 1>(o + t * ldo, ldo, group, xa, t); break;
       default: break;
     }
   }
@@ -308,6 +359,7 @@ void matmul_rows(float* out, int64_t ldo, const uint8_t* w, size_t ws, int64_t n
       out[t * ldo + r] = dot_scalar_split<T>(w + static_cast<size_t>(r) * ws, xa.qs + t * nb * 32, xa.scales + t * nb, nb);
 }
 
+template <WeightType T>
 void matmul_rows_interleaved(float* out, int64_t ldo, const uint8_t* w, size_t ws, int64_t nr,
                              const QuantizedActivations& xa, int64_t n_tok) {
   const int64_t nb = xa.nb;
@@ -315,10 +367,10 @@ void matmul_rows_interleaved(float* out, int64_t ldo, const uint8_t* w, size_t w
   for (int64_t r = 0; r < nr; ++r) {
     const uint8_t* group = w + static_cast<size_t>(r / kInterleaveRows * kInterleaveRows) * ws;
     for (int64_t b = 0; b < nb; ++b)
-      deinterleave_block(group + static_cast<size_t>(b) * kInterleavedBlockBytes, static_cast<int>(r % kInterleaveRows),
-                         row.data() + static_cast<size_t>(b) * kQ4_0Bytes);
+      deinterleave_block<T>(group + static_cast<size_t>(b) * interleaved_block_bytes<T>(),
+                            static_cast<int>(r % kInterleaveRows), row.data() + static_cast<size_t>(b) * block_bytes<T>());
     for (int64_t t = 0; t < n_tok; ++t)
-      out[t * ldo + r] = dot_scalar_split<WeightType::Q4_0>(row.data(), xa.qs + t * nb * 32, xa.scales + t * nb, nb);
+      out[t * ldo + r] = dot_scalar_split<T>(row.data(), xa.qs + t * nb * 32, xa.scales + t * nb, nb);
   }
 }
 
@@ -403,8 +455,10 @@ void quant_matmul_rows(float* out, int64_t ldo, const MatrixView& w, int64_t r0,
                        const QuantizedActivations& xa, int64_t n_tok) {
   const auto* base = static_cast<const uint8_t*>(w.row(r0));
   const size_t ws = w.row_bytes();
-  if (w.rows_interleaved8) {
-    matmul_rows_interleaved(out + r0, ldo, base, ws, nr, xa, n_tok);
+  if (w.rows_interleaved8 && w.type == WeightType::Q8_0) {
+    matmul_rows_interleaved<WeightType::Q8_0>(out + r0, ldo, base, ws, nr, xa, n_tok);
+  } else if (w.rows_interleaved8) {
+    matmul_rows_interleaved<WeightType::Q4_0>(out + r0, ldo, base, ws, nr, xa, n_tok);
   } else if (w.type == WeightType::Q8_0) {
     matmul_rows<WeightType::Q8_0>(out + r0, ldo, base, ws, nr, xa, n_tok);
   } else {
@@ -413,20 +467,21 @@ void quant_matmul_rows(float* out, int64_t ldo, const MatrixView& w, int64_t r0,
 }
 
 bool can_interleave_rows(const MatrixView& w) {
-  return w.type == WeightType::Q4_0 && !w.rows_interleaved8 && w.rows % kInterleaveRows == 0 && w.cols % 32 == 0;
+  return is_quantized(w.type) && !w.rows_interleaved8 && w.rows % kInterleaveRows == 0 && w.cols % 32 == 0;
 }
 
-void interleave_q4_0_rows(const MatrixView& w, void* out) {
+void interleave_quantized_rows(const MatrixView& w, void* out) {
   const size_t ws = w.row_bytes();
   const int64_t nb = w.cols / kQ8_0Block;
+  const size_t bb = w.type == WeightType::Q8_0 ? kQ8_0Bytes : kQ4_0Bytes;
   auto* dst = static_cast<uint8_t*>(out);
   for (int64_t g = 0; g < w.rows; g += kInterleaveRows)
     for (int64_t b = 0; b < nb; ++b) {
-      uint8_t* blk = dst + static_cast<size_t>(g) * ws + static_cast<size_t>(b) * kInterleavedBlockBytes;
+      uint8_t* blk = dst + static_cast<size_t>(g) * ws + static_cast<size_t>(b) * kInterleaveRows * bb;
       for (int r = 0; r < kInterleaveRows; ++r) {
-        const auto* src = static_cast<const uint8_t*>(w.row(g + r)) + static_cast<size_t>(b) * kQ4_0Bytes;
+        const auto* src = static_cast<const uint8_t*>(w.row(g + r)) + static_cast<size_t>(b) * bb;
         std::memcpy(blk + 2 * r, src, 2);
-        for (int j = 0; j < 16; ++j) blk[interleaved_nibble_offset(r, j)] = src[2 + j];
+        for (int j = 0; j < static_cast<int>(bb) - 2; ++j) blk[interleaved_quant_offset(r, j)] = src[2 + j];
       }
     }
 }

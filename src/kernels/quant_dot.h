@@ -37,16 +37,18 @@ void quantize_activations(const float* x, int64_t ldx, int64_t t0, int64_t count
 void quant_matmul_rows(float* out, int64_t ldo, const MatrixView& w, int64_t r0, int64_t nr,
                        const QuantizedActivations& xa, int64_t n_tok);
 
-// Q4_0 rows interleaved in groups of eight (MatrixView::rows_interleaved8). Group g (rows 8g..8g+7) keeps
-// its bytes where the rows were, block by block: for block b, at byte 144 * b of the group, the eight rows'
-// fp16 scales (row r's at 2r), then four vectors of 32 bytes: byte 4r + i of vector v is row r's nibble
-// byte 4v + i. So one 32-byte load holds four nibble bytes of every row: its low nibbles are weights
-// 4v..4v+3 of each row, its high nibbles weights 16+4v..16+4v+3, and the kernel multiplies each with one
-// broadcast of four activation quants (no horizontal adds, one sequential stream of weights).
+// Q8_0 / Q4_0 rows interleaved in groups of eight (MatrixView::rows_interleaved8). Group g (rows 8g..8g+7)
+// keeps its bytes where the rows were, block by block: for block b, at byte 8 * block_bytes * b of the group,
+// the eight rows' fp16 scales (row r's at 2r), then vectors of 32 bytes (Q4_0: 4, Q8_0: 8): byte 4r + i of
+// vector v is row r's quant byte 4v + i. So one 32-byte load holds four quant bytes of every row (Q4_0: its
+// low nibbles are weights 4v..4v+3 of each row, its high nibbles weights 16+4v..16+4v+3; Q8_0: weights
+// 4v..4v+3), and the kernel multiplies it with one broadcast of four activation quants: no horizontal adds,
+// one vector of scales for eight rows, one sequential stream of weights.
 constexpr int64_t kInterleaveRows = 8;
-bool can_interleave_rows(const MatrixView& w);  // Q4_0, not interleaved yet, rows % 8 == 0, cols % 32 == 0
+// Q8_0 or Q4_0, not interleaved yet, rows % 8 == 0, cols % 32 == 0.
+bool can_interleave_rows(const MatrixView& w);
 // Writes w's rows interleaved to out (w.rows * w.row_bytes() bytes).
-void interleave_q4_0_rows(const MatrixView& w, void* out);
+void interleave_quantized_rows(const MatrixView& w, void* out);
 
 // Scalar reference of one dot product (exact int32 per block, fp32 accumulation in block order).
 float quant_dot_ref(const void* w_row, WeightType type, const BlockQ8_0* xq, int64_t n_blocks);

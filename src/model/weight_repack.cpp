@@ -40,15 +40,15 @@ int repack_weights_for_kernels(Weights& w) {
   for (const kernels::MatrixView* m : targets) total += matrix_bytes(*m);
   // With the originals released as they are copied, only one matrix is held twice at a time; budget the
   // whole copy anyway, as a shared storage keeps every original.
-  if (!check_memory_budget(total, "repacking Q4_0 weights").ok()) return 0;
-  auto buffer = HugePageBuffer::allocate(total, "repacking Q4_0 weights");
+  if (!check_memory_budget(total, "repacking quantized weights").ok()) return 0;
+  auto buffer = HugePageBuffer::allocate(total, "repacking quantized weights");
   if (!buffer.ok()) return 0;  // the original layout still works, only slower
 
   const bool release = storage_unshared(w.storage);
   std::byte* dst = buffer->data();
   for (kernels::MatrixView* m : targets) {
     const size_t n = matrix_bytes(*m);
-    kernels::interleave_q4_0_rows(*m, dst);
+    kernels::interleave_quantized_rows(*m, dst);
     if (release) release_pages(m->data, n);
     m->data = dst;
     m->rows_interleaved8 = true;

@@ -1,5 +1,5 @@
-// Repacks quantized weight matrices once, at load, into the layouts the fastest kernels read: every Q4_0
-// layer matrix (and an untied LM head) whose rows are a multiple of eight is interleaved in groups of eight
+// Repacks quantized weight matrices once, at load, into the layouts the fastest kernels read: every Q8_0 /
+// Q4_0 layer matrix (and an untied LM head) whose rows are a multiple of eight is interleaved in groups of eight
 // rows (kernels/quant_dot.h) into one huge-page buffer, Weights::repacked, and its view is repointed there.
 // The token-embedding table is never repacked (the lookup reads single rows), nor a head tied to it.
 // When the storage's bytes are reachable only through these Weights, the pages of the replaced matrices are

@@ -1,7 +1,7 @@
-// Q4_0 rows interleaved in groups of eight (kernels/quant_dot.h, MatrixView::rows_interleaved8): the layout
-// byte by byte as the header documents it, which matrices qualify, and the interleaved kernel (4-, 3-, 2- and
-// 1-token tiles, every group, one and two threads, alone and in a fused share) against the scalar reference
-// of the same rows in the plain Q4_0 layout.
+// Q8_0 / Q4_0 rows interleaved in groups of eight (kernels/quant_dot.h, MatrixView::rows_interleaved8): the
+// layout byte by byte as the header documents it, which matrices qualify, and the interleaved kernels (4-, 3-,
+// 2- and 1-token tiles, every group, one and two threads, alone and in a fused share) against the scalar
+// reference of the same rows in the plain layout.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,59 +25,64 @@ using gpstream::testing::StoredMatrix;
 StoredMatrix interleaved(const StoredMatrix& m) {
   StoredMatrix out;
   out.bytes.resize(m.bytes.size());
-  interleave_q4_0_rows(m.view, out.bytes.data());
+  interleave_quantized_rows(m.view, out.bytes.data());
   out.view = m.view;
   out.view.data = out.bytes.data();
   out.view.rows_interleaved8 = true;
   return out;
 }
 
-TEST(InterleavedQ4, LayoutAsDocumented) {
+TEST(InterleavedQuant, LayoutAsDocumented) {
   // 16 rows x 64 columns (two groups, two blocks) of distinct bytes; the format's meaning is irrelevant here.
-  constexpr int kRows = 16, kCols = 64, kBlocks = 2;
-  StoredMatrix m;
-  m.bytes.resize(kRows * kBlocks * kQ4_0Bytes);
-  for (size_t i = 0; i < m.bytes.size(); ++i) m.bytes[i] = static_cast<uint8_t>(i * 37 + 11);
-  m.view = MatrixView{WeightType::Q4_0, kRows, kCols, m.bytes.data()};
-  const StoredMatrix x = interleaved(m);
-  const size_t ws = kBlocks * kQ4_0Bytes;
-  for (int row = 0; row < kRows; ++row)
-    for (int b = 0; b < kBlocks; ++b) {
-      const uint8_t* src = m.bytes.data() + row * ws + b * kQ4_0Bytes;
-      // Group g = row / 8 starts where its first row did; block b of the group at 144 b.
-      const uint8_t* blk = x.bytes.data() + (row / 8) * 8 * ws + b * 144;
-      const int r = row % 8;
-      EXPECT_EQ(blk[2 * r], src[0]) << row << " " << b;
-      EXPECT_EQ(blk[2 * r + 1], src[1]) << row << " " << b;
-      for (int j = 0; j < 16; ++j)
-        EXPECT_EQ(blk[16 + 32 * (j / 4) + 4 * r + j % 4], src[2 + j]) << row << " " << b << " " << j;
-    }
+  for (WeightType type : {WeightType::Q4_0, WeightType::Q8_0}) {
+    constexpr int kRows = 16, kCols = 64, kBlocks = 2;
+    const size_t bb = type == WeightType::Q4_0 ? kQ4_0Bytes : kQ8_0Bytes;
+    StoredMatrix m;
+    m.bytes.resize(kRows * kBlocks * bb);
+    for (size_t i = 0; i < m.bytes.size(); ++i) m.bytes[i] = static_cast<uint8_t>(i * 37 + 11);
+    m.view = MatrixView{type, kRows, kCols, m.bytes.data()};
+    const StoredMatrix x = interleaved(m);
+    const size_t ws = kBlocks * bb;
+    for (int row = 0; row < kRows; ++row)
+      for (int b = 0; b < kBlocks; ++b) {
+        const uint8_t* src = m.bytes.data() + row * ws + b * bb;
+        // Group g = row / 8 starts where its first row did; block b of the group at 8 * bb * b.
+        const uint8_t* blk = x.bytes.data() + (row / 8) * 8 * ws + b * 8 * bb;
+        const int r = row % 8;
+        EXPECT_EQ(blk[2 * r], src[0]) << row << " " << b;
+        EXPECT_EQ(blk[2 * r + 1], src[1]) << row << " " << b;
+        for (int j = 0; j < static_cast<int>(bb) - 2; ++j)
+          EXPECT_EQ(blk[16 + 32 * (j / 4) + 4 * r + j % 4], src[2 + j]) << row << " " << b << " " << j;
+      }
+  }
 }
 
-TEST(InterleavedQ4, WhichMatricesQualify) {
+TEST(InterleavedQuant, WhichMatricesQualify) {
   uint8_t byte = 0;
   EXPECT_TRUE(can_interleave_rows(MatrixView{WeightType::Q4_0, 8, 32, &byte}));
   EXPECT_TRUE(can_interleave_rows(MatrixView{WeightType::Q4_0, 896, 4864, &byte}));
   EXPECT_FALSE(can_interleave_rows(MatrixView{WeightType::Q4_0, 12, 32, &byte}));  // not whole groups
-  EXPECT_FALSE(can_interleave_rows(MatrixView{WeightType::Q8_0, 8, 32, &byte}));
+  EXPECT_TRUE(can_interleave_rows(MatrixView{WeightType::Q8_0, 8, 32, &byte}));
+  EXPECT_FALSE(can_interleave_rows(MatrixView{WeightType::Q8_0, 20, 32, &byte}));
+  EXPECT_FALSE(can_interleave_rows(MatrixView{WeightType::BF16, 8, 32, &byte}));
   EXPECT_FALSE(can_interleave_rows(MatrixView{WeightType::F32, 8, 32, &byte}));
   EXPECT_FALSE(can_interleave_rows(MatrixView{WeightType::Q4_0, 8, 32, &byte, true}));  // already
 }
 
-// rows, cols, n_tok, threads
-using Case = std::tuple<int, int, int, int>;
-class InterleavedQ4Kernel : public ::testing::TestWithParam<Case> {};
+// rows, cols, n_tok, threads, type
+using Case = std::tuple<int, int, int, int, WeightType>;
+class InterleavedKernel : public ::testing::TestWithParam<Case> {};
 
 // The scalar reference on the plain rows: exact int32 per block, fp32 accumulation.
 float reference(const StoredMatrix& plain, int r, const std::vector<BlockQ8_0>& xq, int t, int64_t nb) {
-  return quant_dot_ref(plain.view.row(r), WeightType::Q4_0, xq.data() + t * nb, nb);
+  return quant_dot_ref(plain.view.row(r), plain.view.type, xq.data() + t * nb, nb);
 }
 
-TEST_P(InterleavedQ4Kernel, MatchesScalarReferenceOfPlainRows) {
-  const auto [rows, cols, n_tok, threads] = GetParam();
+TEST_P(InterleavedKernel, MatchesScalarReferenceOfPlainRows) {
+  const auto [rows, cols, n_tok, threads, type] = GetParam();
   const int64_t ldx = cols + 3, ldo = rows + 5;
   const StoredMatrix plain = store_matrix(random_floats(static_cast<size_t>(rows) * cols, 7 + rows + cols), rows,
-                                          cols, WeightType::Q4_0);
+                                          cols, type);
   const StoredMatrix x8 = interleaved(plain);
   const auto x = random_floats(static_cast<size_t>(n_tok) * ldx, 50 + n_tok, -3.0f, 3.0f);
   const auto bias = random_floats(rows, 3);
@@ -99,11 +104,11 @@ TEST_P(InterleavedQ4Kernel, MatchesScalarReferenceOfPlainRows) {
     }
 }
 
-// Two interleaved matrices and a plain Q8_0 one computed as one fused share: every row once, whichever
+// Two interleaved matrices and a plain (Q8_0, 12 rows: not interleavable) one computed as one fused share: every row once, whichever
 // thread's share (multiples of eight rows) it falls in.
-TEST_P(InterleavedQ4Kernel, FusedShareMatchesReference) {
-  const auto [rows, cols, n_tok, threads] = GetParam();
-  const StoredMatrix a = store_matrix(random_floats(static_cast<size_t>(rows) * cols, 1), rows, cols, WeightType::Q4_0);
+TEST_P(InterleavedKernel, FusedShareMatchesReference) {
+  const auto [rows, cols, n_tok, threads, type] = GetParam();
+  const StoredMatrix a = store_matrix(random_floats(static_cast<size_t>(rows) * cols, 1), rows, cols, type);
   const StoredMatrix b = store_matrix(random_floats(static_cast<size_t>(16) * cols, 2), 16, cols, WeightType::Q4_0);
   const StoredMatrix c = store_matrix(random_floats(static_cast<size_t>(12) * cols, 3), 12, cols, WeightType::Q8_0);
   const StoredMatrix a8 = interleaved(a), b8 = interleaved(b);
@@ -119,7 +124,7 @@ TEST_P(InterleavedQ4Kernel, FusedShareMatchesReference) {
   std::vector<BlockQ8_0> xq(static_cast<size_t>(n_tok * nb));
   quantize_activations_q8_0(x.data(), cols, n_tok, cols, xq.data());
   const std::tuple<const StoredMatrix*, const std::vector<float>*, int, WeightType> parts[] = {
-      {&a, &oa, rows, WeightType::Q4_0}, {&b, &ob, 16, WeightType::Q4_0}, {&c, &oc, 12, WeightType::Q8_0}};
+      {&a, &oa, rows, type}, {&b, &ob, 16, WeightType::Q4_0}, {&c, &oc, 12, WeightType::Q8_0}};
   for (const auto& [m, o, n_rows, type] : parts)
     for (int t = 0; t < n_tok; ++t)
       for (int r = 0; r < n_rows; ++r) {
@@ -129,13 +134,15 @@ TEST_P(InterleavedQ4Kernel, FusedShareMatchesReference) {
       }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, InterleavedQ4Kernel,
+INSTANTIATE_TEST_SUITE_P(Shapes, InterleavedKernel,
                          ::testing::Combine(::testing::Values(8, 40, 136), ::testing::Values(32, 96, 320),
-                                            ::testing::Values(1, 2, 3, 4, 7, 50), ::testing::Values(1, 2)));
+                                            ::testing::Values(1, 2, 3, 4, 7, 50), ::testing::Values(1, 2),
+                                            ::testing::Values(WeightType::Q4_0, WeightType::Q8_0)));
 // Large enough for the parallel regime (rows * cols * n_tok >= 2^18).
-INSTANTIATE_TEST_SUITE_P(Parallel, InterleavedQ4Kernel,
+INSTANTIATE_TEST_SUITE_P(Parallel, InterleavedKernel,
                          ::testing::Combine(::testing::Values(264), ::testing::Values(1024),
-                                            ::testing::Values(1, 5), ::testing::Values(2)));
+                                            ::testing::Values(1, 5), ::testing::Values(2),
+                                            ::testing::Values(WeightType::Q4_0, WeightType::Q8_0)));
 
 }  // namespace
 }  // namespace gpstream::kernels

@@ -1,5 +1,5 @@
-// Load-time repacking of Q4_0 weights (model/weight_repack.h): which matrices are interleaved (layer matrices
-// and an untied head in whole groups of eight rows; never the embedding table, nor a head tied to it), and a
+// Load-time repacking of Q8_0 / Q4_0 weights (model/weight_repack.h): which matrices are interleaved (layer
+// matrices and an untied head in whole groups of eight rows; never the embedding table, nor a head tied to it), and a
 // repacked model gives the logits of the same model unrepacked (GPSTREAM_REPACK=0) up to fp32 summation
 // order, built in memory (storage shared: nothing released) and loaded from a GGUF file (storage unshared:
 // the replaced pages are handed back, and everything still read must survive that).
@@ -26,9 +26,9 @@ using testing::TempDir;
 
 const std::vector<int> kIds = {3, 95, 0, 41, 7, 7, 58, 12, 1, 88};  // the GEMM and the matvec regimes
 
-// A Q4_0 model whose dimensions are all whole groups of eight rows (vocab 96); with q4_vocab the embedding
-// table and an untied head are Q4_0 too (convert_model_tensors keeps them Q8_0), so a tied head would
-// qualify by shape.
+// A Q4_0 model whose dimensions are all whole groups of eight rows (vocab 96), so a tied head would qualify
+// by shape; the embedding table and an untied head Q8_0 (as convert_model_tensors stores them), or with
+// q4_vocab Q4_0 too.
 io::TensorMap q4_model(const model::ModelConfig& c, bool q4_vocab) {
   const io::TensorMap f32 = model::random_tensors(c, testing::tiny_init(11));
   io::TensorMap stored = model::convert_model_tensors(c, f32, io::DType::Q4_0);
@@ -74,8 +74,8 @@ TEST_P(WeightRepack, InMemoryModelGivesUnrepackedLogits) {
     for (const kernels::MatrixView* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
       EXPECT_TRUE(m->rows_interleaved8);
   EXPECT_FALSE(w.tok_embd.rows_interleaved8);
-  // The head: Q8_0 unless q4_vocab; repacked only when it is not the embedding itself.
-  EXPECT_EQ(w.output.rows_interleaved8, q4_vocab && !tied);
+  // The head: repacked only when it is not the embedding itself.
+  EXPECT_EQ(w.output.rows_interleaved8, !tied);
   expect_close(causal_logits(*tf, kIds), plain);
   // Fed the same weights again, nothing more qualifies.
   model::Weights again;
