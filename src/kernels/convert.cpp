@@ -1,8 +1,7 @@
 // AVX2 row conversion and dot products (F32, F16 via F16C, BF16 via a 16-bit shift; Q8_0 and Q4_0 rows
-// are dequantized block by block: these are the exact-weight paths, the int8 kernels are quant_dot.h).
+// are dequantized block by block: these are the exact-weight paths, the int8 kernels are quant_dot.h), with
+// scalar twins when the build does not target AVX2.
 #include "kernels/convert.h"
-
-#include <immintrin.h>
 
 #include <cstring>
 #include <vector>
@@ -10,8 +9,15 @@
 #include "kernels/quant_blocks.h"
 #include "util/half.h"
 
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#include <immintrin.h>
+#define GPS_CONVERT_AVX2 1
+#endif
+
 namespace gpstream::kernels {
 namespace {
+
+#ifdef GPS_CONVERT_AVX2
 
 inline __m256 load8(const void* row, WeightType type, int64_t i) {
   switch (type) {
@@ -28,6 +34,8 @@ inline __m256 load8(const void* row, WeightType type, int64_t i) {
   }
   return _mm256_setzero_ps();
 }
+
+#endif
 
 inline float load1(const void* row, WeightType type, int64_t i) {
   switch (type) {
@@ -58,6 +66,8 @@ void dequantize_quant_row(float* dst, const void* row, WeightType type, int64_t 
   }
 }
 
+#ifdef GPS_CONVERT_AVX2
+
 inline float hsum(__m256 v) {
   __m128 lo = _mm256_castps256_ps128(v);
   __m128 hi = _mm256_extractf128_ps(v, 1);
@@ -83,6 +93,18 @@ float dot_impl(const float* x, const void* row, int64_t n) {
   return s;
 }
 
+
+#else
+
+template <WeightType T>
+float dot_impl(const float* x, const void* row, int64_t n) {
+  float s = 0.0f;
+  for (int64_t i = 0; i < n; ++i) s += x[i] * load1(row, T, i);
+  return s;
+}
+
+#endif
+
 }  // namespace
 
 void convert_row(float* dst, const void* row, WeightType type, int64_t n) {
@@ -95,7 +117,9 @@ void convert_row(float* dst, const void* row, WeightType type, int64_t n) {
     return;
   }
   int64_t i = 0;
+#ifdef GPS_CONVERT_AVX2
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, load8(row, type, i));
+#endif
   for (; i < n; ++i) dst[i] = load1(row, type, i);
 }
 

@@ -1,14 +1,17 @@
 // Few-token linear kernel (see linear_small_batch.h): one pass over each weight row per group of up to four
-// tokens, weights widened to fp32 in registers, fp32 FMA accumulation.
+// tokens, weights widened to fp32 in registers, fp32 FMA accumulation (AVX2; a scalar twin otherwise).
 #include "kernels/linear_small_batch.h"
-
-#include <immintrin.h>
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "util/half.h"
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#include <immintrin.h>
+#define GPS_SMALL_BATCH_AVX2 1
+#endif
 
 namespace gpstream::kernels {
 namespace {
@@ -18,6 +21,15 @@ constexpr int kMaxGroup = 4;      // tokens sharing one widened weight chunk
 // From this many tokens on, rows go in pairs (row_pair_times_group); below, one row at a time streams the
 // weights in order, which is what decode (bandwidth-bound) wants. Set from bench_linear.
 constexpr int64_t kPairTokens = 4;
+
+template <WeightType T>
+inline float load_one(const void* row, int64_t i) {
+  if constexpr (T == WeightType::BF16) return bf16_to_f32(static_cast<const uint16_t*>(row)[i]);
+  else if constexpr (T == WeightType::F16) return f16_to_f32(static_cast<const uint16_t*>(row)[i]);
+  else return static_cast<const float*>(row)[i];
+}
+
+#ifdef GPS_SMALL_BATCH_AVX2
 
 // Columns [i, i + 16) of a row as two vectors of eight fp32 weights, matching the activation order
 // small_batch_prepare writes: BF16 even columns then odd columns, F16 / F32 in order.
@@ -36,13 +48,6 @@ inline void load_chunk(const void* row, int64_t i, __m256& lo, __m256& hi) {
     lo = _mm256_loadu_ps(p);
     hi = _mm256_loadu_ps(p + 8);
   }
-}
-
-template <WeightType T>
-inline float load_one(const void* row, int64_t i) {
-  if constexpr (T == WeightType::BF16) return bf16_to_f32(static_cast<const uint16_t*>(row)[i]);
-  else if constexpr (T == WeightType::F16) return f16_to_f32(static_cast<const uint16_t*>(row)[i]);
-  else return static_cast<const float*>(row)[i];
 }
 
 inline float hsum(__m256 v) {
@@ -156,6 +161,33 @@ void rows_impl(float* out, int64_t ldo, const float* xp, int64_t ldx, const Matr
     }
   }
 }
+
+#else
+
+// Where column c of a row sits in the prepared activations: BF16 rows are prepared even columns then odd
+// columns per chunk of 16 (small_batch_prepare), F16 / F32 in order.
+template <WeightType T>
+inline int64_t prepared_index(int64_t c, int64_t n) {
+  if constexpr (T != WeightType::BF16) return c;
+  const int64_t chunk = c / kChunk * kChunk, k = c % kChunk;
+  if (chunk + kChunk > n) return c;  // the tail is copied in order
+  return chunk + (k % 2 == 0 ? k / 2 : kChunk / 2 + k / 2);
+}
+
+template <WeightType T>
+void rows_impl(float* out, int64_t ldo, const float* xp, int64_t ldx, const MatrixView& w, const float* bias,
+               int64_t r0, int64_t nr, int64_t n_tok) {
+  for (int64_t r = r0; r < r0 + nr; ++r) {
+    const void* row = w.row(r);
+    for (int64_t t = 0; t < n_tok; ++t) {
+      float s = 0.0f;
+      for (int64_t c = 0; c < w.cols; ++c) s += xp[t * ldx + prepared_index<T>(c, w.cols)] * load_one<T>(row, c);
+      out[t * ldo + r] = s + (bias ? bias[r] : 0.0f);
+    }
+  }
+}
+
+#endif
 
 }  // namespace
 
