@@ -93,7 +93,6 @@ float dot_impl(const float* x, const void* row, int64_t n) {
   return s;
 }
 
-
 #else
 
 template <WeightType T>

@@ -1,6 +1,6 @@
 // Quantized dot products: AVX2 micro-kernels of R weight rows × C activation rows (R*C accumulators,
-// one weight block and one activation block loaded once per block step), the kernel of Q4_0 rows interleaved
-// in groups of eight, and their scalar twins.
+// one weight block and one activation block loaded once per block step), the kernels of Q8_0 / Q4_0 rows
+// interleaved in groups of eight, and their scalar twins.
 #include "kernels/quant_dot.h"
 
 #include <algorithm>
