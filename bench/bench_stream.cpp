@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -129,40 +130,60 @@ int main(int argc, char** argv) {
     }
   }
   if (mode == "scheduler" || mode == "all") {
-    std::printf("\n%-9s %14s %12s %9s %14s\n", "sessions", "target tok/s", "vs 1", "forwards", "rows/forward");
+    // Closed loop: N slots, each taking the next sentence of the same queue (every dev sentence read) when
+    // its session finishes, so every concurrency level does the same work and sessions join and leave
+    // mid-run as on a server. "tail" is the share of the time after the queue ran dry, when fewer than N
+    // sessions were left.
+    std::printf("\n%d sentences per run, wait-5, forced decoding\n", static_cast<int>(pairs->size()));
+    std::printf("%-9s %14s %12s %9s %14s %8s\n", "sessions", "target tok/s", "vs 1", "forwards", "rows/forward", "tail");
     double base = 0;
     for (int ns : session_counts) {
-      std::vector<std::unique_ptr<stream::Session>> sessions;
       stream::Scheduler sched(tf);
-      for (int i = 0; i < ns; ++i) {
-        const auto& pair = (*pairs)[i % pairs->size()];
+      std::vector<std::unique_ptr<stream::Session>> live(static_cast<size_t>(ns));
+      std::vector<int> handle_slot;
+      size_t next = 0;
+      int64_t tgt = 0, forwards = 0;
+      auto start = [&](size_t slot) -> bool {
+        if (next >= pairs->size()) return false;
+        const auto& pair = (*pairs)[next++];
         stream::SessionOptions so;
         so.k = 5;
         so.forced_target = target_tokens(codec, pair.reference);
         so.max_target_tokens = static_cast<int>(so.forced_target->size()) + 1;
-        sessions.push_back(std::move(stream::Session::create(tf, codec, so)).value());
-        (void)sessions.back()->push_source(pair.source);
-        (void)sessions.back()->end_source();
-        sched.add(sessions.back().get());
-      }
-      int64_t words = 0, forwards = 0;
+        live[slot] = std::move(stream::Session::create(tf, codec, so)).value();
+        (void)live[slot]->push_source(pair.source);
+        (void)live[slot]->end_source();
+        const int h = sched.add(live[slot].get());
+        if (static_cast<int>(handle_slot.size()) <= h) handle_slot.resize(static_cast<size_t>(h) + 1, -1);
+        handle_slot[static_cast<size_t>(h)] = static_cast<int>(slot);
+        return true;
+      };
+      for (int i = 0; i < ns; ++i) start(static_cast<size_t>(i));
       const int64_t rows_before = tf.tokens_forwarded();
       const double t0 = now_s();
-      int64_t tgt_before = 0;
-      for (auto& s : sessions) tgt_before += s->stats().target_tokens;
+      double dry_at = next >= pairs->size() ? t0 : 0;
+      std::vector<int> finished;
       for (;;) {
-        auto r = sched.round([&](int, const stream::Event& e) { words += e.kind == stream::EventKind::Word; });
+        finished.clear();
+        auto r = sched.round([&](int h, const stream::Event& e) {
+          if (e.kind == stream::EventKind::Finished) finished.push_back(h);
+        });
         if (!r) return std::fprintf(stderr, "%s\n", r.error().message().c_str()), 1;
-        if (*r == 0) break;
-        ++forwards;
+        if (*r == 0 && finished.empty()) break;
+        forwards += *r > 0;
+        for (int h : finished) {
+          const auto slot = static_cast<size_t>(handle_slot[static_cast<size_t>(h)]);
+          tgt += live[slot]->stats().target_tokens;
+          sched.remove(h);
+          if (!start(slot) && dry_at == 0) dry_at = now_s();
+        }
       }
-      const double dt = now_s() - t0;
-      int64_t tgt = 0;
-      for (auto& s : sessions) tgt += s->stats().target_tokens;
-      const double tps = (tgt - tgt_before) / dt;
+      const double t1 = now_s(), dt = t1 - t0;
+      const double tps = static_cast<double>(tgt) / dt;
       if (base == 0) base = tps;
-      std::printf("%-9d %14.1f %11.2fx %9lld %14.1f\n", ns, tps, tps / base, static_cast<long long>(forwards),
-                  static_cast<double>(tf.tokens_forwarded() - rows_before) / std::max<int64_t>(1, forwards));
+      std::printf("%-9d %14.1f %11.2fx %9lld %14.1f %7.0f%%\n", ns, tps, tps / base, static_cast<long long>(forwards),
+                  static_cast<double>(tf.tokens_forwarded() - rows_before) / static_cast<double>(std::max<int64_t>(1, forwards)),
+                  100 * (t1 - (dry_at > 0 ? dry_at : t1)) / dt);
       std::fflush(stdout);
     }
   }

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <vector>
 
+#include "kernels/bf16_panels.h"
 #include "kernels/convert.h"
 #include "kernels/linear_small_batch.h"
 #include "kernels/quant_dot.h"
@@ -49,6 +51,20 @@ void linear_forward_quantized(float* out, int64_t ldo, const float* x, int64_t l
   }
 }
 
+// Rows per work item of the BF16-panel regime: four panels, so two threads balance on a 128-row matrix.
+constexpr int64_t kPanelTileRows = 4 * kPanelRows;
+
+void linear_forward_paneled(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w,
+                            const float* bias, int64_t n_tok, int n_threads) {
+  const bool parallel = w.rows * w.cols * n_tok >= kMinParallelWork;
+  const int64_t n_tiles = (w.rows + kPanelTileRows - 1) / kPanelTileRows;
+#pragma omp parallel for num_threads(n_threads) schedule(dynamic) if (parallel)
+  for (int64_t tile = 0; tile < n_tiles; ++tile) {
+    const int64_t r0 = tile * kPanelTileRows;
+    bf16_panel_matmul(out, ldo, x, ldx, w, bias, r0, std::min(kPanelTileRows, w.rows - r0), n_tok);
+  }
+}
+
 }  // namespace
 
 void set_blas_threads(int n_threads) {
@@ -62,13 +78,14 @@ bool linear_takes_few_tokens(WeightType type, int64_t n_tok) {
 }
 
 int64_t linear_scratch_floats(const MatrixView& w, int64_t n_tok, int n_threads) {
+  if (w.rows_paneled16) return 0;
   if (is_quantized(w.type)) return (quantized_activations_bytes(n_tok, w.cols) + 3) / 4;
   if (linear_takes_few_tokens(w.type, n_tok)) return small_batch_scratch_floats(w.type, n_tok, w.cols);
   return linear_tiled_scratch_floats(w, n_threads);
 }
 
 int64_t linear_tiled_scratch_floats(const MatrixView& w, int n_threads) {
-  if (w.type == WeightType::F32) return 0;
+  if (w.type == WeightType::F32 || w.rows_paneled16) return 0;
   return kTileRows * w.cols * std::max(1, n_threads);
 }
 
@@ -78,6 +95,10 @@ void linear_forward(float* out, int64_t ldo, const float* x, int64_t ldx, const 
   if (n_tok <= 0 || rows <= 0) return;
   if (is_quantized(w.type)) {
     linear_forward_quantized(out, ldo, x, ldx, w, bias, n_tok, scratch, n_threads);
+    return;
+  }
+  if (w.rows_paneled16) {
+    linear_forward_paneled(out, ldo, x, ldx, w, bias, n_tok, n_threads);
     return;
   }
   if (linear_takes_few_tokens(w.type, n_tok)) {
@@ -98,6 +119,10 @@ void linear_forward_tiled(float* out, int64_t ldo, const float* x, int64_t ldx, 
                           const float* bias, int64_t n_tok, float* scratch, int n_threads) {
   const int64_t rows = w.rows, cols = w.cols;
   if (n_tok <= 0 || rows <= 0) return;
+  if (w.rows_paneled16) {  // no plain rows to widen: the panel kernel is the many-token regime here
+    linear_forward_paneled(out, ldo, x, ldx, w, bias, n_tok, n_threads);
+    return;
+  }
   if (w.type == WeightType::F32) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n_tok), static_cast<int>(rows),
                 static_cast<int>(cols), 1.0f, x, static_cast<int>(ldx), static_cast<const float*>(w.data),
@@ -129,9 +154,18 @@ void linear_forward_tiled(float* out, int64_t ldo, const float* x, int64_t ldx, 
 
 void linear_forward_ref(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w,
                         const float* bias, int64_t n_tok) {
+  std::vector<float> widened(w.rows_paneled16 ? static_cast<size_t>(w.cols) : 0);
   for (int64_t t = 0; t < n_tok; ++t)
-    for (int64_t r = 0; r < w.rows; ++r)
-      out[t * ldo + r] = dot_row_ref(x + t * ldx, w.row(r), w.type, w.cols) + (bias ? bias[r] : 0.0f);
+    for (int64_t r = 0; r < w.rows; ++r) {
+      float dot;
+      if (w.rows_paneled16) {
+        panel_bf16_read_row(widened.data(), w, r);
+        dot = dot_row_ref(x + t * ldx, widened.data(), WeightType::F32, w.cols);
+      } else {
+        dot = dot_row_ref(x + t * ldx, w.row(r), w.type, w.cols);
+      }
+      out[t * ldo + r] = dot + (bias ? bias[r] : 0.0f);
+    }
 }
 
 }  // namespace gpstream::kernels

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <vector>
 
+#include "kernels/bf16_panels.h"
 #include "kernels/linear.h"
 #include "kernels/linear_small_batch.h"
 #include "kernels/quant_dot.h"
@@ -15,10 +16,10 @@
 namespace gpstream::kernels {
 namespace {
 
-// Shares start at multiples of this many rows: the BF16 kernel pairs rows from even rows on and the
+// Shares start at multiples of this many rows: the BF16 kernel pairs rows from even rows on, the
 // quantized kernels group four rows from multiples of four, or eight interleaved rows from multiples
-// of eight (their tiles start at multiples of 32).
-constexpr int64_t kShareRowAlign = 8;
+// of eight (their tiles start at multiples of 32), and BF16 panels hold sixteen rows.
+constexpr int64_t kShareRowAlign = kPanelRows;
 // The smallest piece a thread takes in linear_share_dynamic: ~2.5 µs of streaming on one core.
 constexpr size_t kMinDynamicChunkBytes = 64 * 1024;
 
@@ -47,12 +48,19 @@ RowPlace boundary(std::span<const LinearOutput> outputs, size_t byte) {
   return {outputs.size(), 0};
 }
 
-bool shareable(WeightType type, int64_t n_tok) { return is_quantized(type) || linear_takes_few_tokens(type, n_tok); }
+// Quantized and paneled matrices are computed by row shares at any token count, the others while they
+// take the few-token kernel.
+bool shareable(const MatrixView& w, int64_t n_tok) {
+  return is_quantized(w.type) || w.rows_paneled16 || linear_takes_few_tokens(w.type, n_tok);
+}
 
-// The scratch layout of one thread: the BF16 reordered activations, then the quantized ones.
+// The scratch layout of one thread: the BF16 reordered activations (when a plain BF16 matrix reads them),
+// then the quantized ones.
 int64_t bf16_floats(std::span<const LinearOutput> outputs, int64_t n_tok) {
-  const int64_t cols = outputs.front().w.cols;
-  return small_batch_scratch_floats(WeightType::BF16, n_tok, cols);
+  const bool plain_bf16 = std::any_of(outputs.begin(), outputs.end(), [](const LinearOutput& o) {
+    return o.w.type == WeightType::BF16 && !o.w.rows_paneled16;
+  });
+  return plain_bf16 ? small_batch_scratch_floats(WeightType::BF16, n_tok, outputs.front().w.cols) : 0;
 }
 int64_t quant_floats(std::span<const LinearOutput> outputs, int64_t n_tok) {
   return (quantized_activations_bytes(n_tok, outputs.front().w.cols) + 3) / 4;
@@ -64,7 +72,7 @@ bool linear_share_applies(std::span<const LinearOutput> outputs, int64_t n_tok) 
   if (outputs.empty()) return false;
   const int64_t cols = outputs.front().w.cols;
   return std::all_of(outputs.begin(), outputs.end(), [&](const LinearOutput& o) {
-    return o.w.cols == cols && shareable(o.w.type, n_tok) && (!is_quantized(o.w.type) || cols % 32 == 0);
+    return o.w.cols == cols && shareable(o.w, n_tok) && (!is_quantized(o.w.type) || cols % 32 == 0);
   });
 }
 
@@ -103,6 +111,8 @@ class ShareRunner {
         if (o.bias)
           for (int64_t t = 0; t < n_tok_; ++t)
             for (int64_t r = r0; r < r1; ++r) o.out[t * o.ldo + r] += o.bias[r];
+      } else if (o.w.rows_paneled16) {
+        bf16_panel_matmul(o.out, o.ldo, x_, ldx_, o.w, o.bias, r0, r1 - r0, n_tok_);
       } else if (o.w.type == WeightType::BF16) {
         if (!bf16_ready_)
           bf16_ = small_batch_prepare(x_, ldx_, n_tok_, o.w.cols, WeightType::BF16, bf16_scratch_), bf16_ready_ = true;

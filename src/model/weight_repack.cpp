@@ -1,10 +1,11 @@
-// Load-time repacking of quantized weights (see weight_repack.h).
+// Load-time repacking of weights for the kernels (see weight_repack.h).
 #include "model/weight_repack.h"
 
 #include <cstdlib>
 #include <string_view>
 #include <vector>
 
+#include "kernels/bf16_panels.h"
 #include "kernels/quant_dot.h"
 #include "util/memory_budget.h"
 
@@ -25,33 +26,48 @@ bool storage_unshared(const io::TensorMap& storage) {
   return true;
 }
 
+bool repackable(const kernels::MatrixView& m) { return kernels::can_interleave_rows(m) || kernels::can_panel_bf16(m); }
+
+// A matrix to repack; `shared` when its bytes are also read elsewhere (a tied head: the embedding table).
+struct Target {
+  kernels::MatrixView* view;
+  bool shared;
+};
+
 }  // namespace
 
 int repack_weights_for_kernels(Weights& w) {
   if (repack_disabled()) return 0;
-  std::vector<kernels::MatrixView*> targets;
+  std::vector<Target> targets;
   for (LayerWeights& L : w.layers)
     for (kernels::MatrixView* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
-      if (kernels::can_interleave_rows(*m)) targets.push_back(m);
-  if (w.output.data != w.tok_embd.data && kernels::can_interleave_rows(w.output)) targets.push_back(&w.output);
+      if (repackable(*m)) targets.push_back({m, false});
+  const bool tied = w.output.data == w.tok_embd.data;
+  if (tied ? kernels::can_panel_bf16(w.output) : repackable(w.output)) targets.push_back({&w.output, tied});
   if (targets.empty()) return 0;
 
   size_t total = 0;
-  for (const kernels::MatrixView* m : targets) total += matrix_bytes(*m);
+  for (const Target& t : targets) total += matrix_bytes(*t.view);
   // With the originals released as they are copied, only one matrix is held twice at a time; budget the
   // whole copy anyway, as a shared storage keeps every original.
-  if (!check_memory_budget(total, "repacking quantized weights").ok()) return 0;
-  auto buffer = HugePageBuffer::allocate(total, "repacking quantized weights");
+  if (!check_memory_budget(total, "repacking weights").ok()) return 0;
+  auto buffer = HugePageBuffer::allocate(total, "repacking weights");
   if (!buffer.ok()) return 0;  // the original layout still works, only slower
 
   const bool release = storage_unshared(w.storage);
   std::byte* dst = buffer->data();
-  for (kernels::MatrixView* m : targets) {
-    const size_t n = matrix_bytes(*m);
-    kernels::interleave_quantized_rows(*m, dst);
-    if (release) release_pages(m->data, n);
-    m->data = dst;
-    m->rows_interleaved8 = true;
+  for (const Target& t : targets) {
+    kernels::MatrixView& m = *t.view;
+    const size_t n = matrix_bytes(m);
+    if (m.type == kernels::WeightType::BF16) {
+      kernels::panel_bf16_rows(m, dst);
+      m.rows_paneled16 = true;
+    } else {
+      kernels::interleave_quantized_rows(m, dst);
+      m.rows_interleaved8 = true;
+    }
+    if (release && !t.shared) release_pages(m.data, n);
+    m.data = dst;
     dst += n;
   }
   buffer->make_read_only();

@@ -1,0 +1,36 @@
+// BF16 weights in panels of sixteen rows, for a GEMM micro-kernel that is compute-bound from a few tokens
+// on: batched scheduler rounds, re-feeds and prefill of BF16 models (the dtype Hugging Face ships).
+//
+// Layout (MatrixView::rows_paneled16): rows 16g..16g+15 keep the bytes they had (row(16g) is the panel's
+// start), reordered column-major: for column k, 16 values at panel + 32k bytes, in the order
+//   rows 0-3, 8-11, 4-7, 12-15,
+// so that interleaving a 32-byte load with zeros (vpunpcklwd / vpunpckhwd, the shuffle port) widens rows
+// 0-7 and rows 8-15 to fp32 without a shift on the FMA ports. The kernel keeps 2 x NT accumulators (16 rows
+// of up to six tokens), broadcasts one activation per token and column, and sums every output over k in
+// order with one fp32 FMA per column — the same sequence whatever the tile, thread split or token count,
+// so a token's outputs do not depend on what it is batched with.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/kernels.h"
+
+namespace gpstream::kernels {
+
+inline constexpr int64_t kPanelRows = 16;
+
+// True when w is BF16 in plain rows and can be paneled (rows % 16 == 0).
+bool can_panel_bf16(const MatrixView& w);
+
+// Writes w (BF16, plain rows, can_panel_bf16) to dst (w.rows * w.cols * 2 bytes) in the panel layout.
+void panel_bf16_rows(const MatrixView& w, void* dst);
+
+// Row r of a paneled matrix widened to fp32 (n = w.cols floats): for tests and lookups, not for speed.
+void panel_bf16_read_row(float* dst, const MatrixView& w, int64_t r);
+
+// out[t * ldo + r] = row r of w · x row t (+ bias[r]) for r in [r0, r0 + nr), t < n_tok; x rows at stride
+// ldx. w.rows_paneled16; r0 and nr multiples of 16.
+void bf16_panel_matmul(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w,
+                       const float* bias, int64_t r0, int64_t nr, int64_t n_tok);
+
+}  // namespace gpstream::kernels
