@@ -1,11 +1,14 @@
-// Load-time repacking of Q8_0 / Q4_0 weights (model/weight_repack.h): which matrices are interleaved (layer
-// matrices and an untied head in whole groups of eight rows; never the embedding table, nor a head tied to it), and a
-// repacked model gives the logits of the same model unrepacked (GPSTREAM_REPACK=0) up to fp32 summation
-// order, built in memory (storage shared: nothing released) and loaded from a GGUF file (storage unshared:
-// the replaced pages are handed back, and everything still read must survive that).
+// Load-time repacking of weights (model/weight_repack.h): which Q8_0 / Q4_0 matrices are interleaved (layer
+// matrices and an untied head in whole groups of eight rows; never the embedding table, nor a head tied to it)
+// and which BF16 matrices go into panels of sixteen rows (layer matrices and the head, a tied head as a copy
+// that leaves the embedding table as it was), and a repacked model gives the logits of the same model
+// unrepacked (GPSTREAM_REPACK=0) up to fp32 summation order, built in memory (storage shared: nothing
+// released) and loaded from a GGUF file (storage unshared: the replaced pages are handed back, and everything
+// still read must survive that).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "../testing/scoped_env.h"
 #include "../testing/temp_dir.h"
@@ -110,6 +113,69 @@ TEST_P(WeightRepack, LoadedModelGivesUnrepackedLogits) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, WeightRepack, ::testing::Combine(::testing::Bool(), ::testing::Bool(), ::testing::Bool()));
+
+// qwen2?, tied
+using Bf16Case = std::tuple<bool, bool>;
+class Bf16Repack : public ::testing::TestWithParam<Bf16Case> {};
+
+// A BF16 model whose matrices are all whole panels of sixteen rows (vocab 96, n_ff 48, q 32, k/v 16 rows).
+model::ModelConfig bf16_config(bool qwen2, bool tied) {
+  model::ModelConfig c = testing::tiny_config(qwen2, tied, false);
+  c.n_vocab = 96;
+  return c;
+}
+
+TEST_P(Bf16Repack, InMemoryModelGivesUnrepackedLogits) {
+  const auto [qwen2, tied] = GetParam();
+  const model::ModelConfig c = bf16_config(qwen2, tied);
+  const io::TensorMap stored = model::random_tensors(c, testing::tiny_init(5, io::DType::BF16));
+  std::vector<float> plain;
+  {
+    ScopedEnv off("GPSTREAM_REPACK", "0");
+    auto tf = testing::tiny_transformer(c, stored, 2);
+    EXPECT_FALSE(tf->weights().layers[0].w_up.rows_paneled16);
+    plain = causal_logits(*tf, kIds);
+  }
+  auto tf = testing::tiny_transformer(c, stored, 2);
+  const model::Weights& w = tf->weights();
+  for (const auto& L : w.layers)
+    for (const kernels::MatrixView* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
+      EXPECT_TRUE(m->rows_paneled16);
+  EXPECT_TRUE(w.output.rows_paneled16);
+  // The embedding table keeps its rows (lookups read them); a tied head is a paneled copy of it.
+  EXPECT_FALSE(w.tok_embd.rows_paneled16);
+  EXPECT_NE(w.output.data, w.tok_embd.data);
+  const io::TensorData* table = stored.find(model::hf_name(model::TensorId::TokEmbd));
+  ASSERT_NE(table, nullptr);
+  EXPECT_EQ(std::memcmp(w.tok_embd.data, table->bytes.data(), table->bytes.size()), 0);
+  expect_close(causal_logits(*tf, kIds), plain);
+}
+
+TEST_P(Bf16Repack, LoadedModelGivesUnrepackedLogits) {
+  const auto [qwen2, tied] = GetParam();
+  const model::ModelConfig c = bf16_config(qwen2, tied);
+  TempDir dir;
+  const std::string path = dir.file("m.gguf");
+  ASSERT_TRUE(testing::write_model_gguf(c, model::random_tensors(c, testing::tiny_init(6, io::DType::BF16)),
+                                        io::DType::BF16, path).ok());
+  std::vector<float> plain;
+  {
+    ScopedEnv off("GPSTREAM_REPACK", "0");
+    auto tf = model::Transformer::load(path, 2);
+    ASSERT_TRUE(tf.ok()) << tf.error().message();
+    plain = causal_logits(**tf, kIds);
+  }
+  for (const char* mmap : {"0", "1"}) {  // resident copy and file mapping
+    ScopedEnv residency("GPSTREAM_MMAP", mmap);
+    auto tf = model::Transformer::load(path, 2);
+    ASSERT_TRUE(tf.ok()) << tf.error().message();
+    EXPECT_TRUE((*tf)->weights().layers[1].w_down.rows_paneled16);
+    EXPECT_TRUE((*tf)->weights().output.rows_paneled16);
+    expect_close(causal_logits(**tf, kIds), plain);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Bf16Repack, ::testing::Combine(::testing::Bool(), ::testing::Bool()));
 
 }  // namespace
 }  // namespace gpstream
