@@ -2,10 +2,13 @@
 //  paradigms: forced decoding (target tokens from the reference, so every paradigm does identical
 //             work) over en-fr dev sentences at wait-5 and wait-9: group vs reencode vs interleaved,
 //             time per sentence, ratios, and cost per source word;
-//  scheduler: aggregate target tokens/s with 1, 4, 16 and 64 concurrent sessions.
+//  scheduler: aggregate target tokens/s with 1, 4, 16 and 64 concurrent sessions, each taking the next
+//             sentence of one queue when it finishes (a closed loop), the prompt's rows copied from a
+//             PromptCache (--no-prompt-cache: every session forwards its prompt).
 // The model is random with Qwen2.5-0.5B's shapes (or --small for a quick run); the tokenizer is the
 // Qwen fixture. Usage:
 //   bench_stream [--small] [-n SENTENCES] [-t THREADS] [--mode paradigms|scheduler|all] [--sessions 1,4,16,64]
+//                [--no-prompt-cache]
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -63,13 +66,14 @@ std::vector<int32_t> target_tokens(const stream::SegmentCodec& codec, const std:
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool small = false;
+  bool small = false, prompt_cache = true;
   int n = 100, threads = 2;
   std::string mode = "all";
   std::vector<int> session_counts = {1, 4, 16, 64};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--small") small = true;
+    else if (a == "--no-prompt-cache") prompt_cache = false;
     else if (a == "-n" && i + 1 < argc) n = std::atoi(argv[++i]);
     else if (a == "-t" && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (a == "--mode" && i + 1 < argc) mode = argv[++i];
@@ -77,7 +81,7 @@ int main(int argc, char** argv) {
       session_counts.clear();
       for (char* p = std::strtok(argv[++i], ","); p; p = std::strtok(nullptr, ",")) session_counts.push_back(std::atoi(p));
     } else {
-      std::fprintf(stderr, "usage: bench_stream [--small] [-n N] [-t THREADS] [--mode paradigms|scheduler|all] [--sessions 1,4,16,64]\n");
+      std::fprintf(stderr, "usage: bench_stream [--small] [-n N] [-t THREADS] [--mode paradigms|scheduler|all] [--sessions 1,4,16,64] [--no-prompt-cache]\n");
       return 2;
     }
   }
@@ -134,7 +138,14 @@ int main(int argc, char** argv) {
     // its session finishes, so every concurrency level does the same work and sessions join and leave
     // mid-run as on a server. "tail" is the share of the time after the queue ran dry, when fewer than N
     // sessions were left.
-    std::printf("\n%d sentences per run, wait-5, forced decoding\n", static_cast<int>(pairs->size()));
+    std::shared_ptr<const stream::PromptCache> cache;
+    if (prompt_cache) {
+      auto built = stream::PromptCache::build(tf, codec);
+      if (!built) return std::fprintf(stderr, "%s\n", built.error().message().c_str()), 1;
+      cache = std::move(built).value();
+    }
+    std::printf("\n%d sentences per run, wait-5, forced decoding, prompt rows %s\n", static_cast<int>(pairs->size()),
+                cache ? "copied from a PromptCache" : "forwarded by every session");
     std::printf("%-9s %14s %12s %9s %14s %8s\n", "sessions", "target tok/s", "vs 1", "forwards", "rows/forward", "tail");
     double base = 0;
     for (int ns : session_counts) {
@@ -150,6 +161,7 @@ int main(int argc, char** argv) {
         so.k = 5;
         so.forced_target = target_tokens(codec, pair.reference);
         so.max_target_tokens = static_cast<int>(so.forced_target->size()) + 1;
+        so.prompt_cache = cache;
         live[slot] = std::move(stream::Session::create(tf, codec, so)).value();
         (void)live[slot]->push_source(pair.source);
         (void)live[slot]->end_source();

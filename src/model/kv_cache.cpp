@@ -44,6 +44,23 @@ void KvCache::push_row(Group g, float position) {
   ++r.rows;
 }
 
+Status KvCache::append_rows(Group g, const KvCache& from, int n) {
+  if (from.n_layer_ != n_layer_ || from.kv_dim_ != kv_dim_ || from.head_dim_ != head_dim_)
+    return invalid_argument("cache rows copied between caches of different shapes");
+  if (n < 0 || n > from.rows(g)) return out_of_range("more cache rows copied than the source cache holds");
+  GPS_TRY(reserve(g, n));
+  Region& r = region(g);
+  const Region& f = from.region(g);
+  const int64_t at = int64_t{r.rows} * kv_dim_, count = int64_t{n} * kv_dim_;
+  for (int l = 0; l < n_layer_; ++l) {
+    std::copy_n(f.k[l].begin(), count, r.k[l].begin() + at);
+    std::copy_n(f.v[l].begin(), count, r.v[l].begin() + at);
+  }
+  r.pos.insert(r.pos.end(), f.pos.begin(), f.pos.begin() + n);
+  r.rows += n;
+  return {};
+}
+
 void KvCache::truncate(Group g, int n) {
   Region& r = region(g);
   GPS_ASSERT(n >= 0 && n <= r.rows, "truncate past the region");

@@ -35,6 +35,9 @@ class KvCache {
   Status reserve(Group g, int extra);
   // Appends one row's position; K/V of that row are written by the forward pass at index rows()-1.
   void push_row(Group g, float position);
+  // Appends the first n rows of `from`'s region g (keys, values, positions) after this cache's rows of g.
+  // Both caches must have the same shape (layers, kv_dim); n <= from.rows(g).
+  Status append_rows(Group g, const KvCache& from, int n);
   // Keeps the first n rows of a region (truncate-last is truncate(g, rows(g) - 1)).
   void truncate(Group g, int n);
   // Removes rows [begin, end) of a region, shifting later rows down (drop a finished segment).

@@ -81,6 +81,8 @@ Result<std::unique_ptr<Session>> Session::create(model::ForwardModel& model, con
   if (target_end.empty()) return invalid_argument("the template's target end marker encodes to no token");
   if (s->source_end_ids_.empty()) return invalid_argument("the template's source end marker encodes to no token");
   s->eos_id_ = target_end[0];
+  if (const auto& pc = s->opts_.prompt_cache; pc && (pc->model() != &model || pc->ids() != s->prompt_ids_))
+    return invalid_argument("the prompt cache was built for another model or another prompt");
   const int32_t n_vocab = model.config().n_vocab;
   for (const auto* ids : {&s->prompt_ids_, &s->header_ids_, &s->source_end_ids_, &target_end})
     for (int32_t id : *ids)
@@ -271,7 +273,12 @@ Result<bool> Session::poll() {
         return false;
       }
       if (!prompt_fed_) {
-        for (int32_t id : prompt_ids_) queue_source(id);
+        if (opts_.prompt_cache) {
+          GPS_TRY(opts_.prompt_cache->copy_into(cache_));
+          stats_.prompt_rows_copied += static_cast<int64_t>(prompt_ids_.size());
+        } else {
+          for (int32_t id : prompt_ids_) queue_source(id);
+        }
         prompt_fed_ = true;
       }
       for (int u : units) GPS_TRY(queue_unit(u));

@@ -30,6 +30,7 @@
 #include "stream/codec.h"
 #include "stream/paradigm.h"
 #include "stream/policy.h"
+#include "stream/prompt_cache.h"
 #include "stream/sampler.h"
 
 namespace gpstream::stream {
@@ -49,6 +50,9 @@ struct SessionOptions {
   // Forced decoding (tests, the training layout): instead of choosing, take these target tokens in
   // order; after them, the end marker.
   std::optional<std::vector<int32_t>> forced_target;
+  // The prompt's rows computed once (prompt_cache.h), copied into this session's cache instead of being
+  // forwarded; must have been built for this model and this codec's prompt. Null: the session forwards them.
+  std::shared_ptr<const PromptCache> prompt_cache;
   // Milliseconds since an arbitrary origin; steady clock by default (tests and paced runs inject one).
   std::function<double()> clock;
 };
@@ -70,6 +74,7 @@ struct SessionStats {
   int64_t target_tokens = 0;
   int64_t refeeds = 0;
   int64_t forwards = 0;
+  int64_t prompt_rows_copied = 0;  // from SessionOptions::prompt_cache, not forwarded
 };
 
 class Session {

@@ -1,0 +1,38 @@
+// The prompt's K/V rows, computed once and copied into sessions (see prompt_cache.h).
+#include "stream/prompt_cache.h"
+
+#include <algorithm>
+#include <string>
+
+#include "model/batch.h"
+
+namespace gpstream::stream {
+
+PromptCache::PromptCache(const model::ForwardModel& model, std::vector<int32_t> ids)
+    : model_(&model), ids_(std::move(ids)), rows_(model.config(), std::max<int>(1, static_cast<int>(ids_.size()))) {}
+
+Result<std::shared_ptr<const PromptCache>> PromptCache::build(model::ForwardModel& model, const SegmentCodec& codec) {
+  GPS_ASSIGN(std::vector<int32_t> ids, codec.encode(SegmentKind::Prompt, "", true));
+  const int32_t n_vocab = model.config().n_vocab;
+  for (int32_t id : ids)
+    if (id < 0 || id >= n_vocab)
+      return out_of_range("template token id " + std::to_string(id) + " is outside the model's vocabulary");
+  auto cache = std::shared_ptr<PromptCache>(new PromptCache(model, std::move(ids)));
+  const int p = static_cast<int>(cache->ids_.size());
+  if (p == 0) return std::shared_ptr<const PromptCache>(std::move(cache));
+  model::Batch batch;
+  for (int i = 0; i < p; ++i)  // as Session::queue_source lays out a fresh session's prompt
+    batch.tokens.push_back({cache->ids_[static_cast<size_t>(i)], static_cast<float>(i), 0, model::Group::Source,
+                            i + 1, 0, i + 1 == p, -1});
+  model::KvCache* caches[] = {&cache->rows_};
+  std::vector<float> logits;
+  GPS_TRY(model.forward(batch, caches, logits));
+  return std::shared_ptr<const PromptCache>(std::move(cache));
+}
+
+Status PromptCache::copy_into(model::KvCache& cache) const {
+  if (cache.rows(model::Group::Source) != 0) return invalid_argument("the prompt's rows go into an empty source region");
+  return cache.append_rows(model::Group::Source, rows_, static_cast<int>(ids_.size()));
+}
+
+}  // namespace gpstream::stream
