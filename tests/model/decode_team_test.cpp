@@ -1,4 +1,4 @@
-// The decode team (model/transformer_team.cpp): a forward of up to eight tokens on two threads runs as one
+// The decode team (model/transformer_team.cpp): a forward of up to 64 tokens on two threads runs as one
 // parallel region with the matrices split by bytes and the threads meeting at a spinning barrier. Its
 // logits and K/V rows must be bit for bit those of one thread (which runs no team and splits nothing),
 // for every weight type the team's kernels take (F32, F16, BF16, Q8_0, Q4_0, and a model mixing them),
@@ -37,9 +37,16 @@ const std::vector<std::vector<Row>> kSchedule = {
     {{1, Group::Target, true}, {0, Group::Target, true}},
     {{0, Group::Source, false}, {1, Group::Source, false}, {0, Group::Source, false}, {1, Group::Source, false},
      {0, Group::Source, false}, {1, Group::Source, false}, {0, Group::Source, false}, {1, Group::Source, false},
-     {0, Group::Target, true}},                                                      // 9 rows: no team
+     {0, Group::Target, true}},                                                      // 9 rows
     {{0, Group::Target, true}, {1, Group::Target, false}, {1, Group::Target, true}},
+    {},  // 65 source rows, both sequences, filled in below: past the team's size
 };
+
+std::vector<std::vector<Row>> schedule() {
+  std::vector<std::vector<Row>> s = kSchedule;
+  for (int i = 0; i < 65; ++i) s.back().push_back({i % 2, Group::Source, i >= 63});
+  return s;
+}
 
 // Runs the schedule on `threads` threads; returns every batch's logits followed by both caches' K/V rows.
 std::vector<float> run(const ModelConfig& c, const io::TensorMap& t, int threads) {
@@ -48,7 +55,7 @@ std::vector<float> run(const ModelConfig& c, const io::TensorMap& t, int threads
   KvCache* caches[] = {&cache0, &cache1};
   std::vector<float> all, logits;
   int32_t next_id = 3;
-  for (const auto& rows : kSchedule) {
+  for (const auto& rows : schedule()) {
     Batch b;
     for (const Row& r : rows) {
       KvCache& kc = *caches[r.seq];
