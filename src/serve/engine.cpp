@@ -231,9 +231,20 @@ void Engine::push_units(Stream& s, std::vector<AudioUnit> units, double at_ms) {
   }
 }
 
+std::shared_ptr<const stream::PromptCache> Engine::prompt_cache_for(const stream::SegmentCodec& codec) {
+  auto ids = codec.encode(stream::SegmentKind::Prompt, "", true);
+  if (!ids) return nullptr;  // Session::create reports the template's error
+  if (auto it = prompt_caches_.find(*ids); it != prompt_caches_.end()) return it->second;
+  auto built = stream::PromptCache::build(*model_.model, codec);
+  if (!built) return nullptr;  // the session forwards its prompt itself (and reports what is wrong)
+  if (prompt_caches_.size() >= static_cast<size_t>(limits_.max_language_pairs)) prompt_caches_.clear();
+  return prompt_caches_[*ids] = std::move(built).value();
+}
+
 void Engine::apply(Command& c) {
   if (c.kind == Command::Kind::Open) {
     Stream& s = *c.stream;
+    s.opts.session.prompt_cache = prompt_cache_for(*s.codec);
     auto session = stream::Session::create(*model_.model, *s.codec, s.opts.session);
     streams_[c.id] = std::move(c.stream);
     if (!session) {

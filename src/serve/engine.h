@@ -107,6 +107,7 @@ class Engine {
 
   void run();
   void apply(Command& c);
+  std::shared_ptr<const stream::PromptCache> prompt_cache_for(const stream::SegmentCodec& codec);
   void push_words(Stream& s, std::vector<std::string> words, double at_ms);
   void push_units(Stream& s, std::vector<AudioUnit> units, double at_ms);
   void count_source(Stream& s, int cost, double at_ms);
@@ -136,6 +137,8 @@ class Engine {
   stream::Scheduler scheduler_;
   std::map<uint64_t, std::unique_ptr<Stream>> streams_;
   std::map<int, Stream*> by_handle_;
+  // The prompt's rows per distinct prompt (stream/prompt_cache.h), built at the first stream that needs it.
+  std::map<std::vector<int32_t>, std::shared_ptr<const stream::PromptCache>> prompt_caches_;
   double rate_window_start_ = 0;
   int64_t rate_window_tokens_ = 0;
 };
