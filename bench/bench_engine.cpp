@@ -247,10 +247,6 @@ struct ModelResult {
   Rate linears_separate_ms, linears_fused_ms;
 };
 
-size_t matrix_bytes(const kernels::MatrixView& m) {
-  return static_cast<size_t>(m.rows) * m.row_bytes();
-}
-
 // FLOPs of one causal prefill of T tokens with logits for the last row only.
 double prefill_flops(const model::ModelConfig& c, int T) {
   const double E = c.n_embd, Q = double(c.n_head) * c.head_dim, KV = double(c.n_head_kv) * c.head_dim;
@@ -330,10 +326,10 @@ void run_model(const Options& o, io::DType dtype, Rate sgemm_peak, ReadBandwidth
 
   // Bytes one decode step must read: every layer matrix once, the LM head (the embedding, tied) once.
   const model::Weights& W = tf.weights();
-  double bytes = static_cast<double>(matrix_bytes(W.output));
+  double bytes = static_cast<double>(W.output.bytes());
   for (const auto& L : W.layers)
     for (const kernels::MatrixView* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
-      bytes += static_cast<double>(matrix_bytes(*m));
+      bytes += static_cast<double>(m->bytes());
   res.weight_bytes_per_token = bytes;
   // Each run against the bandwidth measured just before and after it (mean of the two), then the mean over runs.
   for (size_t r = 0; r < run_read.size(); ++r) {

@@ -1,8 +1,10 @@
-// bench_linear: the linear layer's few-token kernel against its tiled-sgemm path, per number of tokens, on one
-// of Qwen2.5-0.5B's MLP matrices (4864 x 896, BF16 by default) — the measurement behind the small-batch
-// threshold in kernels/linear.cpp. For each n_tok: GFLOP/s of
+// bench_linear: the linear layer's few-token kernel against its tiled-sgemm path (and, for BF16, the panel
+// micro-kernel), per number of tokens, on one of Qwen2.5-0.5B's MLP matrices (4864 x 896, BF16 by default) —
+// the measurement behind the small-batch threshold in kernels/linear.cpp and the BF16 panels. For each n_tok:
+// GFLOP/s of
 //   small:  kernels::small_batch_rows over all rows (each row widened once per four tokens),
 //   tiled:  kernels::linear_forward_tiled (64-row tiles widened to fp32, then sgemm; F32: one sgemm),
+//   panels: BF16 with rows % 16 == 0: the matrix in 16-row panels (kernels/bf16_panels.h), linear_forward,
 // both single-threaded by default (-t splits rows over threads as linear_forward does), best of -r runs.
 //   bench_linear [-t THREADS] [-r RUNS] [--dtype bf16|f16|f32] [--rows 4864] [--cols 896] [--tokens 1,2,4,8,16,32]
 #include <omp.h>
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/bf16_panels.h"
 #include "kernels/linear.h"
 #include "kernels/linear_small_batch.h"
 #include "util/half.h"
@@ -91,7 +94,16 @@ int main(int argc, char** argv) {
   kernels::set_blas_threads(threads);
   std::printf("bench_linear: %lld x %lld %s, %d thread(s), best of %d; GFLOP/s\n", static_cast<long long>(rows),
               static_cast<long long>(cols), dtype.c_str(), threads, runs);
-  std::printf("%6s %10s %10s %11s\n", "n_tok", "small", "tiled", "small/tiled");
+  std::vector<uint8_t> panel_bytes;
+  kernels::MatrixView panels;
+  if (kernels::can_panel_bf16(w)) {
+    panel_bytes.resize(weights.size());
+    kernels::panel_bf16_rows(w, panel_bytes.data());
+    panels = w;
+    panels.data = panel_bytes.data();
+    panels.rows_paneled16 = true;
+  }
+  std::printf("%6s %10s %10s %11s %10s %12s\n", "n_tok", "small", "tiled", "small/tiled", "panels", "panels/tiled");
   const int max_tok = *std::max_element(tokens.begin(), tokens.end());
   std::vector<float> x(static_cast<size_t>(max_tok * cols)), out(static_cast<size_t>(max_tok * rows));
   for (auto& v : x) v = dist(rng);
@@ -108,7 +120,14 @@ int main(int argc, char** argv) {
     const double tiled = best_seconds(runs, [&] {
       kernels::linear_forward_tiled(out.data(), rows, x.data(), cols, w, nullptr, n_tok, scratch.data(), threads);
     });
-    std::printf("%6d %10.1f %10.1f %10.2fx\n", n_tok, flops / small * 1e-9, flops / tiled * 1e-9, tiled / small);
+    std::printf("%6d %10.1f %10.1f %10.2fx", n_tok, flops / small * 1e-9, flops / tiled * 1e-9, tiled / small);
+    if (panels.rows_paneled16) {
+      const double paneled = best_seconds(runs, [&] {
+        kernels::linear_forward(out.data(), rows, x.data(), cols, panels, nullptr, n_tok, nullptr, threads);
+      });
+      std::printf(" %10.1f %11.2fx", flops / paneled * 1e-9, tiled / paneled);
+    }
+    std::printf("\n");
   }
   return 0;
 }

@@ -53,6 +53,8 @@ int run_translate(int argc, char** argv) {
   if (!m) return fail("translate", m.error());
   auto so = session_options(o, *m, k, o.paradigm);
   if (!so) return std::fprintf(stderr, "gpstream translate: %s\n", so.error().message().c_str()), kExitUsage;
+  // Every line is a fresh session with the same prompt: its rows are computed once, here.
+  if (auto cache = stream::PromptCache::build(*m->model, *m->codec)) so->prompt_cache = std::move(cache).value();
   LiveView view{isatty(STDOUT_FILENO) && !delays && !plain};
   const double word_ms = pace > 0 ? 1000.0 / pace : 0.0;
 

@@ -46,6 +46,7 @@ struct MatrixView {
   bool rows_interleaved8 = false;
   bool rows_paneled16 = false;
   size_t row_bytes() const { return kernels::row_bytes(type, cols); }
+  size_t bytes() const { return row_bytes() * static_cast<size_t>(rows); }
   const void* row(int64_t r) const { return static_cast<const char*>(data) + static_cast<size_t>(r) * row_bytes(); }
 };
 

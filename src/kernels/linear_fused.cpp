@@ -36,7 +36,7 @@ RowPlace boundary(std::span<const LinearOutput> outputs, size_t byte) {
   size_t base = 0;
   for (size_t p = 0; p < outputs.size(); ++p) {
     const size_t rb = outputs[p].w.row_bytes();
-    const size_t bytes = rb * static_cast<size_t>(outputs[p].w.rows);
+    const size_t bytes = outputs[p].w.bytes();
     if (byte < base + bytes) {
       int64_t r = static_cast<int64_t>((byte - base + rb - 1) / rb);
       r = (r + kShareRowAlign - 1) / kShareRowAlign * kShareRowAlign;
@@ -135,7 +135,7 @@ class ShareRunner {
 
 size_t total_bytes(std::span<const LinearOutput> outputs) {
   size_t bytes = 0;
-  for (const LinearOutput& o : outputs) bytes += o.w.row_bytes() * static_cast<size_t>(o.w.rows);
+  for (const LinearOutput& o : outputs) bytes += o.w.bytes();
   return bytes;
 }
 
@@ -143,7 +143,7 @@ size_t total_bytes(std::span<const LinearOutput> outputs) {
 size_t byte_of(std::span<const LinearOutput> outputs, RowPlace place) {
   size_t base = 0;
   for (size_t p = 0; p < place.output && p < outputs.size(); ++p)
-    base += outputs[p].w.row_bytes() * static_cast<size_t>(outputs[p].w.rows);
+    base += outputs[p].w.bytes();
   if (place.output < outputs.size()) base += outputs[place.output].w.row_bytes() * static_cast<size_t>(place.row);
   return base;
 }

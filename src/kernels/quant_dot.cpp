@@ -473,7 +473,7 @@ bool can_interleave_rows(const MatrixView& w) {
 void interleave_quantized_rows(const MatrixView& w, void* out) {
   const size_t ws = w.row_bytes();
   const int64_t nb = w.cols / kQ8_0Block;
-  const size_t bb = w.type == WeightType::Q8_0 ? kQ8_0Bytes : kQ4_0Bytes;
+  const size_t bb = row_bytes(w.type, kQ8_0Block);  // one block
   auto* dst = static_cast<uint8_t*>(out);
   for (int64_t g = 0; g < w.rows; g += kInterleaveRows)
     for (int64_t b = 0; b < nb; ++b) {

@@ -17,8 +17,6 @@ bool repack_disabled() {
   return v && std::string_view(v) == "0";
 }
 
-size_t matrix_bytes(const kernels::MatrixView& m) { return m.row_bytes() * static_cast<size_t>(m.rows); }
-
 // True when no other TensorMap, file or buffer handle shares what keeps the storage's bytes alive.
 bool storage_unshared(const io::TensorMap& storage) {
   for (const auto& owner : storage.owners)
@@ -47,7 +45,7 @@ int repack_weights_for_kernels(Weights& w) {
   if (targets.empty()) return 0;
 
   size_t total = 0;
-  for (const Target& t : targets) total += matrix_bytes(*t.view);
+  for (const Target& t : targets) total += t.view->bytes();
   // With the originals released as they are copied, only one matrix is held twice at a time; budget the
   // whole copy anyway, as a shared storage keeps every original.
   if (!check_memory_budget(total, "repacking weights").ok()) return 0;
@@ -58,7 +56,7 @@ int repack_weights_for_kernels(Weights& w) {
   std::byte* dst = buffer->data();
   for (const Target& t : targets) {
     kernels::MatrixView& m = *t.view;
-    const size_t n = matrix_bytes(m);
+    const size_t n = m.bytes();
     if (m.type == kernels::WeightType::BF16) {
       kernels::panel_bf16_rows(m, dst);
       m.rows_paneled16 = true;
