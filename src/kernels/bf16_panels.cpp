@@ -16,7 +16,9 @@ namespace gpstream::kernels {
 namespace {
 
 // Position of row i (0..15) of a panel within one column's sixteen values.
-constexpr int slot_of_row(int i) { return (i % 4) + (i / 8) * 4 + ((i / 4) % 2) * 8; }
+constexpr int slot_of_row(int i) {
+  return (i % 4) + (i / 8) * 4 + ((i / 4) % 2) * 8;
+}
 
 // Tokens per micro-kernel tile: 2 x 6 accumulators, two widened weight vectors and a broadcast fit the 16
 // ymm registers.
@@ -47,11 +49,16 @@ void panel_tile(float* out, int64_t ldo, const float* x, int64_t ldx, const uint
     const __m256 hi = _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, v));  // rows 8-15
     __m256 b = _mm256_broadcast_ss(x0 + k);
     a00 = _mm256_fmadd_ps(lo, b, a00), a01 = _mm256_fmadd_ps(hi, b, a01);
-    if constexpr (NT > 1) b = _mm256_broadcast_ss(x1 + k), a10 = _mm256_fmadd_ps(lo, b, a10), a11 = _mm256_fmadd_ps(hi, b, a11);
-    if constexpr (NT > 2) b = _mm256_broadcast_ss(x2 + k), a20 = _mm256_fmadd_ps(lo, b, a20), a21 = _mm256_fmadd_ps(hi, b, a21);
-    if constexpr (NT > 3) b = _mm256_broadcast_ss(x3 + k), a30 = _mm256_fmadd_ps(lo, b, a30), a31 = _mm256_fmadd_ps(hi, b, a31);
-    if constexpr (NT > 4) b = _mm256_broadcast_ss(x4 + k), a40 = _mm256_fmadd_ps(lo, b, a40), a41 = _mm256_fmadd_ps(hi, b, a41);
-    if constexpr (NT > 5) b = _mm256_broadcast_ss(x5 + k), a50 = _mm256_fmadd_ps(lo, b, a50), a51 = _mm256_fmadd_ps(hi, b, a51);
+    if constexpr (NT > 1)
+      b = _mm256_broadcast_ss(x1 + k), a10 = _mm256_fmadd_ps(lo, b, a10), a11 = _mm256_fmadd_ps(hi, b, a11);
+    if constexpr (NT > 2)
+      b = _mm256_broadcast_ss(x2 + k), a20 = _mm256_fmadd_ps(lo, b, a20), a21 = _mm256_fmadd_ps(hi, b, a21);
+    if constexpr (NT > 3)
+      b = _mm256_broadcast_ss(x3 + k), a30 = _mm256_fmadd_ps(lo, b, a30), a31 = _mm256_fmadd_ps(hi, b, a31);
+    if constexpr (NT > 4)
+      b = _mm256_broadcast_ss(x4 + k), a40 = _mm256_fmadd_ps(lo, b, a40), a41 = _mm256_fmadd_ps(hi, b, a41);
+    if constexpr (NT > 5)
+      b = _mm256_broadcast_ss(x5 + k), a50 = _mm256_fmadd_ps(lo, b, a50), a51 = _mm256_fmadd_ps(hi, b, a51);
   }
   const __m256 b0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
   const __m256 b1 = bias ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps();
@@ -85,15 +92,26 @@ void panel_tile(float* out, int64_t ldo, const float* x, int64_t ldx, const uint
 
 #endif
 
-void panel_tail(int n, float* out, int64_t ldo, const float* x, int64_t ldx, const uint16_t* panel, int64_t cols,
-                const float* bias, const uint16_t* prefetch) {
+void panel_tail(int n, float* out, int64_t ldo, const float* x, int64_t ldx, const uint16_t* panel,
+                int64_t cols, const float* bias, const uint16_t* prefetch) {
   switch (n) {
-    case 1: panel_tile<1>(out, ldo, x, ldx, panel, cols, bias, prefetch); break;
-    case 2: panel_tile<2>(out, ldo, x, ldx, panel, cols, bias, prefetch); break;
-    case 3: panel_tile<3>(out, ldo, x, ldx, panel, cols, bias, prefetch); break;
-    case 4: panel_tile<4>(out, ldo, x, ldx, panel, cols, bias, prefetch); break;
-    case 5: panel_tile<5>(out, ldo, x, ldx, panel, cols, bias, prefetch); break;
-    default: break;
+    case 1:
+      panel_tile<1>(out, ldo, x, ldx, panel, cols, bias, prefetch);
+      break;
+    case 2:
+      panel_tile<2>(out, ldo, x, ldx, panel, cols, bias, prefetch);
+      break;
+    case 3:
+      panel_tile<3>(out, ldo, x, ldx, panel, cols, bias, prefetch);
+      break;
+    case 4:
+      panel_tile<4>(out, ldo, x, ldx, panel, cols, bias, prefetch);
+      break;
+    case 5:
+      panel_tile<5>(out, ldo, x, ldx, panel, cols, bias, prefetch);
+      break;
+    default:
+      break;
   }
 }
 
@@ -131,12 +149,14 @@ void bf16_panel_matmul(float* out, int64_t ldo, const float* x, int64_t ldx, con
   const int64_t cols = w.cols;
   for (int64_t r = r0; r < r0 + nr; r += kPanelRows) {
     const auto* panel = static_cast<const uint16_t*>(w.row(r));
-    const uint16_t* next = n_tok >= kPrefetchMinTokens && r + kPanelRows < w.rows ? panel + kPanelRows * cols : nullptr;
+    const uint16_t* next =
+        n_tok >= kPrefetchMinTokens && r + kPanelRows < w.rows ? panel + kPanelRows * cols : nullptr;
     const float* b = bias ? bias + r : nullptr;
     int64_t t = 0;
     for (; t + kTileTokens <= n_tok; t += kTileTokens, next = nullptr)
       panel_tile<kTileTokens>(out + t * ldo + r, ldo, x + t * ldx, ldx, panel, cols, b, next);
-    if (t < n_tok) panel_tail(static_cast<int>(n_tok - t), out + t * ldo + r, ldo, x + t * ldx, ldx, panel, cols, b, next);
+    if (t < n_tok)
+      panel_tail(static_cast<int>(n_tok - t), out + t * ldo + r, ldo, x + t * ldx, ldx, panel, cols, b, next);
   }
 }
 

@@ -9,9 +9,12 @@
 namespace gpstream::stream {
 
 PromptCache::PromptCache(const model::ForwardModel& model, std::vector<int32_t> ids)
-    : model_(&model), ids_(std::move(ids)), rows_(model.config(), std::max<int>(1, static_cast<int>(ids_.size()))) {}
+    : model_(&model),
+      ids_(std::move(ids)),
+      rows_(model.config(), std::max<int>(1, static_cast<int>(ids_.size()))) {}
 
-Result<std::shared_ptr<const PromptCache>> PromptCache::build(model::ForwardModel& model, const SegmentCodec& codec) {
+Result<std::shared_ptr<const PromptCache>> PromptCache::build(model::ForwardModel& model,
+                                                              const SegmentCodec& codec) {
   GPS_ASSIGN(std::vector<int32_t> ids, codec.encode(SegmentKind::Prompt, "", true));
   const int32_t n_vocab = model.config().n_vocab;
   for (int32_t id : ids)
@@ -22,8 +25,8 @@ Result<std::shared_ptr<const PromptCache>> PromptCache::build(model::ForwardMode
   if (p == 0) return std::shared_ptr<const PromptCache>(std::move(cache));
   model::Batch batch;
   for (int i = 0; i < p; ++i)  // as Session::queue_source lays out a fresh session's prompt
-    batch.tokens.push_back({cache->ids_[static_cast<size_t>(i)], static_cast<float>(i), 0, model::Group::Source,
-                            i + 1, 0, i + 1 == p, -1});
+    batch.tokens.push_back({cache->ids_[static_cast<size_t>(i)], static_cast<float>(i), 0,
+                            model::Group::Source, i + 1, 0, i + 1 == p, -1});
   model::KvCache* caches[] = {&cache->rows_};
   std::vector<float> logits;
   GPS_TRY(model.forward(batch, caches, logits));
@@ -31,7 +34,8 @@ Result<std::shared_ptr<const PromptCache>> PromptCache::build(model::ForwardMode
 }
 
 Status PromptCache::copy_into(model::KvCache& cache) const {
-  if (cache.rows(model::Group::Source) != 0) return invalid_argument("the prompt's rows go into an empty source region");
+  if (cache.rows(model::Group::Source) != 0)
+    return invalid_argument("the prompt's rows go into an empty source region");
   return cache.append_rows(model::Group::Source, rows_, static_cast<int>(ids_.size()));
 }
 

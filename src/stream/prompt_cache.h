@@ -18,7 +18,8 @@ namespace gpstream::stream {
 class PromptCache {
  public:
   // Forwards codec's prompt through model once (alone, as one sequence) and keeps its rows.
-  static Result<std::shared_ptr<const PromptCache>> build(model::ForwardModel& model, const SegmentCodec& codec);
+  static Result<std::shared_ptr<const PromptCache>> build(model::ForwardModel& model,
+                                                          const SegmentCodec& codec);
 
   const std::vector<int32_t>& ids() const { return ids_; }
   // The model whose rows these are: a session may only use the cache with that model.

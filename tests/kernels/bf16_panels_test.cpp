@@ -3,6 +3,8 @@
 // tails, every panel, one and two threads, alone and in a fused share with plain matrices) against a
 // double-precision dot product of the plain rows, and the property the scheduler relies on: a token's
 // outputs are the same bits whatever it is batched with.
+#include "kernels/bf16_panels.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +13,6 @@
 #include <tuple>
 
 #include "kernel_test_util.h"
-#include "kernels/bf16_panels.h"
 #include "kernels/linear.h"
 #include "kernels/linear_fused.h"
 
@@ -91,13 +92,14 @@ class PanelKernel : public ::testing::TestWithParam<Case> {};
 TEST_P(PanelKernel, MatchesDoubleDotOfPlainRows) {
   const auto [rows, cols, n_tok, threads] = GetParam();
   const int64_t ldx = cols + 3, ldo = rows + 5;
-  const StoredMatrix plain =
-      store_matrix(random_floats(static_cast<size_t>(rows) * cols, 7 + rows + cols), rows, cols, WeightType::BF16);
+  const StoredMatrix plain = store_matrix(random_floats(static_cast<size_t>(rows) * cols, 7 + rows + cols),
+                                          rows, cols, WeightType::BF16);
   const StoredMatrix p = paneled(plain);
   const auto x = random_floats(static_cast<size_t>(n_tok) * ldx, 50 + n_tok, -3.0f, 3.0f);
   const auto bias = random_floats(rows, 3);
   std::vector<float> out(static_cast<size_t>(n_tok) * ldo, std::numeric_limits<float>::quiet_NaN());
-  std::vector<float> scratch(static_cast<size_t>(std::max<int64_t>(1, linear_scratch_floats(p.view, n_tok, threads))));
+  std::vector<float> scratch(
+      static_cast<size_t>(std::max<int64_t>(1, linear_scratch_floats(p.view, n_tok, threads))));
   linear_forward(out.data(), ldo, x.data(), ldx, p.view, bias.data(), n_tok, scratch.data(), threads);
   for (int t = 0; t < n_tok; ++t)
     for (int r = 0; r < ldo; ++r) {
@@ -121,7 +123,8 @@ TEST_P(PanelKernel, TokenOutputsDoNotDependOnTheBatch) {
   bf16_panel_matmul(batched.data(), rows, x.data(), cols, p.view, nullptr, 0, rows, n_tok);
   for (int t = 0; t < n_tok; ++t) {
     bf16_panel_matmul(alone.data(), rows, x.data() + t * cols, cols, p.view, nullptr, 0, rows, 1);
-    for (int r = 0; r < rows; ++r) ASSERT_EQ(batched[static_cast<size_t>(t) * rows + r], alone[r]) << "t=" << t << " r=" << r;
+    for (int r = 0; r < rows; ++r)
+      ASSERT_EQ(batched[static_cast<size_t>(t) * rows + r], alone[r]) << "t=" << t << " r=" << r;
   }
   (void)threads;
 }
@@ -130,8 +133,10 @@ TEST_P(PanelKernel, TokenOutputsDoNotDependOnTheBatch) {
 // plain one takes the few-token kernel (every row once, whatever the thread split), one linear each beyond.
 TEST_P(PanelKernel, FusedShareMatchesReference) {
   const auto [rows, cols, n_tok, threads] = GetParam();
-  const StoredMatrix a = store_matrix(random_floats(static_cast<size_t>(rows) * cols, 1), rows, cols, WeightType::BF16);
-  const StoredMatrix b = store_matrix(random_floats(static_cast<size_t>(24) * cols, 2), 24, cols, WeightType::BF16);
+  const StoredMatrix a =
+      store_matrix(random_floats(static_cast<size_t>(rows) * cols, 1), rows, cols, WeightType::BF16);
+  const StoredMatrix b =
+      store_matrix(random_floats(static_cast<size_t>(24) * cols, 2), 24, cols, WeightType::BF16);
   const StoredMatrix pa = paneled(a);
   const auto x = random_floats(static_cast<size_t>(n_tok) * cols, 4, -2.0f, 2.0f);
   std::vector<float> oa(static_cast<size_t>(n_tok) * rows), ob(static_cast<size_t>(n_tok) * 24);
@@ -151,11 +156,12 @@ TEST_P(PanelKernel, FusedShareMatchesReference) {
 // Every tile width (6) and tail (1-5), several panels, columns odd and even.
 INSTANTIATE_TEST_SUITE_P(Shapes, PanelKernel,
                          ::testing::Combine(::testing::Values(16, 48, 160), ::testing::Values(1, 7, 64),
-                                            ::testing::Values(1, 2, 3, 4, 5, 6, 7, 11, 13), ::testing::Values(1, 2)));
+                                            ::testing::Values(1, 2, 3, 4, 5, 6, 7, 11, 13),
+                                            ::testing::Values(1, 2)));
 // Large enough for the parallel regime (rows * cols * n_tok >= 2^18), with prefetching tiles.
 INSTANTIATE_TEST_SUITE_P(Parallel, PanelKernel,
-                         ::testing::Combine(::testing::Values(272), ::testing::Values(1000), ::testing::Values(1, 9),
-                                            ::testing::Values(2)));
+                         ::testing::Combine(::testing::Values(272), ::testing::Values(1000),
+                                            ::testing::Values(1, 9), ::testing::Values(2)));
 
 }  // namespace
 }  // namespace gpstream::kernels

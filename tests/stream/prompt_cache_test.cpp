@@ -2,12 +2,13 @@
 // that forwards its prompt — the same words and delays in every paradigm, alone, continuous and under the
 // Scheduler; its cached K/V rows equal the forwarding session's (≤ 1e-5); it forwards P fewer source rows —
 // and a cache built for another model or another prompt is refused.
+#include "stream/prompt_cache.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "../model/tiny_models.h"
-#include "stream/prompt_cache.h"
 #include "stream/scheduler.h"
 #include "stream/session.h"
 #include "test_codec.h"
@@ -24,7 +25,8 @@ using testing::CharCodec;
 class LongPromptCodec final : public stream::SegmentCodec {
  public:
   explicit LongPromptCodec(std::vector<int32_t> prompt) : prompt_(std::move(prompt)) {}
-  Result<std::vector<int32_t>> encode(stream::SegmentKind kind, std::string_view text, bool first) const override {
+  Result<std::vector<int32_t>> encode(stream::SegmentKind kind, std::string_view text,
+                                      bool first) const override {
     if (kind == stream::SegmentKind::Prompt) return prompt_;
     return inner_.encode(kind, text, first);
   }
@@ -64,8 +66,10 @@ Output run_live(stream::Session& s, const std::string& source) {
     EXPECT_TRUE(e.ok()) << e.error().message();
     if (!e.ok() || e->kind == EventKind::Finished) break;
     if (e->kind == EventKind::NeedSource) {
-      if (pushed < words.size()) EXPECT_TRUE(s.push_source(words[pushed++]).ok());
-      else EXPECT_TRUE(s.end_source().ok());
+      if (pushed < words.size())
+        EXPECT_TRUE(s.push_source(words[pushed++]).ok());
+      else
+        EXPECT_TRUE(s.end_source().ok());
     } else if (e->kind == EventKind::Word) {
       out.words.push_back(e->word);
       out.delays.push_back(e->delay);
@@ -91,8 +95,9 @@ TEST_F(PromptCacheTest, SessionsBehaveAsWhenTheyForwardThePrompt) {
   ASSERT_TRUE(cache.ok()) << cache.error().message();
   EXPECT_EQ((*cache)->ids(), kPrompt);
   const std::string source = "the cat sat on it. a dog ran";
-  for (Paradigm p : {Paradigm::Group, Paradigm::BatchStream, Paradigm::Interleaved, Paradigm::InterleavedBlocked,
-                     Paradigm::ReencodePos, Paradigm::Reencode, Paradigm::Offline}) {
+  for (Paradigm p :
+       {Paradigm::Group, Paradigm::BatchStream, Paradigm::Interleaved, Paradigm::InterleavedBlocked,
+        Paradigm::ReencodePos, Paradigm::Reencode, Paradigm::Offline}) {
     for (bool continuous : {false, true}) {
       if (continuous && p != Paradigm::Group) continue;
       stream::SessionOptions so;
@@ -114,7 +119,8 @@ TEST_F(PromptCacheTest, SessionsBehaveAsWhenTheyForwardThePrompt) {
       EXPECT_EQ((*cached)->stats().prompt_rows_copied, static_cast<int64_t>(kPrompt.size())) << label;
       EXPECT_EQ((*plain)->stats().prompt_rows_copied, 0) << label;
       EXPECT_EQ((*cached)->stats().source_tokens + static_cast<int64_t>(kPrompt.size()),
-                (*plain)->stats().source_tokens) << label;
+                (*plain)->stats().source_tokens)
+          << label;
       // Every cached row, the prompt's included, as the forwarding session computed it.
       const model::KvCache &a = (*cached)->cache(), &b = (*plain)->cache();
       for (Group g : {Group::Source, Group::Target}) {
