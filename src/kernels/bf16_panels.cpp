@@ -92,28 +92,11 @@ void panel_tile(float* out, int64_t ldo, const float* x, int64_t ldx, const uint
 
 #endif
 
-void panel_tail(int n, float* out, int64_t ldo, const float* x, int64_t ldx, const uint16_t* panel,
-                int64_t cols, const float* bias, const uint16_t* prefetch) {
-  switch (n) {
-    case 1:
-      panel_tile<1>(out, ldo, x, ldx, panel, cols, bias, prefetch);
-      break;
-    case 2:
-      panel_tile<2>(out, ldo, x, ldx, panel, cols, bias, prefetch);
-      break;
-    case 3:
-      panel_tile<3>(out, ldo, x, ldx, panel, cols, bias, prefetch);
-      break;
-    case 4:
-      panel_tile<4>(out, ldo, x, ldx, panel, cols, bias, prefetch);
-      break;
-    case 5:
-      panel_tile<5>(out, ldo, x, ldx, panel, cols, bias, prefetch);
-      break;
-    default:
-      break;
-  }
-}
+// The tile for the last 1-5 tokens of a panel (index: their count).
+using PanelTile = void (*)(float*, int64_t, const float*, int64_t, const uint16_t*, int64_t, const float*,
+                           const uint16_t*);
+constexpr PanelTile kTailTiles[kTileTokens] = {nullptr,       panel_tile<1>, panel_tile<2>,
+                                               panel_tile<3>, panel_tile<4>, panel_tile<5>};
 
 // From this many tokens on a tile computes long enough per byte that fetching the next panel ahead pays;
 // with fewer the kernel is bound by memory anyway and the extra stream only competes with it.
@@ -155,8 +138,7 @@ void bf16_panel_matmul(float* out, int64_t ldo, const float* x, int64_t ldx, con
     int64_t t = 0;
     for (; t + kTileTokens <= n_tok; t += kTileTokens, next = nullptr)
       panel_tile<kTileTokens>(out + t * ldo + r, ldo, x + t * ldx, ldx, panel, cols, b, next);
-    if (t < n_tok)
-      panel_tail(static_cast<int>(n_tok - t), out + t * ldo + r, ldo, x + t * ldx, ldx, panel, cols, b, next);
+    if (t < n_tok) kTailTiles[n_tok - t](out + t * ldo + r, ldo, x + t * ldx, ldx, panel, cols, b, next);
   }
 }
 

@@ -11,6 +11,7 @@
 #include "../model/tiny_models.h"
 #include "stream/scheduler.h"
 #include "stream/session.h"
+#include "live_run.h"
 #include "test_codec.h"
 
 namespace gpstream {
@@ -42,41 +43,8 @@ class LongPromptCodec final : public stream::SegmentCodec {
 
 const std::vector<int32_t> kPrompt = {CharCodec::kPrompt, 7, 12, 9, 30, 5};
 
-struct Output {
-  std::vector<std::string> words;
-  std::vector<int> delays;
-};
-
-// Pushes the source one word per NeedSource; returns the words written and their delays.
-Output run_live(stream::Session& s, const std::string& source) {
-  std::vector<std::string> words;
-  std::string w;
-  for (char c : source + " ") {
-    if (c == ' ') {
-      if (!w.empty()) words.push_back(w);
-      w.clear();
-    } else {
-      w += c;
-    }
-  }
-  Output out;
-  size_t pushed = 0;
-  for (int guard = 0; guard < 10000; ++guard) {
-    auto e = s.step();
-    EXPECT_TRUE(e.ok()) << e.error().message();
-    if (!e.ok() || e->kind == EventKind::Finished) break;
-    if (e->kind == EventKind::NeedSource) {
-      if (pushed < words.size())
-        EXPECT_TRUE(s.push_source(words[pushed++]).ok());
-      else
-        EXPECT_TRUE(s.end_source().ok());
-    } else if (e->kind == EventKind::Word) {
-      out.words.push_back(e->word);
-      out.delays.push_back(e->delay);
-    }
-  }
-  return out;
-}
+using Output = testing::LiveOutput;
+using testing::run_live;
 
 class PromptCacheTest : public ::testing::Test {
  protected:

@@ -12,6 +12,7 @@
 #include "stream/scheduler.h"
 #include "stream/session.h"
 #include "copy_model.h"
+#include "live_run.h"
 #include "test_codec.h"
 
 namespace gpstream {
@@ -23,36 +24,8 @@ using stream::Paradigm;
 using testing::CharCodec;
 using testing::CopyModel;
 
-struct Output {
-  std::vector<std::string> words;
-  std::vector<int> delays;
-};
-
-// Pushes the source one word per NeedSource, like SimulEval's text evaluator.
-Output run_live(stream::Session& s, const std::string& source) {
-  std::vector<std::string> words;
-  std::string w;
-  for (char c : source + " ") {
-    if (c == ' ') { if (!w.empty()) words.push_back(w); w.clear(); } else w += c;
-  }
-  Output out;
-  size_t pushed = 0;
-  for (int guard = 0; guard < 10000; ++guard) {
-    auto e = s.step();
-    EXPECT_TRUE(e.ok()) << e.error().message();
-    if (!e.ok()) break;
-    if (e->kind == EventKind::NeedSource) {
-      if (pushed < words.size()) EXPECT_TRUE(s.push_source(words[pushed++]).ok());
-      else EXPECT_TRUE(s.end_source().ok());
-    } else if (e->kind == EventKind::Word) {
-      out.words.push_back(e->word);
-      out.delays.push_back(e->delay);
-    } else if (e->kind == EventKind::Finished) {
-      break;
-    }
-  }
-  return out;
-}
+using Output = testing::LiveOutput;
+using testing::run_live;
 
 TEST(SessionDelays, WaitKWithPunctuationMultiTokenWordsAndEarlyEos) {
   CharCodec codec;
