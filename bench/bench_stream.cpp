@@ -148,7 +148,8 @@ int main(int argc, char** argv) {
     }
     std::printf("\n%d sentences per run, wait-5, forced decoding, prompt rows %s\n", static_cast<int>(pairs->size()),
                 cache ? "copied from a PromptCache" : "forwarded by every session");
-    std::printf("%-9s %14s %12s %9s %14s %8s\n", "sessions", "target tok/s", "vs 1", "forwards", "rows/forward", "tail");
+    std::printf("%-9s %14s %12s %9s %14s %8s %9s %10s\n", "sessions", "target tok/s", "vs 1", "forwards", "rows/forward",
+                "tail", "seconds", "tokens");
     double base = 0;
     for (int ns : session_counts) {
       stream::Scheduler sched(tf);
@@ -195,9 +196,10 @@ int main(int argc, char** argv) {
       const double t1 = now_s(), dt = t1 - t0;
       const double tps = static_cast<double>(tgt) / dt;
       if (base == 0) base = tps;
-      std::printf("%-9d %14.1f %11.2fx %9lld %14.1f %7.0f%%\n", ns, tps, tps / base, static_cast<long long>(forwards),
+      std::printf("%-9d %14.1f %11.2fx %9lld %14.1f %7.0f%% %9.1f %10lld\n", ns, tps, tps / base,
+                  static_cast<long long>(forwards),
                   static_cast<double>(tf.tokens_forwarded() - rows_before) / static_cast<double>(std::max<int64_t>(1, forwards)),
-                  100 * (t1 - (dry_at > 0 ? dry_at : t1)) / dt);
+                  100 * (t1 - (dry_at > 0 ? dry_at : t1)) / dt, dt, static_cast<long long>(tgt));
       std::fflush(stdout);
     }
   }
