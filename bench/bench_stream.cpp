@@ -139,7 +139,8 @@ int main(int argc, char** argv) {
     // Closed loop: N slots, each taking the next sentence of the same queue (every dev sentence read) when
     // its session finishes, so every concurrency level does the same work and sessions join and leave
     // mid-run as on a server. "tail" is the share of the time after the queue ran dry, when fewer than N
-    // sessions were left.
+    // sessions were left. "steady" counts only the time before the queue ran dry, when all N slots were
+    // busy: the tokens of the sentences finished by then plus those the running sessions had written.
     std::shared_ptr<const stream::PromptCache> cache;
     if (prompt_cache) {
       auto built = stream::PromptCache::build(tf, codec);
@@ -148,9 +149,9 @@ int main(int argc, char** argv) {
     }
     std::printf("\n%d sentences per run, wait-5, forced decoding, prompt rows %s\n", static_cast<int>(pairs->size()),
                 cache ? "copied from a PromptCache" : "forwarded by every session");
-    std::printf("%-9s %14s %12s %9s %14s %8s %9s %10s\n", "sessions", "target tok/s", "vs 1", "forwards", "rows/forward",
-                "tail", "seconds", "tokens");
-    double base = 0;
+    std::printf("%-9s %14s %8s %14s %8s %9s %14s %8s %9s %10s\n", "sessions", "target tok/s", "vs 1", "steady tok/s",
+                "vs 1", "forwards", "rows/forward", "tail", "seconds", "tokens");
+    double base = 0, steady_base = 0;
     for (int ns : session_counts) {
       stream::Scheduler sched(tf);
       std::vector<std::unique_ptr<stream::Session>> live(static_cast<size_t>(ns));
@@ -177,6 +178,13 @@ int main(int argc, char** argv) {
       const int64_t rows_before = tf.tokens_forwarded();
       const double t0 = now_s();
       double dry_at = next >= pairs->size() ? t0 : 0;
+      int64_t steady_tgt = 0;
+      // Tokens a running session has written: its target rows labelled with the token chosen from them.
+      auto written = [](const stream::Session& s) {
+        int64_t c = 0;
+        for (int32_t y : s.target_row_labels()) c += y >= 0;
+        return c;
+      };
       std::vector<int> finished;
       for (;;) {
         finished.clear();
@@ -192,12 +200,18 @@ int main(int argc, char** argv) {
           sched.remove(h);
           if (!start(slot) && dry_at == 0) dry_at = now_s();
         }
+        if (dry_at > 0 && steady_tgt == 0) {
+          steady_tgt = tgt;
+          for (const auto& s : live)
+            if (s && !s->finished()) steady_tgt += written(*s);
+        }
       }
       const double t1 = now_s(), dt = t1 - t0;
       const double tps = static_cast<double>(tgt) / dt;
-      if (base == 0) base = tps;
-      std::printf("%-9d %14.1f %11.2fx %9lld %14.1f %7.0f%% %9.1f %10lld\n", ns, tps, tps / base,
-                  static_cast<long long>(forwards),
+      const double steady_tps = dry_at > t0 ? static_cast<double>(steady_tgt) / (dry_at - t0) : 0.0;
+      if (base == 0) base = tps, steady_base = steady_tps;
+      std::printf("%-9d %14.1f %7.2fx %14.1f %7.2fx %9lld %14.1f %7.0f%% %9.1f %10lld\n", ns, tps, tps / base,
+                  steady_tps, steady_base > 0 ? steady_tps / steady_base : 0.0, static_cast<long long>(forwards),
                   static_cast<double>(tf.tokens_forwarded() - rows_before) / static_cast<double>(std::max<int64_t>(1, forwards)),
                   100 * (t1 - (dry_at > 0 ? dry_at : t1)) / dt, dt, static_cast<long long>(tgt));
       std::fflush(stdout);
