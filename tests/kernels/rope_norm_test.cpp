@@ -1,9 +1,11 @@
 // RoPE: hand values of the rotate-half form, the inverse rotation (sign -1) undoing the rotation,
 // composition R(a)·R(b) = R(a + b) with real-valued positions, norms preserved, strided rows.
-// RMSNorm and the gated activations: values worked out by hand.
+// RMSNorm and the gated activations: values worked out by hand; SiLU against double over its range.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kernel_test_util.h"
 #include "kernels/activation.h"
@@ -154,6 +156,42 @@ TEST(Activation, HandValues) {
   EXPECT_NEAR(out[0], 1.4621171572, 1e-6);
   EXPECT_NEAR(out[1], -0.1192029220, 1e-6);
   EXPECT_EQ(out[2], 0.0f);
+}
+
+TEST(Activation, SiluAgainstDoubleOverItsRange) {
+  // Against x / (1 + e^-x) in double: relative error ≤ 1e-6 (fast_exp's ~2e-7 plus a rounding or two);
+  // below -88 the true value is < 2e-36, so an absolute bound there. Steps of 0.0137 cover every
+  // branch of the range reduction.
+  double worst = 0;
+  for (double x = -120.0; x <= 120.0; x += 0.0137) {
+    const float xf = static_cast<float>(x);
+    const double want = static_cast<double>(xf) / (1.0 + std::exp(-static_cast<double>(xf)));
+    const double got = silu(xf);
+    if (xf < -88.0f) {
+      EXPECT_LE(std::abs(got), 2e-36) << x;
+      continue;
+    }
+    worst = std::max(worst, std::abs(got - want) / std::max(std::abs(want), 1e-30));
+  }
+  EXPECT_LE(worst, 1e-6);
+}
+
+TEST(Activation, GatedSiluIsSiluTimesUpAtEveryLengthAndStride) {
+  // The eight-lane loop and the tail give the same bits as silu() for every element; rows of 1-19
+  // values at a stride of 21 exercise full vectors, tails and the padding between rows (left untouched).
+  std::vector<float> gate(3 * 21), up(3 * 21);
+  for (size_t i = 0; i < gate.size(); ++i)
+    gate[i] = static_cast<float>(i % 13) * 1.7f - 11.0f, up[i] = 0.25f * static_cast<float>(i % 5) - 0.5f;
+  for (int64_t n = 1; n <= 19; ++n) {
+    std::vector<float> out(3 * 21, 42.0f);
+    gated_act_forward(out.data(), 21, gate.data(), up.data(), 21, 3, n, Activation::Silu);
+    for (int64_t t = 0; t < 3; ++t)
+      for (int64_t i = 0; i < 21; ++i) {
+        const size_t k = static_cast<size_t>(t * 21 + i);
+        if (i < n) EXPECT_EQ(out[k], silu(gate[k]) * up[k]) << n << " " << t << " " << i;
+        else EXPECT_EQ(out[k], 42.0f) << n << " " << t << " " << i;
+      }
+  }
 }
 
 }  // namespace
