@@ -22,6 +22,7 @@
 #include "kernels/linear.h"
 #include "kernels/linear_small_batch.h"
 #include "util/half.h"
+#include "util/huge_page_buffer.h"
 
 namespace {
 
@@ -94,10 +95,14 @@ int main(int argc, char** argv) {
   kernels::set_blas_threads(threads);
   std::printf("bench_linear: %lld x %lld %s, %d thread(s), best of %d; GFLOP/s\n", static_cast<long long>(rows),
               static_cast<long long>(cols), dtype.c_str(), threads, runs);
-  std::vector<uint8_t> panel_bytes;
+  // In 2 MiB pages, as model/weight_repack stores them (4 KiB pages cost the two-thread, larger-than-cache
+  // runs TLB misses the model does not have).
+  HugePageBuffer panel_bytes;
   kernels::MatrixView panels;
   if (kernels::can_panel_bf16(w)) {
-    panel_bytes.resize(weights.size());
+    auto buffer = HugePageBuffer::allocate(weights.size(), "panels");
+    if (!buffer) return std::fprintf(stderr, "%s\n", buffer.error().message().c_str()), 1;
+    panel_bytes = std::move(buffer).value();
     kernels::panel_bf16_rows(w, panel_bytes.data());
     panels = w;
     panels.data = panel_bytes.data();
