@@ -94,6 +94,8 @@ TEST(Attention, GroupedQueryHeadsOverSourceAndTargetPrefixes) {
   check({6, 3, 8, 4, 4, 4, 4}, 2);
   check({4, 4, 5, 3, 2, 3, 1}, 3);       // plain multi-head, odd head_dim
   check({8, 1, 64, 40, 33, 37, 29}, 4);  // multi-query, long rows
+  check({4, 2, 72, 12, 9, 10, 7}, 9);     // 64 values in registers, then 8 more
+  check({4, 1, 128, 20, 17, 15, 11}, 10); // two blocks of 64
 }
 
 TEST(Attention, OnlyOneRegionVisible) {
