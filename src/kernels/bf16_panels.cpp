@@ -119,7 +119,7 @@ constexpr int64_t kPrefetchMinTokens = 2;
 }  // namespace
 
 bool can_panel_bf16(const MatrixView& w) {
-  return w.type == WeightType::BF16 && !w.rows_paneled16 && !w.rows_interleaved8 && w.rows > 0 &&
+  return w.type == WeightType::BF16 && !w.rows_paneled16 && w.rows > 0 &&
          w.rows % kPanelRows == 0 && w.cols > 0;
 }
 

@@ -30,4 +30,13 @@ class SegmentCodec {
   virtual int32_t vocab_size() const = 0;
 };
 
+// Every id of an encoded template segment lies in the model's vocabulary (a tokenizer and a model that do
+// not belong together are refused before anything is forwarded).
+inline Status check_template_ids(std::span<const int32_t> ids, int32_t n_vocab) {
+  for (int32_t id : ids)
+    if (id < 0 || id >= n_vocab)
+      return out_of_range("template token id " + std::to_string(id) + " is outside the model's vocabulary");
+  return {};
+}
+
 }  // namespace gpstream::stream

@@ -16,10 +16,7 @@ PromptCache::PromptCache(const model::ForwardModel& model, std::vector<int32_t> 
 Result<std::shared_ptr<const PromptCache>> PromptCache::build(model::ForwardModel& model,
                                                               const SegmentCodec& codec) {
   GPS_ASSIGN(std::vector<int32_t> ids, codec.encode(SegmentKind::Prompt, "", true));
-  const int32_t n_vocab = model.config().n_vocab;
-  for (int32_t id : ids)
-    if (id < 0 || id >= n_vocab)
-      return out_of_range("template token id " + std::to_string(id) + " is outside the model's vocabulary");
+  GPS_TRY(check_template_ids(ids, model.config().n_vocab));
   auto cache = std::shared_ptr<PromptCache>(new PromptCache(model, std::move(ids)));
   const int p = static_cast<int>(cache->ids_.size());
   if (p == 0) return std::shared_ptr<const PromptCache>(std::move(cache));

@@ -83,11 +83,8 @@ Result<std::unique_ptr<Session>> Session::create(model::ForwardModel& model, con
   s->eos_id_ = target_end[0];
   if (const auto& pc = s->opts_.prompt_cache; pc && (pc->model() != &model || pc->ids() != s->prompt_ids_))
     return invalid_argument("the prompt cache was built for another model or another prompt");
-  const int32_t n_vocab = model.config().n_vocab;
   for (const auto* ids : {&s->prompt_ids_, &s->header_ids_, &s->source_end_ids_, &target_end})
-    for (int32_t id : *ids)
-      if (id < 0 || id >= n_vocab)
-        return out_of_range("template token id " + std::to_string(id) + " is outside the model's vocabulary");
+    GPS_TRY(check_template_ids(*ids, model.config().n_vocab));
   return s;
 }
 
