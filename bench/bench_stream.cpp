@@ -6,11 +6,13 @@
 //  scheduler: aggregate target tokens/s (the tokens written: the reference's and the end marker; re-fed and
 //             template rows not counted) with 1, 4, 16 and 64 concurrent sessions, each taking the next
 //             sentence of one queue when it finishes (a closed loop), the prompt's rows copied from a
-//             PromptCache (--no-prompt-cache: every session forwards its prompt).
+//             PromptCache (--no-prompt-cache: every session forwards its prompt); --repeat R runs the levels
+//             R times in turn and prints the median ratio of each level to the first.
 // The model is random with Qwen2.5-0.5B's shapes (or --small for a quick run); the tokenizer is the
 // Qwen fixture. Usage:
 //   bench_stream [--small] [-n SENTENCES] [-t THREADS] [--mode paradigms|scheduler|all] [--sessions 1,4,16,64]
-//                [--no-prompt-cache]
+//                [--repeat R] [--no-prompt-cache]
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -69,7 +71,7 @@ std::vector<int32_t> target_tokens(const stream::SegmentCodec& codec, const std:
 
 int main(int argc, char** argv) {
   bool small = false, prompt_cache = true;
-  int n = 100, threads = 2;
+  int n = 100, threads = 2, repeat = 1;
   std::string mode = "all";
   std::vector<int> session_counts = {1, 4, 16, 64};
   for (int i = 1; i < argc; ++i) {
@@ -78,12 +80,13 @@ int main(int argc, char** argv) {
     else if (a == "--no-prompt-cache") prompt_cache = false;
     else if (a == "-n" && i + 1 < argc) n = std::atoi(argv[++i]);
     else if (a == "-t" && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else if (a == "--mode" && i + 1 < argc) mode = argv[++i];
     else if (a == "--sessions" && i + 1 < argc) {
       session_counts.clear();
       for (char* p = std::strtok(argv[++i], ","); p; p = std::strtok(nullptr, ",")) session_counts.push_back(std::atoi(p));
     } else {
-      std::fprintf(stderr, "usage: bench_stream [--small] [-n N] [-t THREADS] [--mode paradigms|scheduler|all] [--sessions 1,4,16,64] [--no-prompt-cache]\n");
+      std::fprintf(stderr, "usage: bench_stream [--small] [-n N] [-t THREADS] [--mode paradigms|scheduler|all] [--sessions 1,4,16,64] [--repeat R] [--no-prompt-cache]\n");
       return 2;
     }
   }
@@ -151,70 +154,89 @@ int main(int argc, char** argv) {
                 cache ? "copied from a PromptCache" : "forwarded by every session");
     std::printf("%-9s %14s %8s %14s %8s %9s %14s %8s %9s %10s\n", "sessions", "target tok/s", "vs 1", "steady tok/s",
                 "vs 1", "forwards", "rows/forward", "tail", "seconds", "tokens");
-    double base = 0, steady_base = 0;
-    for (int ns : session_counts) {
-      stream::Scheduler sched(tf);
-      std::vector<std::unique_ptr<stream::Session>> live(static_cast<size_t>(ns));
-      std::vector<int> handle_slot;
-      size_t next = 0;
-      int64_t tgt = 0, forwards = 0;
-      auto start = [&](size_t slot) -> bool {
-        if (next >= pairs->size()) return false;
-        const auto& pair = (*pairs)[next++];
-        stream::SessionOptions so;
-        so.k = 5;
-        so.forced_target = target_tokens(codec, pair.reference);
-        so.max_target_tokens = static_cast<int>(so.forced_target->size()) + 1;
-        so.prompt_cache = cache;
-        live[slot] = std::move(stream::Session::create(tf, codec, so)).value();
-        (void)live[slot]->push_source(pair.source);
-        (void)live[slot]->end_source();
-        const int h = sched.add(live[slot].get());
-        if (static_cast<int>(handle_slot.size()) <= h) handle_slot.resize(static_cast<size_t>(h) + 1, -1);
-        handle_slot[static_cast<size_t>(h)] = static_cast<int>(slot);
-        return true;
-      };
-      for (int i = 0; i < ns; ++i) start(static_cast<size_t>(i));
-      const int64_t rows_before = tf.tokens_forwarded();
-      const double t0 = now_s();
-      double dry_at = next >= pairs->size() ? t0 : 0;
-      int64_t steady_tgt = 0;
-      // Tokens a running session has written: its target rows labelled with the token chosen from them.
-      auto written = [](const stream::Session& s) {
-        int64_t c = 0;
-        for (int32_t y : s.target_row_labels()) c += y >= 0;
-        return c;
-      };
-      std::vector<int> finished;
-      for (;;) {
-        finished.clear();
-        auto r = sched.round([&](int h, const stream::Event& e) {
-          if (e.kind == stream::EventKind::Finished) finished.push_back(h);
-        });
-        if (!r) return std::fprintf(stderr, "%s\n", r.error().message().c_str()), 1;
-        if (*r == 0 && finished.empty()) break;
-        forwards += *r > 0;
-        for (int h : finished) {
-          const auto slot = static_cast<size_t>(handle_slot[static_cast<size_t>(h)]);
-          tgt += static_cast<int64_t>(live[slot]->options().forced_target->size()) + 1;  // + the end marker
-          sched.remove(h);
-          if (!start(slot) && dry_at == 0) dry_at = now_s();
+    // Each round runs every level once, "vs 1" against that round's first level; with --repeat the
+    // rounds alternate so that a slow spell of the shared machine hits both sides of a ratio.
+    std::vector<std::vector<double>> ratios(session_counts.size());
+    for (int rep = 0; rep < repeat; ++rep) {
+      double base = 0, steady_base = 0;
+      for (size_t level = 0; level < session_counts.size(); ++level) {
+        const int ns = session_counts[level];
+        stream::Scheduler sched(tf);
+        std::vector<std::unique_ptr<stream::Session>> live(static_cast<size_t>(ns));
+        std::vector<int> handle_slot;
+        size_t next = 0;
+        int64_t tgt = 0, forwards = 0;
+        auto start = [&](size_t slot) -> bool {
+          if (next >= pairs->size()) return false;
+          const auto& pair = (*pairs)[next++];
+          stream::SessionOptions so;
+          so.k = 5;
+          so.forced_target = target_tokens(codec, pair.reference);
+          so.max_target_tokens = static_cast<int>(so.forced_target->size()) + 1;
+          so.prompt_cache = cache;
+          live[slot] = std::move(stream::Session::create(tf, codec, so)).value();
+          (void)live[slot]->push_source(pair.source);
+          (void)live[slot]->end_source();
+          const int h = sched.add(live[slot].get());
+          if (static_cast<int>(handle_slot.size()) <= h) handle_slot.resize(static_cast<size_t>(h) + 1, -1);
+          handle_slot[static_cast<size_t>(h)] = static_cast<int>(slot);
+          return true;
+        };
+        for (int i = 0; i < ns; ++i) start(static_cast<size_t>(i));
+        const int64_t rows_before = tf.tokens_forwarded();
+        const double t0 = now_s();
+        double dry_at = next >= pairs->size() ? t0 : 0;
+        int64_t steady_tgt = 0;
+        // Tokens a running session has written: its target rows labelled with the token chosen from them.
+        auto written = [](const stream::Session& s) {
+          int64_t c = 0;
+          for (int32_t y : s.target_row_labels()) c += y >= 0;
+          return c;
+        };
+        std::vector<int> finished;
+        for (;;) {
+          finished.clear();
+          auto r = sched.round([&](int h, const stream::Event& e) {
+            if (e.kind == stream::EventKind::Finished) finished.push_back(h);
+          });
+          if (!r) return std::fprintf(stderr, "%s\n", r.error().message().c_str()), 1;
+          if (*r == 0 && finished.empty()) break;
+          forwards += *r > 0;
+          for (int h : finished) {
+            const auto slot = static_cast<size_t>(handle_slot[static_cast<size_t>(h)]);
+            tgt += static_cast<int64_t>(live[slot]->options().forced_target->size()) + 1;  // + the end marker
+            sched.remove(h);
+            if (!start(slot) && dry_at == 0) dry_at = now_s();
+          }
+          if (dry_at > 0 && steady_tgt == 0) {
+            steady_tgt = tgt;
+            for (const auto& s : live)
+              if (s && !s->finished()) steady_tgt += written(*s);
+          }
         }
-        if (dry_at > 0 && steady_tgt == 0) {
-          steady_tgt = tgt;
-          for (const auto& s : live)
-            if (s && !s->finished()) steady_tgt += written(*s);
-        }
+        const double t1 = now_s(), dt = t1 - t0;
+        const double tps = static_cast<double>(tgt) / dt;
+        const double steady_tps = dry_at > t0 ? static_cast<double>(steady_tgt) / (dry_at - t0) : 0.0;
+        if (base == 0) base = tps, steady_base = steady_tps;
+        std::printf("%-9d %14.1f %7.2fx %14.1f %7.2fx %9lld %14.1f %7.0f%% %9.1f %10lld\n", ns, tps,
+                    tps / base, steady_tps, steady_base > 0 ? steady_tps / steady_base : 0.0,
+                    static_cast<long long>(forwards),
+                    static_cast<double>(tf.tokens_forwarded() - rows_before) /
+                        static_cast<double>(std::max<int64_t>(1, forwards)),
+                    100 * (t1 - (dry_at > 0 ? dry_at : t1)) / dt, dt, static_cast<long long>(tgt));
+        std::fflush(stdout);
+        ratios[level].push_back(tps / base);
       }
-      const double t1 = now_s(), dt = t1 - t0;
-      const double tps = static_cast<double>(tgt) / dt;
-      const double steady_tps = dry_at > t0 ? static_cast<double>(steady_tgt) / (dry_at - t0) : 0.0;
-      if (base == 0) base = tps, steady_base = steady_tps;
-      std::printf("%-9d %14.1f %7.2fx %14.1f %7.2fx %9lld %14.1f %7.0f%% %9.1f %10lld\n", ns, tps, tps / base,
-                  steady_tps, steady_base > 0 ? steady_tps / steady_base : 0.0, static_cast<long long>(forwards),
-                  static_cast<double>(tf.tokens_forwarded() - rows_before) / static_cast<double>(std::max<int64_t>(1, forwards)),
-                  100 * (t1 - (dry_at > 0 ? dry_at : t1)) / dt, dt, static_cast<long long>(tgt));
-      std::fflush(stdout);
+    }
+    if (repeat > 1) {
+      std::printf("median of %d rounds, target tok/s vs the first level:", repeat);
+      for (size_t level = 0; level < session_counts.size(); ++level) {
+        std::vector<double>& r = ratios[level];
+        std::sort(r.begin(), r.end());
+        const size_t m = r.size() / 2;
+        std::printf("  %d: %.2fx", session_counts[level], r.size() % 2 ? r[m] : 0.5 * (r[m - 1] + r[m]));
+      }
+      std::printf("\n");
     }
   }
   return 0;
