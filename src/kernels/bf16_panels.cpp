@@ -25,8 +25,6 @@ constexpr int slot_of_row(int i) {
 // ymm registers.
 constexpr int kTileTokens = 6;
 
-#ifdef GPSTREAM_PANEL_AVX2
-
 // Lines of the next panel to fetch into L2 while this one is computed (the matrices stream from memory,
 // and a compute-bound tile should not stall on them). Each tile of a panel takes an even share of the
 // lines, spread over its columns: fetched all at once by the first tile they came late (-8-10 %).
@@ -34,6 +32,8 @@ struct Prefetch {
   const char* line = nullptr;  // the next line to fetch, or null
   int64_t every = 0;           // columns computed per line fetched
 };
+
+#ifdef GPSTREAM_PANEL_AVX2
 
 // One panel (16 rows) times NT tokens over all columns. The accumulators are named variables: GCC keeps an
 // array of __m256 in memory inside the loop.
