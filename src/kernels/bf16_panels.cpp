@@ -112,8 +112,8 @@ constexpr PanelTile kTiles[kTileTokens + 1] = {nullptr,       panel_tile<1>, pan
                                                panel_tile<4>, panel_tile<5>, panel_tile<6>};
 
 // From this many tokens on, fetching the next panel into L2 ahead of use pays (bench_linear on the 272 MB
-// head, two threads: +15 % at 2 tokens, +40 % at 3, +8-10 % at 16-23). One token is bound by its two FMA
-// chains' latency, not by memory, and gains nothing.
+// head, two threads: +15 % at 2 tokens, +40 % at 3, +8-10 % at 16-23). At one token it measured no gain:
+// the columns go by slowly enough for the hardware prefetchers.
 constexpr int64_t kPrefetchMinTokens = 2;
 
 }  // namespace

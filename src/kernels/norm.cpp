@@ -7,9 +7,9 @@ namespace gpstream::kernels {
 
 namespace {
 
-// Σ x² in double, in sixteen partial sums (element i into sum i % 16) added in a fixed order at the end:
-// the same bits in every build, and a loop GCC turns into four chains of four-double vectors (one serial
-// chain of 896 dependent adds cost ~1 µs a row, 1 % of a 16-session Scheduler run).
+// Σ x² in double, in sixteen partial sums (element i into sum i % 16) added in a fixed order at the end: a
+// loop GCC turns into four chains of four-double vectors (one serial chain of 896 dependent adds cost
+// ~1 µs a row, 1 % of a 16-session Scheduler run).
 double sum_of_squares(const float* x, int64_t n) {
   constexpr int64_t kLanes = 16;
   double part[kLanes] = {};
