@@ -8,10 +8,10 @@
 //             sentence of one queue when it finishes (a closed loop), the prompt's rows copied from a
 //             PromptCache (--no-prompt-cache: every session forwards its prompt); --repeat R runs the levels
 //             R times in turn and prints the median ratio of each level to the first.
-// The model is random with Qwen2.5-0.5B's shapes (or --small for a quick run); the tokenizer is the
-// Qwen fixture. Usage:
+// The model is random with Qwen2.5-0.5B's shapes (or --small for a quick run), stored in BF16 (--dtype: the
+// storage types of `gpstream convert --type`); the tokenizer is the Qwen fixture. Usage:
 //   bench_stream [--small] [-n SENTENCES] [-t THREADS] [--mode paradigms|scheduler|all] [--sessions 1,4,16,64]
-//                [--repeat R] [--no-prompt-cache]
+//                [--repeat R] [--no-prompt-cache] [--dtype bf16|f32|f16|q8_0|q4_0]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "eval/simultaneous.h"
+#include "model/quantize_model.h"
 #include "model/random_init.h"
 #include "model/transformer.h"
 #include "stream/scheduler.h"
@@ -72,7 +73,7 @@ std::vector<int32_t> target_tokens(const stream::SegmentCodec& codec, const std:
 int main(int argc, char** argv) {
   bool small = false, prompt_cache = true;
   int n = 100, threads = 2, repeat = 1;
-  std::string mode = "all";
+  std::string mode = "all", storage = "bf16";
   std::vector<int> session_counts = {1, 4, 16, 64};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -82,11 +83,12 @@ int main(int argc, char** argv) {
     else if (a == "-t" && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else if (a == "--mode" && i + 1 < argc) mode = argv[++i];
+    else if (a == "--dtype" && i + 1 < argc) storage = argv[++i];
     else if (a == "--sessions" && i + 1 < argc) {
       session_counts.clear();
       for (char* p = std::strtok(argv[++i], ","); p; p = std::strtok(nullptr, ",")) session_counts.push_back(std::atoi(p));
     } else {
-      std::fprintf(stderr, "usage: bench_stream [--small] [-n N] [-t THREADS] [--mode paradigms|scheduler|all] [--sessions 1,4,16,64] [--repeat R] [--no-prompt-cache]\n");
+      std::fprintf(stderr, "usage: bench_stream [--small] [-n N] [-t THREADS] [--mode paradigms|scheduler|all] [--sessions 1,4,16,64] [--repeat R] [--no-prompt-cache] [--dtype bf16|f32|f16|q8_0|q4_0]\n");
       return 2;
     }
   }
@@ -97,15 +99,21 @@ int main(int argc, char** argv) {
   stream::TokenizerCodec codec(tokp, tokenizer::Template::builtin("qwen")->with_languages("English", "French"));
   auto cfg = shape(small, 151936);
   model::RandomInitOptions ro;
-  ro.dtype = io::DType::BF16;
-  auto w = model::weights_from_tensors(cfg, model::random_tensors(cfg, ro));
+  ro.dtype = storage == "bf16" ? io::DType::BF16 : io::DType::F32;
+  io::TensorMap tensors = model::random_tensors(cfg, ro);
+  if (storage != "bf16") {
+    auto type = model::parse_storage_type(storage);
+    if (!type) return std::fprintf(stderr, "%s\n", type.error().message().c_str()), 2;
+    tensors = model::convert_model_tensors(cfg, tensors, *type);
+  }
+  auto w = model::weights_from_tensors(cfg, std::move(tensors));
   if (!w) return std::fprintf(stderr, "%s\n", w.error().message().c_str()), 1;
   model::Transformer tf(cfg, std::move(w).value(), threads);
   auto pairs = eval::read_test_tsv(root + "/../shared/data/corpus/en-fr.dev.tsv");
   if (!pairs) return std::fprintf(stderr, "%s\n", pairs.error().message().c_str()), 1;
   if (static_cast<int>(pairs->size()) > n) pairs->resize(n);
-  std::printf("model: %s shapes, BF16, %zu params; %zu en-fr dev sentences; %d threads\n",
-              small ? "small (4x256)" : "Qwen2.5-0.5B", cfg.n_params(), pairs->size(), threads);
+  std::printf("model: %s shapes, %s, %zu params; %zu en-fr dev sentences; %d threads\n",
+              small ? "small (4x256)" : "Qwen2.5-0.5B", storage.c_str(), cfg.n_params(), pairs->size(), threads);
 
   if (mode == "paradigms" || mode == "all") {
     size_t src_words = 0;
