@@ -145,7 +145,7 @@ void SpeechEncoderPass::backward(const float* d_out, float* G, const float* d_en
 
   // Projector.
   std::vector<float> d_hid(static_cast<size_t>(t3_ * PH)), de(static_cast<size_t>(T * D), 0.0f);
-  if (t3_ > 0) {
+  if (t3_ > 0 && d_out) {
     kernels::linear_backward(d_hid.data(), PH, G + O.fc2_w, G + O.fc2_b, d_out, LH, hid_.data(), PH,
                              P + O.fc2_w, LH, PH, t3_, false);
     gelu_backward(d_hid.data(), d_hid.data(), hid_pre_.data(), t3_ * PH);

@@ -36,6 +36,7 @@ class SpeechEncoderPass {
   // Gradients of the last forward for d_out = dLoss/dout ([rows(), llm_hidden]), ADDED into grads
   // (model.size() floats, same offsets as the model's values). d_encoder_output, if not null, is a further
   // dLoss/de ([encoder_frames(), d_model]) from a loss on encoder_output() (an auxiliary CTC head).
+  // d_out may be null when only that loss trains the encoder (the projector then gets no gradient).
   void backward(const float* d_out, float* grads, const float* d_encoder_output = nullptr);
 
  private:

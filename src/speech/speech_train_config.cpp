@@ -53,6 +53,9 @@ Result<SpeechTrainConfig> parse_speech_train_config(const std::string& text, con
   if (c.llm_training != LlmTraining::Lora) c.lora.rank = 0;
 
   GPS_TRY(top.num("ctc_weight", c.ctc_weight, 0, 1e3));
+  GPS_TRY(top.num("ctc_only_steps", c.ctc_only_steps, 0, kBig));
+  if (c.ctc_only_steps > 0 && c.ctc_weight <= 0)
+    return format_error(where + ": ctc_only_steps needs a ctc_weight above 0");
   GPS_TRY(top.num("k_min", c.k_min, 1, 1e6));
   GPS_TRY(top.num("k_max", c.k_max, 1, 1e6));
   if (c.k_max < c.k_min) return format_error(where + ": k_max must be >= k_min");

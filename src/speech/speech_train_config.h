@@ -34,6 +34,9 @@ struct SpeechTrainConfig {
   // Auxiliary CTC loss on the encoder output (characters, ctc_alphabet.h), weight × its per-character mean
   // added to the LLM's token mean; 0 turns it off. Only training uses the head; it is not exported.
   double ctc_weight = 0.3;
+  // Curriculum: the first ctc_only_steps optimizer steps train the encoder with the CTC loss alone (no LLM
+  // forward; the LLM does not move), so the LLM starts reading audio rows that already carry the words.
+  int64_t ctc_only_steps = 0;
 
   int k_min = 1, k_max = 9;  // chunk wait-k drawn per utterance
   // Target group start: one value (a number or S), or several drawn per utterance like k (multi-φ: one model

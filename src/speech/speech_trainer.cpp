@@ -227,6 +227,11 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     if (llm_trained) std::copy(params.values.begin() + llm_at, params.values.end(), tm.trainable().values.begin());
   };
   gather();
+  // The LLM's tensors follow the encoder's and the CTC head's; a zero scale holds them still (no decay either).
+  auto set_llm_lr_scale = [&](float scale) {
+    for (train::ParamTensor& pt : params.tensors)
+      if (static_cast<std::ptrdiff_t>(pt.offset) >= llm_at) pt.lr_scale = scale;
+  };
   train::AdamW adam(params.size(), cfg.adam);
   train::Schedule sched = cfg.schedule;
   sched.total_steps = cfg.steps;
@@ -364,8 +369,13 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     std::fill(enc_grads.begin(), enc_grads.end(), 0.0f);
     train::ForwardOptions fo;
     fo.dropout_seed = mix_seed(cfg.seed ^ static_cast<uint64_t>(step));
-    GPS_ASSIGN(double loss_sum, tm.forward(batch, fo));
-    if (n_labels > 0) tm.backward(1.0f / static_cast<float>(n_labels));
+    // The first ctc_only_steps train the encoder alone (CTC): no LLM forward, the LLM's parameters rest.
+    const bool ctc_only = step < cfg.ctc_only_steps;
+    double loss_sum = 0;
+    if (!ctc_only) {
+      GPS_ASSIGN(loss_sum, tm.forward(batch, fo));
+      if (n_labels > 0) tm.backward(1.0f / static_cast<float>(n_labels));
+    }
     // CTC: a per-character mean over the batch's utterances that have enough frames.
     int64_t ctc_chars = 0;
     for (size_t i = 0; i < n_ex; ++i)
@@ -387,18 +397,20 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
           de_ptr = d_e.data();
         }
       }
-      examples[i].pass->backward(tm.input_grad(i).data(), enc_grads.data(), de_ptr);
+      examples[i].pass->backward(ctc_only ? nullptr : tm.input_grad(i).data(), enc_grads.data(), de_ptr);
     }
     std::copy(enc_grads.begin(), enc_grads.end(), grads.begin());
     std::copy(ctc_grads.begin(), ctc_grads.end(), grads.begin() + static_cast<std::ptrdiff_t>(enc.size()));
     if (llm_trained) std::copy(tm.grads().begin(), tm.grads().end(), grads.begin() + llm_at);
     const double norm = train::clip_grad_norm(grads, cfg.clip);
     const float lr = sched.at(step);
+    set_llm_lr_scale(ctc_only ? 0.0f : static_cast<float>(cfg.llm_lr_scale));
     adam.step(params, grads, lr, threads);
     scatter();
     ++step;
     seen += static_cast<int64_t>(n_ex);
-    const double loss = n_labels > 0 ? loss_sum / static_cast<double>(n_labels) : 0.0;
+    const double ctc_mean = ctc_counted > 0 ? ctc_sum / static_cast<double>(ctc_counted) : 0.0;
+    const double loss = ctc_only ? ctc_mean : n_labels > 0 ? loss_sum / static_cast<double>(n_labels) : 0.0;
     if (!std::isfinite(loss))
       return Error(ErrorCode::Internal, "training diverged: loss is not finite at step " + std::to_string(step));
     result.losses.push_back(loss);
@@ -408,6 +420,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     r.step = step;
     r.total_steps = cfg.steps;
     r.loss = loss;
+    r.ctc_only = ctc_only;
     r.lr = lr;
     r.grad_norm = norm;
     if (ctc_counted > 0) r.ctc_loss = ctc_sum / static_cast<double>(ctc_counted);
@@ -423,6 +436,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     }
     nlohmann::ordered_json j;
     j["step"] = step;
+    if (ctc_only) j["phase"] = "ctc";
     j["loss"] = loss;
     j["lr"] = lr;
     j["grad_norm"] = norm;

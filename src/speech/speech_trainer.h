@@ -22,7 +22,8 @@ namespace gpstream::speech {
 
 struct SpeechStepReport {
   int64_t step = 0, total_steps = 0;
-  double loss = 0;  // token mean over the step's transcript tokens
+  double loss = 0;  // token mean over the step's transcript tokens; in a CTC-only step the CTC loss
+  bool ctc_only = false;  // a step of the first ctc_only_steps (encoder and CTC head alone)
   std::optional<double> ctc_loss;  // the auxiliary CTC loss, per character (when on)
   double lr = 0, grad_norm = 0;
   int64_t utterances_seen = 0;

@@ -12,6 +12,7 @@
 #include "audio/speech_encoder.h"
 #include "audio/speech_loader.h"
 #include "audio/speech_manifest.h"
+#include "util/mapped_file.h"
 #include "speech/speech_model.h"
 #include "stream/layout.h"
 #include "stream/model_meta.h"
@@ -181,6 +182,69 @@ TEST(SpeechTraining, OverfitsResumesExactlyAndExports) {
   EXPECT_EQ(m->llm.meta.phi.value, 0.0f);
 }
 
+// A config with ctc_only_steps added after its first key.
+std::string with_ctc_only(std::string json, int64_t n) {
+  return json.insert(1, R"("ctc_only_steps": )" + std::to_string(n) + ", ");
+}
+
+std::string file_bytes(const std::string& path) {
+  auto r = read_text_file(path);
+  EXPECT_TRUE(r.ok()) << path;
+  return r.ok() ? *r : std::string();
+}
+
+TEST(SpeechTraining, CtcOnlyStepsTrainTheEncoderAloneAndLeaveTheLlm) {
+  TempDir dir;
+  const std::string llm = dir.file("llm"), other_llm = dir.file("llm5");
+  testing::write_tiny_speech_llm(llm);
+  testing::write_tiny_speech_llm(other_llm, 5);
+
+  struct Run {
+    std::vector<SpeechStepReport> steps;
+    std::string model_dir;
+  };
+  auto run = [&](const std::string& json) {
+    Run out;
+    auto cfg = parse_speech_train_config(json);
+    EXPECT_TRUE(cfg.ok()) << (cfg.ok() ? "" : cfg.error().message());
+    if (!cfg.ok()) return out;
+    SpeechTrainOptions o;
+    o.on_step = [&](const SpeechStepReport& r) { out.steps.push_back(r); };
+    auto r = run_speech_training(*cfg, o);
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message());
+    if (r.ok()) out.model_dir = r->model_dir;
+    return out;
+  };
+  // Three CTC-only steps with the LLM fully trainable, with the LLM frozen, and with another LLM.
+  const Run full = run(with_ctc_only(config_json(llm, dir.file("full"), 3, "full"), 3));
+  const Run frozen = run(with_ctc_only(config_json(llm, dir.file("frozen"), 3, "frozen"), 3));
+  const Run other = run(with_ctc_only(config_json(other_llm, dir.file("other"), 3, "full"), 3));
+  ASSERT_EQ(full.steps.size(), 3u);
+  for (const SpeechStepReport& r : full.steps) {
+    EXPECT_TRUE(r.ctc_only);
+    ASSERT_TRUE(r.ctc_loss.has_value());
+    EXPECT_EQ(r.loss, *r.ctc_loss);
+  }
+  // The LLM did not move (its export equals the frozen run's), and the encoder learned from CTC alone (it does
+  // not depend on the LLM).
+  ASSERT_FALSE(full.model_dir.empty());
+  EXPECT_EQ(file_bytes(full.model_dir + "/model.safetensors"), file_bytes(frozen.model_dir + "/model.safetensors"));
+  const std::string enc = file_bytes(full.model_dir + "/speech_encoder.safetensors");
+  EXPECT_EQ(enc, file_bytes(frozen.model_dir + "/speech_encoder.safetensors"));
+  EXPECT_EQ(enc, file_bytes(other.model_dir + "/speech_encoder.safetensors"));
+  // Without the CTC-only phase the LLM's gradient reaches the encoder, so the encoders differ.
+  const Run joint = run(config_json(llm, dir.file("joint"), 3, "full"));
+  ASSERT_EQ(joint.steps.size(), 3u);
+  EXPECT_FALSE(joint.steps.front().ctc_only);
+  EXPECT_NE(enc, file_bytes(joint.model_dir + "/speech_encoder.safetensors"));
+  // After the CTC-only steps, joint steps follow.
+  const Run both = run(with_ctc_only(config_json(llm, dir.file("both"), 5, "full"), 3));
+  ASSERT_EQ(both.steps.size(), 5u);
+  EXPECT_TRUE(both.steps[2].ctc_only);
+  EXPECT_FALSE(both.steps[3].ctc_only);
+  EXPECT_NE(file_bytes(both.model_dir + "/model.safetensors"), file_bytes(frozen.model_dir + "/model.safetensors"));
+}
+
 TEST(SpeechTraining, BadConfigsNameTheKey) {
   auto expect_bad = [](const std::string& json, const std::string& key) {
     auto c = parse_speech_train_config(json);
@@ -199,6 +263,8 @@ TEST(SpeechTraining, BadConfigsNameTheKey) {
   expect_bad("{" + base + R"(, "phi": []})", "phi");
   expect_bad("{" + base + R"(, "phi": [0, -1]})", "phi");
   expect_bad(R"({"train_manifest": "t", "output_dir": "o"})", "llm");
+  expect_bad("{" + base + R"(, "ctc_only_steps": -1})", "ctc_only_steps");
+  expect_bad("{" + base + R"(, "ctc_only_steps": 5, "ctc_weight": 0})", "ctc_only_steps");
   expect_bad("[1]", "object");
 }
 
