@@ -194,7 +194,8 @@ int main(int argc, char** argv) {
         const int64_t rows_before = tf.tokens_forwarded();
         const double t0 = now_s();
         double dry_at = next >= pairs->size() ? t0 : 0;
-        int64_t steady_tgt = 0;
+        int64_t steady_tgt = 0;  // tokens written by the time the queue ran dry
+        bool steady_counted = false;
         // Tokens a running session has written: its target rows labelled with the token chosen from them.
         auto written = [](const stream::Session& s) {
           int64_t c = 0;
@@ -216,7 +217,8 @@ int main(int argc, char** argv) {
             sched.remove(h);
             if (!start(slot) && dry_at == 0) dry_at = now_s();
           }
-          if (dry_at > 0 && steady_tgt == 0) {
+          if (dry_at > 0 && !steady_counted) {
+            steady_counted = true;
             steady_tgt = tgt;
             for (const auto& s : live)
               if (s && !s->finished()) steady_tgt += written(*s);

@@ -40,8 +40,7 @@ int repack_weights_for_kernels(Weights& w) {
   for (LayerWeights& L : w.layers)
     for (kernels::MatrixView* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
       if (repackable(*m)) targets.push_back({m, false});
-  const bool tied = w.output.data == w.tok_embd.data;
-  if (tied ? kernels::can_panel_bf16(w.output) : repackable(w.output)) targets.push_back({&w.output, tied});
+  if (repackable(w.output)) targets.push_back({&w.output, w.output.data == w.tok_embd.data});
   if (targets.empty()) return 0;
 
   size_t total = 0;

@@ -1,7 +1,7 @@
 // Load-time repacking of weights (model/weight_repack.h): which Q8_0 / Q4_0 matrices are interleaved (layer
-// matrices and an untied head in whole groups of eight rows; never the embedding table, nor a head tied to it)
-// and which BF16 matrices go into panels of sixteen rows (layer matrices and the head, a tied head as a copy
-// that leaves the embedding table as it was), and a repacked model gives the logits of the same model
+// matrices and the head in whole groups of eight rows; never the embedding table: a head tied to it as a
+// copy) and which BF16 matrices go into panels of sixteen rows (layer matrices and the head, a tied head as a
+// copy that leaves the embedding table as it was), and a repacked model gives the logits of the same model
 // unrepacked (GPSTREAM_REPACK=0) up to fp32 summation order, built in memory (storage shared: nothing
 // released) and loaded from a GGUF file (storage unshared: the replaced pages are handed back, and everything
 // still read must survive that).
@@ -77,8 +77,9 @@ TEST_P(WeightRepack, InMemoryModelGivesUnrepackedLogits) {
     for (const kernels::MatrixView* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
       EXPECT_TRUE(m->rows_interleaved8);
   EXPECT_FALSE(w.tok_embd.rows_interleaved8);
-  // The head: repacked only when it is not the embedding itself.
-  EXPECT_EQ(w.output.rows_interleaved8, !tied);
+  // The head is repacked; tied, as a copy (the lookups, which the logits check, still read the plain table).
+  EXPECT_TRUE(w.output.rows_interleaved8);
+  EXPECT_NE(w.output.data, w.tok_embd.data);
   expect_close(causal_logits(*tf, kIds), plain);
   // Fed the same weights again, nothing more qualifies.
   model::Weights again;
