@@ -3,6 +3,7 @@
 // layout (docs/speech.md, "Training"). Progress: a live line on a terminal, else one line every log_every
 // steps; metrics in OUTPUT/metrics.jsonl, the loss curve in OUTPUT/loss.svg, the model in OUTPUT/model.
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "cli/cli_util.h"
@@ -47,7 +48,11 @@ int run_train_speech(int argc, char** argv) {
       std::snprintf(dev, sizeof dev, "  ctc %.3f", *r.ctc_loss);
     else if (r.dev_loss)
       std::snprintf(dev, sizeof dev, "  dev %.4f", *r.dev_loss);
-    char buf[256];
+    if (r.dev_ctc_wer) {
+      const size_t used = std::strlen(dev);
+      std::snprintf(dev + used, sizeof dev - used, "  dev ctc-WER %.1f%%", 100 * *r.dev_ctc_wer);
+    }
+    char buf[320];
     std::snprintf(buf, sizeof buf,
                   "step %lld/%lld  %s %.4f%s  %.2f utt/s (%.1f s audio/s)  lr %.2e  |g| %.2f  %s elapsed  ETA %s",
                   static_cast<long long>(r.step), static_cast<long long>(r.total_steps), r.ctc_only ? "ctc-only loss" : "loss", r.loss, dev,

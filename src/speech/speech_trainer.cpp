@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include "audio/speech_encoder.h"
 #include "audio/speech_loader.h"
 #include "audio/speech_manifest.h"
+#include "eval/wer.h"
 #include "kernels/ctc_loss.h"
 #include "io/safetensors.h"
 #include "speech/ctc_alphabet.h"
@@ -69,15 +71,23 @@ train::ParamSet joint_params(const audio::SpeechEncoderModel& enc, size_t ctc_si
 // The auxiliary CTC loss of one utterance on the encoder output e [T, D]: adds scale·d/dθ to the head's
 // gradient (gw: weight then bias) and writes d_e; returns the loss (+inf, with no gradient, when the
 // utterance has too few frames for its characters).
+// The CTC head's logits [T, V] for encoder output e [T, D]: e · Wᵀ + b.
+std::vector<float> ctc_head_logits(const float* head, const std::vector<float>& e, int64_t T, int64_t D) {
+  const int64_t V = kCtcAlphabetSize;
+  const float* b = head + V * D;
+  std::vector<float> logits(static_cast<size_t>(T * V));
+  for (int64_t t = 0; t < T; ++t) std::copy_n(b, V, logits.data() + t * V);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(T), static_cast<int>(V), static_cast<int>(D),
+              1.0f, e.data(), static_cast<int>(D), head, static_cast<int>(D), 1.0f, logits.data(), static_cast<int>(V));
+  return logits;
+}
+
 double ctc_head_loss(const float* head, float* gw, std::vector<float>& d_e, const std::vector<float>& e,
                      int64_t T, int64_t D, const std::vector<int32_t>& labels, float scale) {
   const int64_t V = kCtcAlphabetSize;
   const float* W = head;
-  const float* b = head + V * D;
-  std::vector<float> logits(static_cast<size_t>(T * V)), dlogits(logits.size());
-  for (int64_t t = 0; t < T; ++t) std::copy_n(b, V, logits.data() + t * V);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(T), static_cast<int>(V), static_cast<int>(D),
-              1.0f, e.data(), static_cast<int>(D), W, static_cast<int>(D), 1.0f, logits.data(), static_cast<int>(V));
+  const std::vector<float> logits = ctc_head_logits(head, e, T, D);
+  std::vector<float> dlogits(logits.size());
   const double loss = kernels::ctc_loss(dlogits.data(), logits.data(), T, V, labels.data(),
                                         static_cast<int64_t>(labels.size()), scale);
   d_e.assign(static_cast<size_t>(T * D), 0.0f);
@@ -298,9 +308,16 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
   result.n_llm_trainable = llm_trained ? static_cast<int64_t>(tm.trainable().size()) : 0;
 
   std::vector<Example> examples(static_cast<size_t>(cfg.batch_utterances));
-  auto eval_dev = [&]() -> Result<double> {
+  // The LLM's token-mean loss on the dev utterances and, with a CTC head, the corpus WER of its greedy
+  // transcripts (a diagnostic of the encoder alone on the dev voices).
+  struct DevScores {
+    double loss = 0;
+    std::optional<double> ctc_wer;
+  };
+  auto eval_dev = [&]() -> Result<DevScores> {
     double sum = 0;
     int64_t n = 0;
+    std::vector<std::string> refs, hyps;
     const int k = (cfg.k_min + cfg.k_max) / 2;
     train::ForwardOptions fo;
     fo.training = false;
@@ -308,13 +325,25 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
       Example& ex = examples[0];
       GPS_ASSIGN(bool ok, maker.make(dev_m.utterances[i], 0, k, cfg.phis.front(), cfg.noise, ex));
       if (!ok) continue;
+      if (use_ctc) {
+        const int64_t T = ex.pass->encoder_frames();
+        const std::vector<float> logits = ctc_head_logits(ctc_head.data(), ex.pass->encoder_output(), T, D);
+        refs.push_back(ctc_text(ex.ctc));
+        hyps.push_back(ctc_text(ctc_greedy_labels(logits.data(), T)));
+      }
       train::TrainBatch b;
       b.seqs.push_back(std::move(ex.seq));
       GPS_ASSIGN(double s, tm.forward(b, fo));
       sum += s;
       n += b.n_labels();
     }
-    return n > 0 ? sum / static_cast<double>(n) : 0.0;
+    DevScores scores;
+    scores.loss = n > 0 ? sum / static_cast<double>(n) : 0.0;
+    if (!refs.empty()) {
+      auto w = eval::corpus_wer(refs, hyps);
+      if (w) scores.ctc_wer = w->wer;
+    }
+    return scores;
   };
   auto save = [&](double elapsed) -> Status {
     train::CheckpointState s;
@@ -431,8 +460,9 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     r.eta_s = run_s / static_cast<double>(step - start_step) * static_cast<double>(cfg.steps - step);
     out_of_time = cfg.max_minutes > 0 && run_s >= 60.0 * cfg.max_minutes;
     if (cfg.dev_every > 0 && step % cfg.dev_every == 0 && !dev_m.utterances.empty()) {
-      GPS_ASSIGN(double dl, eval_dev());
-      r.dev_loss = dl;
+      GPS_ASSIGN(DevScores ds, eval_dev());
+      r.dev_loss = ds.loss;
+      r.dev_ctc_wer = ds.ctc_wer;
     }
     nlohmann::ordered_json j;
     j["step"] = step;
@@ -444,6 +474,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     j["utterances"] = seen;
     j["elapsed_s"] = r.elapsed_s;
     if (r.dev_loss) j["dev_loss"] = *r.dev_loss;
+    if (r.dev_ctc_wer) j["dev_ctc_wer"] = *r.dev_ctc_wer;
     metrics << j.dump() << "\n" << std::flush;
     if (opt.on_step) opt.on_step(r);
     if (opt.stop_after_steps > 0 && step >= opt.stop_after_steps) return result;
@@ -456,9 +487,16 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
   metrics.close();
 
   if (!dev_m.utterances.empty()) {
-    GPS_ASSIGN(double dl, eval_dev());
-    result.dev_loss = dl;
-    message("dev loss " + std::to_string(dl));
+    GPS_ASSIGN(DevScores ds, eval_dev());
+    result.dev_loss = ds.loss;
+    result.dev_ctc_wer = ds.ctc_wer;
+    char line[96];
+    if (ds.ctc_wer)
+      std::snprintf(line, sizeof line, "dev loss %.4f, dev WER of the CTC head's greedy transcripts %.1f %%", ds.loss,
+                    100 * *ds.ctc_wer);
+    else
+      std::snprintf(line, sizeof line, "dev loss %.4f", ds.loss);
+    message(line);
   }
   {
     std::vector<train::LossPoint> tr, dv;
@@ -497,6 +535,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     t["chunk_ms"] = 10 * ec.mel_frames_per_chunk();
     t["seed"] = cfg.seed;
     if (result.dev_loss) t["dev_loss"] = *result.dev_loss;
+    if (result.dev_ctc_wer) t["dev_ctc_wer"] = *result.dev_ctc_wer;
     eo.meta.trained_json = t.dump();
   }
   result.model_dir = out + "/model";

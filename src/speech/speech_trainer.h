@@ -31,6 +31,7 @@ struct SpeechStepReport {
   double audio_s_per_s = 0;     // seconds of training audio per second of training
   double elapsed_s = 0, eta_s = 0;
   std::optional<double> dev_loss;
+  std::optional<double> dev_ctc_wer;  // corpus WER (fraction) of the CTC head's greedy transcripts on dev
 };
 
 struct SpeechTrainOptions {
@@ -44,6 +45,7 @@ struct SpeechTrainResult {
   int64_t first_step = 0;
   std::vector<double> losses;  // each step of this run
   std::optional<double> dev_loss;
+  std::optional<double> dev_ctc_wer;  // as in SpeechStepReport
   std::string model_dir;  // the exported speech model ("" when stopped early)
   int64_t n_encoder_params = 0, n_llm_trainable = 0;
   int64_t skipped = 0;  // utterances skipped (too long for max_seq, or too short for one encoder row)

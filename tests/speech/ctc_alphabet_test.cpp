@@ -1,4 +1,4 @@
-// Transcript → CTC labels, by hand.
+// Transcript ↔ CTC labels and greedy CTC decoding, by hand.
 #include "speech/ctc_alphabet.h"
 
 #include <gtest/gtest.h>
@@ -14,6 +14,27 @@ TEST(CtcAlphabet, LettersApostrophesAndCollapsedBoundaries) {
   EXPECT_TRUE(ctc_labels("").empty());
   EXPECT_TRUE(ctc_labels("?! 42").empty());
   EXPECT_EQ(ctc_labels("a\xC3\xA9z"), (std::vector<int32_t>{1, 28, 26}));  // é (non-ASCII) is a boundary
+}
+
+TEST(CtcAlphabet, TextOfLabels) {
+  EXPECT_EQ(ctc_text(ctc_labels("Don't -- stop, Zed.")), "don't stop zed");
+  EXPECT_EQ(ctc_text({0, 1, 29, -3, 28, 26, 27}), "a z'");  // blank and out-of-range labels skipped
+  EXPECT_EQ(ctc_text({}), "");
+}
+
+TEST(CtcAlphabet, GreedyDecodingMergesRunsAndDropsBlanks) {
+  // Best labels per frame: a a blank a b b space space c blank blank, and a tie (b and c) taking b.
+  const std::vector<int32_t> best = {1, 1, 0, 1, 2, 2, 28, 28, 3, 0, 0, -2};
+  std::vector<float> scores(best.size() * kCtcAlphabetSize, -1.0f);
+  for (size_t t = 0; t < best.size(); ++t) {
+    float* row = scores.data() + t * kCtcAlphabetSize;
+    if (best[t] >= 0) row[best[t]] = 2.0f + static_cast<float>(t);
+    else row[2] = row[3] = 0.5f;  // the tie
+  }
+  EXPECT_EQ(ctc_greedy_labels(scores.data(), static_cast<int64_t>(best.size())),
+            (std::vector<int32_t>{1, 1, 2, 28, 3, 2}));
+  EXPECT_EQ(ctc_text(ctc_greedy_labels(scores.data(), static_cast<int64_t>(best.size()))), "aab cb");
+  EXPECT_TRUE(ctc_greedy_labels(scores.data(), 0).empty());
 }
 
 }  // namespace

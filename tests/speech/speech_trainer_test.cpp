@@ -148,6 +148,8 @@ TEST(SpeechTraining, OverfitsResumesExactlyAndExports) {
   ASSERT_EQ(a->losses.size(), 40u);
   EXPECT_LT(a->losses.back(), 0.5 * a->losses.front());
   ASSERT_TRUE(a->dev_loss.has_value());
+  ASSERT_TRUE(a->dev_ctc_wer.has_value());  // the CTC head's greedy transcripts of the dev utterances
+  EXPECT_GE(*a->dev_ctc_wer, 0.0);
   audio::SpeechEncoderConfig ec = cfg->encoder;
   ec.llm_hidden = 32;
   EXPECT_EQ(a->n_encoder_params, ec.parameter_count());
