@@ -5,8 +5,12 @@
 //   small:  kernels::small_batch_rows over all rows (each row widened once per four tokens),
 //   tiled:  kernels::linear_forward_tiled (64-row tiles widened to fp32, then sgemm; F32: one sgemm),
 //   panels: BF16 with rows % 16 == 0: the matrix in 16-row panels (kernels/bf16_panels.h), linear_forward,
-// both single-threaded by default (-t splits rows over threads as linear_forward does), best of -r runs.
-//   bench_linear [-t THREADS] [-r RUNS] [--dtype bf16|f16|f32] [--rows 4864] [--cols 896] [--tokens 1,2,4,8,16,32]
+// all single-threaded by default (-t splits rows over threads as linear_forward does), best of -r runs.
+// With --dtype q8_0 or q4_0 the matrix is quantized and interleaved in groups of eight rows as the model
+// stores it (kernels/quant_dot.h), and one column times linear_forward (activations quantized included),
+// in GFLOP/s-equivalent (2 x rows x cols x tokens).
+//   bench_linear [-t THREADS] [-r RUNS] [--dtype bf16|f16|f32|q8_0|q4_0] [--rows 4864] [--cols 896]
+//                [--tokens 1,2,4,8,16,32]
 #include <omp.h>
 
 #include <algorithm>
@@ -21,6 +25,8 @@
 #include "kernels/bf16_panels.h"
 #include "kernels/linear.h"
 #include "kernels/linear_small_batch.h"
+#include "kernels/quant_blocks.h"
+#include "kernels/quant_dot.h"
 #include "util/half.h"
 #include "util/huge_page_buffer.h"
 
@@ -49,6 +55,50 @@ std::vector<int> parse_list(const char* s) {
   return out;
 }
 
+// --dtype q8_0 / q4_0: the interleaved int8 kernels through linear_forward.
+int bench_quantized(const std::string& dtype, int64_t rows, int64_t cols, const std::vector<int>& tokens, int threads,
+                    int runs) {
+  const bool q8 = dtype == "q8_0";
+  if (rows % kernels::kInterleaveRows != 0 || cols % 32 != 0)
+    return std::fprintf(stderr, "bench_linear: %s needs rows %% 8 == 0 and cols %% 32 == 0\n", dtype.c_str()), 2;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> f32(static_cast<size_t>(rows * cols));
+  for (float& v : f32) v = dist(rng);
+  const size_t row_bytes = static_cast<size_t>(cols / 32) * (q8 ? kernels::kQ8_0Bytes : kernels::kQ4_0Bytes);
+  std::vector<uint8_t> plain(row_bytes * static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    void* dst = plain.data() + static_cast<size_t>(r) * row_bytes;
+    if (q8) kernels::quantize_row_q8_0(f32.data() + r * cols, static_cast<kernels::BlockQ8_0*>(dst), cols);
+    else kernels::quantize_row_q4_0(f32.data() + r * cols, static_cast<kernels::BlockQ4_0*>(dst), cols);
+  }
+  kernels::MatrixView w;
+  w.data = plain.data();
+  w.type = q8 ? kernels::WeightType::Q8_0 : kernels::WeightType::Q4_0;
+  w.rows = rows;
+  w.cols = cols;
+  auto buffer = HugePageBuffer::allocate(plain.size(), "interleaved rows");
+  if (!buffer) return std::fprintf(stderr, "%s\n", buffer.error().message().c_str()), 1;
+  kernels::interleave_quantized_rows(w, buffer->data());
+  w.data = buffer->data();
+  w.rows_interleaved8 = true;
+  kernels::set_blas_threads(threads);
+  std::printf("bench_linear: %lld x %lld %s (rows interleaved by eight), %d thread(s), best of %d; GFLOP/s-equivalent\n",
+              static_cast<long long>(rows), static_cast<long long>(cols), dtype.c_str(), threads, runs);
+  std::printf("%6s %12s\n", "n_tok", "interleaved");
+  const int max_tok = *std::max_element(tokens.begin(), tokens.end());
+  std::vector<float> x(static_cast<size_t>(max_tok * cols)), out(static_cast<size_t>(max_tok * rows));
+  for (auto& v : x) v = dist(rng);
+  for (int n_tok : tokens) {
+    std::vector<float> scratch(static_cast<size_t>(std::max<int64_t>(1, kernels::linear_scratch_floats(w, n_tok, threads))));
+    const double s = best_seconds(runs, [&] {
+      kernels::linear_forward(out.data(), rows, x.data(), cols, w, nullptr, n_tok, scratch.data(), threads);
+    });
+    std::printf("%6d %12.1f\n", n_tok, 2.0 * static_cast<double>(rows * cols) * n_tok / s * 1e-9);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -67,11 +117,12 @@ int main(int argc, char** argv) {
     else if (a == "--tokens" && has) tokens = parse_list(argv[++i]);
     else {
       std::fprintf(stderr,
-                   "usage: bench_linear [-t THREADS] [-r RUNS] [--dtype bf16|f16|f32] [--rows N] [--cols N] "
-                   "[--tokens 1,2,4,8]\n");
+                   "usage: bench_linear [-t THREADS] [-r RUNS] [--dtype bf16|f16|f32|q8_0|q4_0] [--rows N] "
+                   "[--cols N] [--tokens 1,2,4,8]\n");
       return 2;
     }
   }
+  if (dtype == "q8_0" || dtype == "q4_0") return bench_quantized(dtype, rows, cols, tokens, threads, runs);
   const kernels::WeightType type = dtype == "f32"   ? kernels::WeightType::F32
                                    : dtype == "f16" ? kernels::WeightType::F16
                                                     : kernels::WeightType::BF16;

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <random>
 #include <tuple>
 
 #include "kernel_test_util.h"
@@ -13,6 +15,7 @@
 #include "kernels/linear_fused.h"
 #include "kernels/quant_blocks.h"
 #include "kernels/quant_dot.h"
+#include "util/half.h"
 
 namespace gpstream::kernels {
 namespace {
@@ -132,6 +135,47 @@ TEST_P(InterleavedKernel, FusedShareMatchesReference) {
         ASSERT_NEAR((*o)[static_cast<size_t>(t) * n_rows + r], want, 1e-5f * (std::fabs(want) + cols * 0.1f))
             << "rows=" << n_rows << " t=" << t << " r=" << r;
       }
+}
+
+// Q8_0 weights at the ends of int8 (-128, as a file may hold though llama.cpp's quantizer never writes it,
+// and 127) against activations of ±127 (scale 1: x quantizes to itself), every scale 1: each block's dot
+// product is an integer the floats hold exactly, so the kernel must give the int64 sum computed here for
+// every tile width — int16 sums that overflowed or saturated would not.
+TEST(InterleavedQuant, Q8_0ExtremesAreExact) {
+  const int64_t rows = 16, cols = 128, nb = cols / 32;
+  std::mt19937 rng(3);
+  std::vector<int8_t> w(static_cast<size_t>(rows * cols));
+  const int8_t ends[] = {-128, -127, 127, 126, 0};
+  for (auto& v : w) v = rng() % 2 ? ends[rng() % 5] : static_cast<int8_t>(static_cast<int>(rng() % 256) - 128);
+  for (int64_t j = 0; j < cols; ++j) w[static_cast<size_t>(j)] = 127, w[static_cast<size_t>(cols + j)] = -128;
+  StoredMatrix plain;
+  plain.bytes.resize(static_cast<size_t>(rows * nb) * kQ8_0Bytes);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t b = 0; b < nb; ++b) {
+      auto* blk = reinterpret_cast<BlockQ8_0*>(plain.bytes.data()) + r * nb + b;
+      blk->d = f32_to_f16(1.0f);
+      std::memcpy(blk->qs, w.data() + r * cols + b * 32, 32);
+    }
+  plain.view.data = plain.bytes.data();
+  plain.view.type = WeightType::Q8_0;
+  plain.view.rows = rows;
+  plain.view.cols = cols;
+  const StoredMatrix x8 = interleaved(plain);
+  for (int n_tok : {1, 2, 3, 4, 5, 9}) {
+    std::vector<float> x(static_cast<size_t>(n_tok * cols));
+    for (int64_t i = 0; i < n_tok * cols; ++i) x[static_cast<size_t>(i)] = rng() % 2 ? 127.0f : -127.0f;
+    if (n_tok > 1) std::fill(x.begin() + cols, x.begin() + 2 * cols, 127.0f);  // with row 0: 32 * 127 * 127 a block
+    std::vector<float> out(static_cast<size_t>(n_tok * rows));
+    std::vector<float> scratch(static_cast<size_t>(linear_scratch_floats(x8.view, n_tok, 1)));
+    linear_forward(out.data(), rows, x.data(), cols, x8.view, nullptr, n_tok, scratch.data(), 1);
+    for (int t = 0; t < n_tok; ++t)
+      for (int64_t r = 0; r < rows; ++r) {
+        int64_t want = 0;
+        for (int64_t j = 0; j < cols; ++j)
+          want += int64_t{w[static_cast<size_t>(r * cols + j)]} * static_cast<int64_t>(x[static_cast<size_t>(t * cols + j)]);
+        ASSERT_EQ(out[static_cast<size_t>(t * rows + r)], static_cast<float>(want)) << "n_tok=" << n_tok << " t=" << t << " r=" << r;
+      }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, InterleavedKernel,
