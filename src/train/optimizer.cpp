@@ -16,8 +16,12 @@ void AdamW::step(ParamSet& params, const std::vector<float>& grads, float lr, in
       1.0f / (1.0f - static_cast<float>(std::pow(static_cast<double>(b1), static_cast<double>(t))));
   const float c2 =
       1.0f / (1.0f - static_cast<float>(std::pow(static_cast<double>(b2), static_cast<double>(t))));
-  float* p = params.values.data();
-  const float* g = grads.data();
+  // Four distinct arrays: saying so (restrict), and compiling this file without errno (CMakeLists.txt), lets
+  // the loop vectorize; the square root and the division are exact in either form.
+  float* __restrict p = params.values.data();
+  float* __restrict pm = m.data();
+  float* __restrict pv = v.data();
+  const float* __restrict g = grads.data();
   for (const ParamTensor& pt : params.tensors) {
     const float wd = pt.kind == ParamKind::Matrix ? options_.weight_decay : 0.0f;
     const float lr_t = lr * pt.lr_scale;
@@ -25,9 +29,9 @@ void AdamW::step(ParamSet& params, const std::vector<float>& grads, float lr, in
 #pragma omp parallel for num_threads(n_threads) schedule(static) if (pt.numel > 16384)
     for (int64_t i = begin; i < end; ++i) {
       const float gi = g[i];
-      m[i] = b1 * m[i] + (1.0f - b1) * gi;
-      v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
-      const float mh = m[i] * c1, vh = v[i] * c2;
+      pm[i] = b1 * pm[i] + (1.0f - b1) * gi;
+      pv[i] = b2 * pv[i] + (1.0f - b2) * gi * gi;
+      const float mh = pm[i] * c1, vh = pv[i] * c2;
       p[i] -= lr_t * (mh / (std::sqrt(vh) + eps) + wd * p[i]);
     }
   }
