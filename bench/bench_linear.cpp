@@ -56,8 +56,8 @@ std::vector<int> parse_list(const char* s) {
 }
 
 // --dtype q8_0 / q4_0: the interleaved int8 kernels through linear_forward.
-int bench_quantized(const std::string& dtype, int64_t rows, int64_t cols, const std::vector<int>& tokens, int threads,
-                    int runs) {
+int bench_quantized(const std::string& dtype, int64_t rows, int64_t cols, const std::vector<int>& tokens,
+                    int threads, int runs) {
   const bool q8 = dtype == "q8_0";
   if (rows % kernels::kInterleaveRows != 0 || cols % 32 != 0)
     return std::fprintf(stderr, "bench_linear: %s needs rows %% 8 == 0 and cols %% 32 == 0\n", dtype.c_str()), 2;
@@ -83,14 +83,16 @@ int bench_quantized(const std::string& dtype, int64_t rows, int64_t cols, const 
   w.data = buffer->data();
   w.rows_interleaved8 = true;
   kernels::set_blas_threads(threads);
-  std::printf("bench_linear: %lld x %lld %s (rows interleaved by eight), %d thread(s), best of %d; GFLOP/s-equivalent\n",
+  std::printf("bench_linear: %lld x %lld %s (rows interleaved by eight), %d thread(s), best of %d; "
+              "GFLOP/s-equivalent\n",
               static_cast<long long>(rows), static_cast<long long>(cols), dtype.c_str(), threads, runs);
   std::printf("%6s %12s\n", "n_tok", "interleaved");
   const int max_tok = *std::max_element(tokens.begin(), tokens.end());
   std::vector<float> x(static_cast<size_t>(max_tok * cols)), out(static_cast<size_t>(max_tok * rows));
   for (auto& v : x) v = dist(rng);
   for (int n_tok : tokens) {
-    std::vector<float> scratch(static_cast<size_t>(std::max<int64_t>(1, kernels::linear_scratch_floats(w, n_tok, threads))));
+    const int64_t scratch_floats = kernels::linear_scratch_floats(w, n_tok, threads);
+    std::vector<float> scratch(static_cast<size_t>(std::max<int64_t>(1, scratch_floats)));
     const double s = best_seconds(runs, [&] {
       kernels::linear_forward(out.data(), rows, x.data(), cols, w, nullptr, n_tok, scratch.data(), threads);
     });

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -68,9 +68,6 @@ train::ParamSet joint_params(const audio::SpeechEncoderModel& enc, size_t ctc_si
   return p;
 }
 
-// The auxiliary CTC loss of one utterance on the encoder output e [T, D]: adds scale·d/dθ to the head's
-// gradient (gw: weight then bias) and writes d_e; returns the loss (+inf, with no gradient, when the
-// utterance has too few frames for its characters).
 // The CTC head's logits [T, V] for encoder output e [T, D]: e · Wᵀ + b.
 std::vector<float> ctc_head_logits(const float* head, const std::vector<float>& e, int64_t T, int64_t D) {
   const int64_t V = kCtcAlphabetSize;
@@ -82,6 +79,9 @@ std::vector<float> ctc_head_logits(const float* head, const std::vector<float>& 
   return logits;
 }
 
+// The auxiliary CTC loss of one utterance on the encoder output e [T, D]: adds scale·d/dθ to the head's
+// gradient (gw: weight then bias) and writes d_e; returns the loss (+inf, with no gradient, when the
+// utterance has too few frames for its characters).
 double ctc_head_loss(const float* head, float* gw, std::vector<float>& d_e, const std::vector<float>& e,
                      int64_t T, int64_t D, const std::vector<int32_t>& labels, float scale) {
   const int64_t V = kCtcAlphabetSize;

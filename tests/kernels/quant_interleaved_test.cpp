@@ -172,8 +172,10 @@ TEST(InterleavedQuant, Q8_0ExtremesAreExact) {
       for (int64_t r = 0; r < rows; ++r) {
         int64_t want = 0;
         for (int64_t j = 0; j < cols; ++j)
-          want += int64_t{w[static_cast<size_t>(r * cols + j)]} * static_cast<int64_t>(x[static_cast<size_t>(t * cols + j)]);
-        ASSERT_EQ(out[static_cast<size_t>(t * rows + r)], static_cast<float>(want)) << "n_tok=" << n_tok << " t=" << t << " r=" << r;
+          want += int64_t{w[static_cast<size_t>(r * cols + j)]} *
+                  static_cast<int64_t>(x[static_cast<size_t>(t * cols + j)]);
+        ASSERT_EQ(out[static_cast<size_t>(t * rows + r)], static_cast<float>(want))
+            << "n_tok=" << n_tok << " t=" << t << " r=" << r;
       }
   }
 }
