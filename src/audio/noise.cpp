@@ -1,6 +1,6 @@
-// Seeded additive noise. The generator is splitmix64 (a 64-bit counter passed through a mixing function),
-// written out here so the bits are the same on every platform and standard library (std::normal_distribution
-// is implementation-defined). Gaussians come from the Box-Muller transform, uniforms from the top 53 bits.
+// Seeded additive noise. The generator is util/splitmix64.h's, so the bits are the same on every platform and
+// standard library (std::normal_distribution is implementation-defined). Gaussians come from the Box-Muller
+// transform, uniforms from the top 53 bits.
 #include "audio/noise.h"
 
 #include <bit>
@@ -8,22 +8,15 @@
 #include <numbers>
 #include <vector>
 
+#include "util/splitmix64.h"
+
 namespace gpstream::audio {
 namespace {
 
-uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-class SplitMix64 {
+// SplitMix64 with standard Gaussians (Box-Muller; the second value of each pair is kept for the next call).
+class GaussianRng : public SplitMix64 {
  public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t next() { return mix64(state_ += 0x9E3779B97F4A7C15ull); }
-  // Uniform in [0, 1).
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-  // Standard Gaussian (Box-Muller; the second value of each pair is kept for the next call).
+  using SplitMix64::SplitMix64;
   double gaussian() {
     if (has_spare_) {
       has_spare_ = false;
@@ -38,7 +31,6 @@ class SplitMix64 {
   }
 
  private:
-  uint64_t state_;
   double spare_ = 0.0;
   bool has_spare_ = false;
 };
@@ -64,9 +56,9 @@ Status validate_noise_options(const NoiseOptions& o) {
 }
 
 uint64_t noise_seed(uint64_t base_seed, uint64_t epoch, uint64_t utterance_key) {
-  uint64_t h = mix64(base_seed + 0x9E3779B97F4A7C15ull);
-  h = mix64(h ^ (epoch + 0x632BE59BD9B4E019ull));
-  return mix64(h ^ (utterance_key + 0x85EBCA77C2B2AE63ull));
+  uint64_t h = splitmix64_finalize(base_seed + 0x9E3779B97F4A7C15ull);
+  h = splitmix64_finalize(h ^ (epoch + 0x632BE59BD9B4E019ull));
+  return splitmix64_finalize(h ^ (utterance_key + 0x85EBCA77C2B2AE63ull));
 }
 
 uint64_t noise_utterance_key(std::span<const char> name) {
@@ -76,7 +68,7 @@ uint64_t noise_utterance_key(std::span<const char> name) {
 }
 
 NoiseDraw draw_noise(const NoiseOptions& o, uint64_t seed) {
-  SplitMix64 rng(seed ^ kDrawStream);
+  GaussianRng rng(seed ^ kDrawStream);
   NoiseDraw d;
   // All three values are drawn every time, so each depends on the seed alone, not on the other options.
   const double u_clean = rng.uniform(), u_color = rng.uniform(), u_snr = rng.uniform();
@@ -87,7 +79,7 @@ NoiseDraw draw_noise(const NoiseOptions& o, uint64_t seed) {
 }
 
 void generate_noise(NoiseColor color, uint64_t seed, std::span<float> out) {
-  SplitMix64 rng(seed ^ kSampleStream);
+  GaussianRng rng(seed ^ kSampleStream);
   if (color == NoiseColor::White) {
     for (float& x : out) x = static_cast<float>(rng.gaussian());
     return;

@@ -3,32 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "util/splitmix64.h"
+
 namespace gpstream::eval {
 
 namespace {
-
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, n) without modulo bias (Lemire 2019).
-  uint64_t below(uint64_t n) {
-    unsigned __int128 m = static_cast<unsigned __int128>(next()) * n;
-    auto low = static_cast<uint64_t>(m);
-    if (low < n) {
-      const uint64_t threshold = (0 - n) % n;
-      while (low < threshold) {
-        m = static_cast<unsigned __int128>(next()) * n;
-        low = static_cast<uint64_t>(m);
-      }
-    }
-    return static_cast<uint64_t>(m >> 64);
-  }
-};
 
 // sacreBLEU's estimate_ci over sorted scores.
 void estimate(std::vector<double> scores, double* mean, double* ci) {
@@ -64,7 +43,7 @@ Result<PairedBootstrapResult> paired_bootstrap_bleu(const std::vector<BleuStats>
   r.system.score = compute_bleu(sum_stats(system, order), options).score;
   r.diff = r.system.score - r.baseline.score;
 
-  SplitMix64 rng{seed};
+  SplitMix64 rng(seed);
   std::vector<double> bl(static_cast<size_t>(n_samples)), sy(static_cast<size_t>(n_samples));
   BleuStats a, b;
   for (int s = 0; s < n_samples; ++s) {

@@ -1,6 +1,8 @@
 // Speech training configuration parsing.
 #include "speech/speech_train_config.h"
 
+#include "audio/log_mel.h"
+
 #include "train/json_fields.h"
 
 namespace gpstream::speech {
@@ -100,6 +102,14 @@ Result<SpeechTrainConfig> parse_speech_train_config(const std::string& text, con
   GPS_TRY(top.num("snr_max_db", c.noise_options.snr_max_db, -30, 100));
   GPS_TRY(top.num("clean_fraction", c.noise_options.clean_fraction, 0, 1));
   GPS_TRY(audio::validate_noise_options(c.noise_options));
+  GPS_TRY(top.num("warp_min", c.augment.warp_min, 0.5, 2));
+  GPS_TRY(top.num("warp_max", c.augment.warp_max, 0.5, 2));
+  if (c.augment.warp_max < c.augment.warp_min) return format_error(where + ": warp_max must be >= warp_min");
+  GPS_TRY(top.num("freq_masks", c.augment.freq_masks, 0, 16));
+  GPS_TRY(top.num("freq_mask_bins", c.augment.freq_mask_bins, 0, static_cast<double>(audio::kLogMelBins)));
+  GPS_TRY(top.num("time_masks", c.augment.time_masks, 0, 16));
+  GPS_TRY(top.num("time_mask_frames", c.augment.time_mask_frames, 0, 1000));
+  GPS_TRY(audio::validate_feature_augment_options(c.augment));
   GPS_TRY(top.num("seed", c.seed, 0, 9e15));
   GPS_TRY(top.num("threads", c.threads, 0, 1024));
   GPS_TRY(top.num("log_every", c.log_every, 1, kBig));

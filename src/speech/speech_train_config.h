@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "audio/feature_augment.h"
 #include "audio/noise.h"
 #include "audio/speech_encoder_config.h"
 #include "stream/paradigm.h"
@@ -53,6 +54,9 @@ struct SpeechTrainConfig {
 
   bool noise = true;
   audio::NoiseOptions noise_options;
+  // Training utterances only (never the dev set): frequency warp and SpecAugment masks on the log-mel features,
+  // drawn per utterance and epoch. Off by default.
+  audio::FeatureAugmentOptions augment;
   uint64_t seed = 1;
   int threads = 0;
   int64_t log_every = 10;

@@ -15,6 +15,7 @@
 #include <numeric>
 #include <random>
 
+#include "audio/feature_augment.h"
 #include "audio/log_mel.h"
 #include "audio/speech_encoder.h"
 #include "audio/speech_loader.h"
@@ -40,6 +41,9 @@ namespace {
 
 using train::mix_seed;
 double now_s() { return train::steady_seconds(); }
+
+// The feature augmentation's seed stream, apart from the noise's (same base seed, epoch and utterance key).
+constexpr uint64_t kAugmentStream = 0x6175676d00000000ull;  // "augm"
 
 // The optimizer's view: encoder tensors (prefixed "speech_encoder.") then the LLM's trained tensors, one
 // flat buffer; gathered before and scattered after each update.
@@ -118,14 +122,21 @@ class ExampleMaker {
       : cfg_(cfg), enc_(enc), codec_(codec), n_vocab_(n_vocab), threads_(threads) {}
 
   // False when the utterance is skipped (no encoder row, or longer than max_seq).
-  Result<bool> make(const audio::SpeechUtterance& u, uint64_t epoch, int k, stream::Phi phi, bool noise,
+  // `train`: a training utterance (augmented when the config asks; the dev set never is).
+  Result<bool> make(const audio::SpeechUtterance& u, uint64_t epoch, int k, stream::Phi phi, bool noise, bool train,
                     Example& ex) {
     audio::SpeechLoadOptions lo;
     lo.add_noise = noise;
     lo.noise = cfg_.noise_options;
     lo.seed = cfg_.seed;
     GPS_ASSIGN(audio::LoadedSpeech sp, audio::load_speech_utterance(u, epoch, lo));
-    const std::vector<float> mel = audio::log_mel(sp.samples);
+    std::vector<float> mel = audio::log_mel(sp.samples);
+    if (train && cfg_.augment.enabled()) {
+      const uint64_t seed = audio::noise_seed(cfg_.seed ^ kAugmentStream, epoch,
+                                              audio::noise_utterance_key(std::span<const char>(u.wav_path)));
+      const size_t n = mel.size() / audio::kLogMelBins;
+      audio::apply_feature_augment(audio::draw_feature_augment(cfg_.augment, n, seed), mel);
+    }
     const int64_t n_frames = static_cast<int64_t>(mel.size()) / enc_.config().n_mels;
     if (!ex.pass) ex.pass = std::make_unique<audio::SpeechEncoderPass>(enc_, threads_);
     const std::vector<float>& rows = ex.pass->forward(mel.data(), n_frames);
@@ -323,7 +334,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     fo.training = false;
     for (size_t i = 0; i < dev_m.utterances.size(); ++i) {
       Example& ex = examples[0];
-      GPS_ASSIGN(bool ok, maker.make(dev_m.utterances[i], 0, k, cfg.phis.front(), cfg.noise, ex));
+      GPS_ASSIGN(bool ok, maker.make(dev_m.utterances[i], 0, k, cfg.phis.front(), cfg.noise, false, ex));
       if (!ok) continue;
       if (use_ctc) {
         const int64_t T = ex.pass->encoder_frames();
@@ -383,7 +394,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
       const size_t u = order[static_cast<size_t>(pos.batch++)];
       Example& ex = examples[n_ex];
       GPS_ASSIGN(bool ok, maker.make(train_m.utterances[u], static_cast<uint64_t>(pos.epoch), k_for(pos.epoch, u),
-                                     phi_for(pos.epoch, u), cfg.noise, ex));
+                                     phi_for(pos.epoch, u), cfg.noise, true, ex));
       if (!ok) {
         ++result.skipped;
         continue;
@@ -452,7 +463,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     r.ctc_only = ctc_only;
     r.lr = lr;
     r.grad_norm = norm;
-    if (ctc_counted > 0) r.ctc_loss = ctc_sum / static_cast<double>(ctc_counted);
+    if (ctc_counted > 0) r.ctc_loss = ctc_mean;
     r.utterances_seen = seen;
     r.utterances_per_s = run_s > 0 ? static_cast<double>(seen - start_seen) / run_s : 0;
     r.audio_s_per_s = run_s > 0 ? audio_s_run / run_s : 0;
@@ -470,7 +481,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     j["loss"] = loss;
     j["lr"] = lr;
     j["grad_norm"] = norm;
-    if (ctc_counted > 0) j["ctc_loss"] = ctc_sum / static_cast<double>(ctc_counted);
+    if (ctc_counted > 0) j["ctc_loss"] = ctc_mean;
     j["utterances"] = seen;
     j["elapsed_s"] = r.elapsed_s;
     if (r.dev_loss) j["dev_loss"] = *r.dev_loss;

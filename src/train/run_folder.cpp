@@ -9,15 +9,11 @@
 
 #include "train/checkpoint.h"
 #include "util/mapped_file.h"
+#include "util/splitmix64.h"
 
 namespace gpstream::train {
 
-uint64_t mix_seed(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+uint64_t mix_seed(uint64_t x) { return splitmix64_mix(x); }
 
 double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();

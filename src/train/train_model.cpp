@@ -18,16 +18,10 @@
 #include "kernels/norm_backward.h"
 #include "kernels/rope.h"
 #include "util/memory_budget.h"
+#include "util/splitmix64.h"
 
 namespace gpstream::train {
 namespace {
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 // Splits [0, n) into nt contiguous chunks; chunk i of thread tid.
 inline void chunk(int64_t n, int nt, int tid, int64_t& b, int64_t& e) {
@@ -192,12 +186,12 @@ size_t TrainModel::plan() {
 void TrainModel::dropout_apply(float* dst, const float* x, int64_t n_elems, int il, LoraTarget t) const {
   const float p = lora_.dropout, keep_scale = 1.0f / (1.0f - p);
   const uint64_t key =
-      splitmix64(fwd_opts_.dropout_seed ^
-                 splitmix64(static_cast<uint64_t>(il) * kLoraTargets + static_cast<uint64_t>(t) + 1));
+      splitmix64_mix(fwd_opts_.dropout_seed ^
+                 splitmix64_mix(static_cast<uint64_t>(il) * kLoraTargets + static_cast<uint64_t>(t) + 1));
   const auto threshold = static_cast<uint64_t>(static_cast<double>(p) * 16777216.0);
 #pragma omp parallel for num_threads(n_threads_) schedule(static)
   for (int64_t i = 0; i < n_elems; ++i) {
-    const uint64_t h = splitmix64(key + static_cast<uint64_t>(i)) >> 40;  // 24 bits
+    const uint64_t h = splitmix64_mix(key + static_cast<uint64_t>(i)) >> 40;  // 24 bits
     dst[i] = h < threshold ? 0.0f : x[i] * keep_scale;
   }
 }

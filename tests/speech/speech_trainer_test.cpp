@@ -247,6 +247,34 @@ TEST(SpeechTraining, CtcOnlyStepsTrainTheEncoderAloneAndLeaveTheLlm) {
   EXPECT_NE(file_bytes(both.model_dir + "/model.safetensors"), file_bytes(frozen.model_dir + "/model.safetensors"));
 }
 
+TEST(SpeechTraining, AugmentationChangesTrainingUtterancesOnly) {
+  TempDir dir;
+  const std::string llm = dir.file("llm");
+  testing::write_tiny_speech_llm(llm);
+  // One step at a negligible learning rate: the step's training loss sees the augmented features, the dev loss
+  // after it (the unaugmented dev set through nearly unchanged weights) is the same as without augmentation.
+  auto run = [&](const std::string& name, bool augment) {
+    std::string json = config_json(llm, dir.file(name), 1, "frozen");
+    json.replace(json.find(R"("lr": 0.02)"), 10, R"("lr": 1e-9)");
+    if (augment)
+      json.insert(1, R"("warp_min": 0.8, "warp_max": 0.85, "freq_masks": 2, "freq_mask_bins": 20, "time_masks": 2,
+                        "time_mask_frames": 30, )");
+    auto cfg = parse_speech_train_config(json);
+    EXPECT_TRUE(cfg.ok()) << (cfg.ok() ? "" : cfg.error().message());
+    auto r = run_speech_training(*cfg);
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message());
+    return r.ok() ? *r : SpeechTrainResult{};
+  };
+  const SpeechTrainResult plain = run("plain", false), aug = run("aug", true), again = run("again", true);
+  ASSERT_EQ(plain.losses.size(), 1u);
+  ASSERT_EQ(aug.losses.size(), 1u);
+  ASSERT_EQ(again.losses.size(), 1u);
+  EXPECT_GT(std::abs(plain.losses[0] - aug.losses[0]), 1e-3 * plain.losses[0]);
+  EXPECT_EQ(aug.losses[0], again.losses[0]);  // seeded: the same augmentation again
+  ASSERT_TRUE(plain.dev_loss && aug.dev_loss);
+  EXPECT_NEAR(*aug.dev_loss, *plain.dev_loss, 1e-6 * *plain.dev_loss);
+}
+
 TEST(SpeechTraining, BadConfigsNameTheKey) {
   auto expect_bad = [](const std::string& json, const std::string& key) {
     auto c = parse_speech_train_config(json);
@@ -267,6 +295,10 @@ TEST(SpeechTraining, BadConfigsNameTheKey) {
   expect_bad(R"({"train_manifest": "t", "output_dir": "o"})", "llm");
   expect_bad("{" + base + R"(, "ctc_only_steps": -1})", "ctc_only_steps");
   expect_bad("{" + base + R"(, "ctc_only_steps": 5, "ctc_weight": 0})", "ctc_only_steps");
+  expect_bad("{" + base + R"(, "warp_min": 0.4})", "warp_min");
+  expect_bad("{" + base + R"(, "warp_min": 1.1, "warp_max": 1.0})", "warp_max");
+  expect_bad("{" + base + R"(, "freq_mask_bins": 81})", "freq_mask_bins");
+  expect_bad("{" + base + R"(, "time_masks": -1})", "time_masks");
   expect_bad("[1]", "object");
 }
 
