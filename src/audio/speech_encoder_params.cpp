@@ -6,6 +6,7 @@
 
 #include "io/safetensors.h"
 #include "io/tensor.h"
+#include "util/half.h"
 
 namespace gpstream::audio {
 
@@ -78,15 +79,24 @@ void SpeechEncoderModel::init_random(uint64_t seed) {
   }
 }
 
-Status SpeechEncoderModel::save(const std::string& path) const {
+Status SpeechEncoderModel::save(const std::string& path, Storage storage) const {
   std::vector<io::TensorToWrite> out;
   out.reserve(tensors_.size());
+  std::vector<std::vector<uint16_t>> bf16;  // the BF16 copies, alive until written
+  bf16.reserve(tensors_.size());
   for (const auto& t : tensors_) {
     io::TensorData d;
-    d.dtype = io::DType::F32;
     d.shape = t.shape;
-    d.bytes = std::span<const std::byte>(reinterpret_cast<const std::byte*>(values_.data() + t.offset),
-                                         t.numel * sizeof(float));
+    const float* v = values_.data() + t.offset;
+    if (storage == Storage::MatricesBf16 && t.is_matrix) {
+      std::vector<uint16_t>& h = bf16.emplace_back(t.numel);
+      for (size_t i = 0; i < t.numel; ++i) h[i] = f32_to_bf16(v[i]);
+      d.dtype = io::DType::BF16;
+      d.bytes = std::span<const std::byte>(reinterpret_cast<const std::byte*>(h.data()), t.numel * sizeof(uint16_t));
+    } else {
+      d.dtype = io::DType::F32;
+      d.bytes = std::span<const std::byte>(reinterpret_cast<const std::byte*>(v), t.numel * sizeof(float));
+    }
     out.push_back({t.name, d});
   }
   return io::write_safetensors(path, out, {{kSpeechEncoderMetadataKey, config_.to_json()}});

@@ -551,7 +551,8 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
   }
   result.model_dir = out + "/model";
   GPS_TRY(train::export_hf(tm, result.model_dir, eo));
-  GPS_TRY(enc.save(result.model_dir + "/" + kSpeechEncoderFile));
+  // Matrices in BF16 like the LLM's (half the file: the model fits models/' 25 MB), norms and biases in F32.
+  GPS_TRY(enc.save(result.model_dir + "/" + kSpeechEncoderFile, audio::SpeechEncoderModel::Storage::MatricesBf16));
   message("exported " + result.model_dir);
   return result;
 }

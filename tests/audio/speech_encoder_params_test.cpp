@@ -136,6 +136,34 @@ TEST(SpeechEncoderModel, SaveLoadRoundTrip) {
   EXPECT_EQ(map.tensors.size(), 4u + 2u * 9u + 1u + 4u);
 }
 
+TEST(SpeechEncoderModel, SavesMatricesInBf16AndTheRestInF32) {
+  testing::TempDir dir;
+  SpeechEncoderModel m(small_config());
+  m.init_random(3);
+  std::vector<float> v = m.values();
+  for (size_t i = 0; i < v.size(); ++i) v[i] += 0.01f * static_cast<float>(i % 13);  // norms and biases too
+  m.values() = v;
+  ASSERT_TRUE(m.save(dir.file("enc.safetensors"), SpeechEncoderModel::Storage::MatricesBf16).ok());
+  io::TensorMap map;
+  ASSERT_TRUE(io::read_safetensors(dir.file("enc.safetensors"), map).ok());
+  auto back = SpeechEncoderModel::load(dir.file("enc.safetensors"));
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  size_t matrices = 0;
+  for (const auto& t : m.tensors()) {
+    ASSERT_NE(map.find(t.name), nullptr) << t.name;
+    EXPECT_EQ(map.find(t.name)->dtype, t.is_matrix ? io::DType::BF16 : io::DType::F32) << t.name;
+    matrices += t.is_matrix;
+    for (size_t i = t.offset; i < t.offset + t.numel; ++i) {
+      if (t.is_matrix)  // BF16 keeps 8 significant bits: half an ulp is at most 2^-8 relative
+        ASSERT_LE(std::abs(back->values()[i] - v[i]), 0x1.0p-8f * std::abs(v[i])) << t.name;
+      else
+        ASSERT_EQ(back->values()[i], v[i]) << t.name;
+    }
+  }
+  EXPECT_GT(matrices, 0u);
+  EXPECT_LT(matrices, m.tensors().size());
+}
+
 // Writes the tensors of `m`, with `edit` applied to the list first.
 template <typename Edit>
 std::string write_edited(const testing::TempDir& dir, const SpeechEncoderModel& m, Edit edit,
