@@ -17,7 +17,7 @@ Status validate_feature_augment_options(const FeatureAugmentOptions& o) {
     return invalid_argument("feature augmentation: mask counts must be in 0 .. 16");
   if (o.freq_mask_bins < 0 || o.freq_mask_bins > static_cast<int>(kLogMelBins))
     return invalid_argument("feature augmentation: freq_mask_bins must be in 0 .. " +
-                                   std::to_string(kLogMelBins));
+                            std::to_string(kLogMelBins));
   if (o.time_mask_frames < 0 || o.time_mask_frames > 1000)
     return invalid_argument("feature augmentation: time_mask_frames must be in 0 .. 1000");
   return {};
@@ -25,7 +25,8 @@ Status validate_feature_augment_options(const FeatureAugmentOptions& o) {
 
 namespace {
 
-// A mask of width uniform in 0 .. max_width (at most `extent`), placed uniformly where it fits in [0, extent).
+// A mask of width uniform in 0 .. max_width (at most `extent`), placed uniformly where it fits in
+// [0, extent).
 FeatureMask draw_mask(SplitMix64& rng, size_t max_width, size_t extent) {
   const size_t width = static_cast<size_t>(rng.below(std::min(max_width, extent) + 1));
   const size_t begin = static_cast<size_t>(rng.below(extent - width + 1));
@@ -54,7 +55,8 @@ void warp_log_mel(std::span<float> frames, double alpha) {
   std::vector<double> frac(n);
   for (size_t m = 0; m < n; ++m) {
     const double centre = mel_to_hz_slaney(dmel * static_cast<double>(m + 1));
-    const double x = std::clamp(hz_to_mel_slaney(centre / alpha) / dmel - 1.0, 0.0, static_cast<double>(n - 1));
+    const double x =
+        std::clamp(hz_to_mel_slaney(centre / alpha) / dmel - 1.0, 0.0, static_cast<double>(n - 1));
     lo[m] = std::min(static_cast<size_t>(x), n - 2);
     frac[m] = x - static_cast<double>(lo[m]);
   }

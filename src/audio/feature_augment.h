@@ -3,15 +3,17 @@
 // utterance's augmentation is reproducible (the trainer derives the seed from its seed, the epoch and the
 // utterance, as for the noise):
 //  - Frequency warp (vocal tract length perturbation, Jaitly & Hinton 2013): the spectrum is stretched by a
-//    factor alpha drawn uniformly from [warp_min, warp_max], so a formant at f Hz moves to alpha f. Output bin m
-//    takes the input at frequency c_m / alpha, where c_m is the centre of mel filter m (mel_filterbank.h: the
-//    n_bins + 2 points equally spaced in Slaney mel over 0 .. kLogMelMaxHz; filter m peaks at point m + 1). That
-//    frequency's position among the centres, x = mel(c_m / alpha) / dmel - 1, is read by linear interpolation
-//    between bins floor(x) and floor(x) + 1; positions below 0 or above n_bins - 1 take the edge bin.
+//    factor alpha drawn uniformly from [warp_min, warp_max], so a formant at f Hz moves to alpha f. Output
+//    bin m takes the input at frequency c_m / alpha, where c_m is the centre of mel filter m
+//    (mel_filterbank.h: the n_bins + 2 points equally spaced in Slaney mel over 0 .. kLogMelMaxHz; filter m
+//    peaks at point m + 1). That frequency's position among the centres, x = mel(c_m / alpha) / dmel - 1, is
+//    read by linear interpolation between bins floor(x) and floor(x) + 1; positions below 0 or above
+//    n_bins - 1 take the edge bin.
 //  - SpecAugment masks (Park et al. 2019): freq_masks bands of w consecutive bins, w uniform in
-//    0 .. freq_mask_bins, and time_masks runs of t consecutive frames, t uniform in 0 .. min(time_mask_frames,
-//    n_frames / 5), each starting uniformly among the places where it fits; masked values are set to the mean
-//    of all the utterance's (warped) features. The masks are drawn after the warp factor, bands before runs.
+//    0 .. freq_mask_bins, and time_masks runs of t consecutive frames, t uniform in
+//    0 .. min(time_mask_frames, n_frames / 5), each starting uniformly among the places where it fits; masked
+//    values are set to the mean of all the utterance's (warped) features. The masks are drawn after the warp
+//    factor, bands before runs.
 #pragma once
 
 #include <cstddef>

@@ -81,7 +81,8 @@ void gelu_forward(float* y, const float* x, int64_t n) {
 void gelu_backward(float* dx, const float* dy, const float* x, int64_t n) {
   int64_t i = 0;
 #if defined(__AVX2__) && defined(__FMA__)
-  const __m256 one = _mm256_set1_ps(1.0f), c3 = _mm256_set1_ps(3.0f * kGeluC), k2 = _mm256_set1_ps(2.0f * kGeluK);
+  const __m256 one = _mm256_set1_ps(1.0f), c3 = _mm256_set1_ps(3.0f * kGeluC);
+  const __m256 k2 = _mm256_set1_ps(2.0f * kGeluK);
   for (; i + 8 <= n; i += 8) {
     const __m256 v = _mm256_loadu_ps(x + i), s = gelu_sigmoid8(v);
     // s + x s (1 - s) 2k (1 + 3c x^2)

@@ -92,7 +92,8 @@ Status SpeechEncoderModel::save(const std::string& path, Storage storage) const 
       std::vector<uint16_t>& h = bf16.emplace_back(t.numel);
       for (size_t i = 0; i < t.numel; ++i) h[i] = f32_to_bf16(v[i]);
       d.dtype = io::DType::BF16;
-      d.bytes = std::span<const std::byte>(reinterpret_cast<const std::byte*>(h.data()), t.numel * sizeof(uint16_t));
+      d.bytes = std::span<const std::byte>(reinterpret_cast<const std::byte*>(h.data()),
+                                           t.numel * sizeof(uint16_t));
     } else {
       d.dtype = io::DType::F32;
       d.bytes = std::span<const std::byte>(reinterpret_cast<const std::byte*>(v), t.numel * sizeof(float));

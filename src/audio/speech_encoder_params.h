@@ -55,8 +55,9 @@ class SpeechEncoderModel {
   // ffn.down further scaled by 1/sqrt(2 n_layer)); norms 1, biases 0. Deterministic for a seed.
   void init_random(uint64_t seed);
 
-  // Writes every tensor in F32, or with matrices = BF16 the matrices (is_matrix) in BF16 (round to nearest
-  // even) and the norms and biases in F32: half the file, at most 2^-8 relative error per weight.
+  // Storage::F32 writes every tensor in F32; Storage::MatricesBf16 writes the matrices (is_matrix) in BF16
+  // (round to nearest even) and the norms and biases in F32: half the file, at most 2^-8 relative error per
+  // weight.
   enum class Storage { F32, MatricesBf16 };
   Status save(const std::string& path, Storage storage = Storage::F32) const;
   // Reads the config from the metadata, then every tensor (shape checked, F32/F16/BF16 accepted).

@@ -54,8 +54,8 @@ struct SpeechTrainConfig {
 
   bool noise = true;
   audio::NoiseOptions noise_options;
-  // Training utterances only (never the dev set): frequency warp and SpecAugment masks on the log-mel features,
-  // drawn per utterance and epoch. Off by default.
+  // Training utterances only (never the dev set): frequency warp and SpecAugment masks on the log-mel
+  // features, drawn per utterance and epoch. Off by default.
   audio::FeatureAugmentOptions augment;
   uint64_t seed = 1;
   int threads = 0;

@@ -123,8 +123,8 @@ class ExampleMaker {
 
   // False when the utterance is skipped (no encoder row, or longer than max_seq).
   // `train`: a training utterance (augmented when the config asks; the dev set never is).
-  Result<bool> make(const audio::SpeechUtterance& u, uint64_t epoch, int k, stream::Phi phi, bool noise, bool train,
-                    Example& ex) {
+  Result<bool> make(const audio::SpeechUtterance& u, uint64_t epoch, int k, stream::Phi phi, bool noise,
+                    bool train, Example& ex) {
     audio::SpeechLoadOptions lo;
     lo.add_noise = noise;
     lo.noise = cfg_.noise_options;
@@ -552,7 +552,8 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
   result.model_dir = out + "/model";
   GPS_TRY(train::export_hf(tm, result.model_dir, eo));
   // Matrices in BF16 like the LLM's (half the file: the model fits models/' 25 MB), norms and biases in F32.
-  GPS_TRY(enc.save(result.model_dir + "/" + kSpeechEncoderFile, audio::SpeechEncoderModel::Storage::MatricesBf16));
+  GPS_TRY(enc.save(result.model_dir + "/" + kSpeechEncoderFile,
+                   audio::SpeechEncoderModel::Storage::MatricesBf16));
   message("exported " + result.model_dir);
   return result;
 }

@@ -18,7 +18,9 @@ namespace {
 constexpr size_t kBins = kLogMelBins;
 
 // Slaney mel (linear below 1 kHz, logarithmic above), written out for the test.
-double mel(double hz) { return hz < 1000 ? hz / (200.0 / 3) : 15 + std::log(hz / 1000) / (std::log(6.4) / 27); }
+double mel(double hz) {
+  return hz < 1000 ? hz / (200.0 / 3) : 15 + std::log(hz / 1000) / (std::log(6.4) / 27);
+}
 double hz(double m) { return m < 15 ? m * (200.0 / 3) : 1000 * std::exp((m - 15) * std::log(6.4) / 27); }
 
 std::vector<float> ramp_frames(size_t n_frames) {
@@ -48,8 +50,8 @@ TEST(FeatureAugment, WarpMovesEachBinToTheHandDerivedPosition) {
 }
 
 TEST(FeatureAugment, AFormantMovesUpByTheWarpFactor) {
-  // A peak at bin 40 (centre c); after a warp by 1.1 the largest value sits at the bin whose centre is nearest
-  // 1.1 c.
+  // A peak at bin 40 (centre c); after a warp by 1.1 the largest value sits at the bin whose centre is
+  // nearest 1.1 c.
   const double dmel = mel(8000) / (kBins + 1);
   std::vector<float> f(kBins, 0.0f);
   f[40] = 10.0f;

@@ -1,8 +1,8 @@
-// The shipped speech model (models/gpstream-speech-en, docs/speech.md "Results") end to end on three utterances
-// of dev voices it never heard in training (the first three of the dev plan, tests/speech/data/shipped-dev):
-// it loads, streams them at its default chunk wait-k, and its corpus WER against the manifest's transcripts
-// (33 % at the default k = 7 when it shipped; 19 % at k = 10) stays at most 50 %, far below that of a broken
-// encoder, projector or LLM (which write unrelated or no words: ~100 %).
+// The shipped speech model (models/gpstream-speech-en, docs/speech.md "Results") end to end on three
+// utterances of dev voices it never heard in training (the first three of the dev plan,
+// tests/speech/data/shipped-dev): it loads, streams them at its default chunk wait-k, and its corpus WER
+// against the manifest's transcripts (33 % at the default k = 7 when it shipped; 19 % at k = 10) stays at
+// most 50 %, far below that of a broken encoder, projector or LLM (unrelated or no words: ~100 %).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -21,8 +21,8 @@ const std::string kShippedSpeechModel = std::string(GPSTREAM_SOURCE_DIR) + "/mod
 TEST(ShippedSpeechModel, TranscribesUnseenVoices) {
   auto model = SpeechModel::load(kShippedSpeechModel, 1);
   ASSERT_TRUE(model.ok()) << model.error().message();
-  auto manifest =
-      audio::read_speech_manifest(std::string(GPSTREAM_SOURCE_DIR) + "/tests/speech/data/shipped-dev/manifest.tsv");
+  auto manifest = audio::read_speech_manifest(std::string(GPSTREAM_SOURCE_DIR) +
+                                              "/tests/speech/data/shipped-dev/manifest.tsv");
   ASSERT_TRUE(manifest.ok()) << manifest.error().message();
   ASSERT_EQ(manifest->utterances.size(), 3u);
   SpeechEvalOptions options;  // seeded noise, as `gpstream eval --speech` adds by default
