@@ -187,7 +187,7 @@ void TrainModel::dropout_apply(float* dst, const float* x, int64_t n_elems, int 
   const float p = lora_.dropout, keep_scale = 1.0f / (1.0f - p);
   const uint64_t key =
       splitmix64_mix(fwd_opts_.dropout_seed ^
-                 splitmix64_mix(static_cast<uint64_t>(il) * kLoraTargets + static_cast<uint64_t>(t) + 1));
+                     splitmix64_mix(static_cast<uint64_t>(il) * kLoraTargets + static_cast<uint64_t>(t) + 1));
   const auto threshold = static_cast<uint64_t>(static_cast<double>(p) * 16777216.0);
 #pragma omp parallel for num_threads(n_threads_) schedule(static)
   for (int64_t i = 0; i < n_elems; ++i) {
