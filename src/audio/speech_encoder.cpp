@@ -59,7 +59,7 @@ const std::vector<float>& SpeechEncoderPass::forward(const float* mel, int64_t n
   resize(y1_, t1_ * C);
   conv_im2col(cols1_.data(), mel_.data(), n_, M, K, K - 2, t1_);
   linear(pre1_.data(), cols1_.data(), O.conv1_w, O.conv1_b, t1_, C, K * M);
-  gelu_forward(y1_.data(), pre1_.data(), t1_ * C);
+  kernels::gelu_tanh_rows(y1_.data(), pre1_.data(), t1_ * C);
   resize(cols2_, t2_ * K * C);
   resize(pre2_, t2_ * D);
   conv_im2col(cols2_.data(), y1_.data(), t1_, C, K, K - 2, t2_);
@@ -78,7 +78,7 @@ const std::vector<float>& SpeechEncoderPass::forward(const float* mel, int64_t n
 
   const float scale = 1.0f / std::sqrt(static_cast<float>(HD));
   std::vector<float> x(static_cast<size_t>(T * D));
-  gelu_forward(x.data(), pre2_.data(), T * D);
+  kernels::gelu_tanh_rows(x.data(), pre2_.data(), T * D);
   for (int64_t il = 0; il < c.n_layer; ++il) {
     const auto& L = O.layers[static_cast<size_t>(il)];
     LayerActs& a = layers_[static_cast<size_t>(il)];
@@ -127,7 +127,7 @@ const std::vector<float>& SpeechEncoderPass::forward(const float* mel, int64_t n
   resize(hid_, t3_ * PH);
   resize(out_, t3_ * LH);
   linear(hid_pre_.data(), e_.data(), O.fc1_w, O.fc1_b, t3_, PH, SD);
-  gelu_forward(hid_.data(), hid_pre_.data(), t3_ * PH);
+  kernels::gelu_tanh_rows(hid_.data(), hid_pre_.data(), t3_ * PH);
   linear(out_.data(), hid_.data(), O.fc2_w, O.fc2_b, t3_, LH, PH);
   return out_;
 }
@@ -148,7 +148,7 @@ void SpeechEncoderPass::backward(const float* d_out, float* G, const float* d_en
   if (t3_ > 0 && d_out) {
     kernels::linear_backward(d_hid.data(), PH, G + O.fc2_w, G + O.fc2_b, d_out, LH, hid_.data(), PH,
                              P + O.fc2_w, LH, PH, t3_, false);
-    gelu_backward(d_hid.data(), d_hid.data(), hid_pre_.data(), t3_ * PH);
+    kernels::gelu_tanh_backward_rows(d_hid.data(), d_hid.data(), hid_pre_.data(), t3_ * PH);
     kernels::linear_backward(de.data(), SD, G + O.fc1_w, G + O.fc1_b, d_hid.data(), PH, e_.data(), SD,
                              P + O.fc1_w, PH, SD, t3_, false);
   }
@@ -204,13 +204,13 @@ void SpeechEncoderPass::backward(const float* d_out, float* G, const float* d_en
                               D, c.norm_eps);
   }
   // Subsampling: dx is d(gelu(pre2)).
-  gelu_backward(dx.data(), dx.data(), pre2_.data(), T * D);
+  kernels::gelu_tanh_backward_rows(dx.data(), dx.data(), pre2_.data(), T * D);
   std::vector<float> dcols2(static_cast<size_t>(T * K * C));
   kernels::linear_backward(dcols2.data(), K * C, G + O.conv2_w, G + O.conv2_b, dx.data(), D, cols2_.data(),
                            K * C, P + O.conv2_w, D, K * C, T, false);
   std::vector<float> dy1(static_cast<size_t>(t1_ * C), 0.0f);
   conv_col2im_add(dy1.data(), dcols2.data(), t1_, C, K, K - 2, T);
-  gelu_backward(dy1.data(), dy1.data(), pre1_.data(), t1_ * C);
+  kernels::gelu_tanh_backward_rows(dy1.data(), dy1.data(), pre1_.data(), t1_ * C);
   kernels::linear_backward(nullptr, 0, G + O.conv1_w, G + O.conv1_b, dy1.data(), C, cols1_.data(), K * M,
                            P + O.conv1_w, C, K * M, t1_, false);
 }

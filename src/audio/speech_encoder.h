@@ -3,14 +3,14 @@
 // frames x [n, n_mels]:
 //   x' = (x + mel_shift) * mel_scale                      (fixed input normalisation)
 //   y1 = gelu(conv1(x'))       [T1 = n/2, conv_channels]    conv: causal, kernel K, stride 2
-//   (speech_encoder_ops.h) z  = gelu(conv2(y1))      [T2 = T1/2, d_model]         one encoder frame per 40 ms
+//   z  = gelu(conv2(y1))       [T2 = T1/2, d_model]         one encoder frame per 40 ms
 //   per layer (pre-RMSNorm, RoPE at position t = frame index, chunked causal mask):
 //     h = rms(z) w_attn;  z += W_o attn(rope(W_q h), rope(W_k h), W_v h)
 //     h = rms(z) w_ffn;   z += W_down (silu(W_gate h) * W_up h)
 //   e  = rms(z) w_norm                                      [T2, d_model]
 //   s  = e stacked by `stack` rows (trailing partial stack dropped)   [T3 = T2/stack, stack * d_model]
 //   out = fc2(gelu(fc1(s)))                                 [T3, llm_hidden]
-// The forward keeps every activation the backward needs (llm.c style); backward() adds the parameter
+// gelu is the tanh form (kernels/gelu.h). The forward keeps every activation the backward needs (llm.c style); backward() adds the parameter
 // gradients into a buffer laid out like the model's values.
 #pragma once
 

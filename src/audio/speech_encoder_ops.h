@@ -1,6 +1,7 @@
 // Building blocks of the speech encoder that the kernel layer does not have: the causal strided
-// convolution as im2col + linear (and its scatter back for the backward), element-wise tanh-GELU, the
-// RoPE frequencies, the chunked causal attention mask, and fp32 matrix views of the parameter buffer. Shapes are row-major [rows, width].
+// convolution as im2col + linear (and its scatter back for the backward), the RoPE frequencies, the chunked
+// causal attention mask, and fp32 matrix views of the parameter buffer (GELU: kernels/gelu.h). Shapes are
+// row-major [rows, width].
 #pragma once
 
 #include <cstdint>
@@ -25,11 +26,6 @@ void conv_im2col(float* cols, const float* x, int64_t n_rows, int64_t width, int
 // The adjoint: dx[2 t + k - pad, c] += dcols[t, k * width + c] (rows with negative index dropped).
 void conv_col2im_add(float* dx, const float* dcols, int64_t n_rows, int64_t width, int64_t kernel,
                      int64_t pad, int64_t n_out);
-
-// y = gelu_tanh(x) over n values (y may alias x).
-void gelu_forward(float* y, const float* x, int64_t n);
-// dx = dy * gelu_tanh'(x) (overwrites dx; dx may alias dy).
-void gelu_backward(float* dx, const float* dy, const float* x, int64_t n);
 
 // inv_freq[i] = theta^(-2i / head_dim), i < head_dim / 2, computed in double.
 std::vector<float> rope_inv_freq(int64_t head_dim, double theta);

@@ -60,7 +60,7 @@ void SpeechEncoderStream::conv_step(std::vector<float>& hist, int64_t width, siz
                           f32_view(P + w, out_width, K * width), P + b, n_out, nullptr, n_threads_);
   const size_t old = out_rows.size();
   out_rows.resize(old + static_cast<size_t>(n_out * out_width));
-  gelu_forward(out_rows.data() + old, conv_pre_.data(), n_out * out_width);
+  kernels::gelu_tanh_rows(out_rows.data() + old, conv_pre_.data(), n_out * out_width);
   hist.erase(hist.begin(), hist.begin() + n_out * kConvStride * width);
 }
 
@@ -177,7 +177,7 @@ size_t SpeechEncoderStream::run_chunk(std::vector<float>& out) {
   ensure(hid_, rows * PH);
   kernels::linear_forward(hid_.data(), PH, h_.data(), SD, f32_view(P + O.fc1_w, PH, SD), P + O.fc1_b, rows,
                           nullptr, n_threads_);
-  gelu_forward(hid_.data(), hid_.data(), rows * PH);
+  kernels::gelu_tanh_rows(hid_.data(), hid_.data(), rows * PH);
   const size_t old = out.size();
   out.resize(old + static_cast<size_t>(rows * LH));
   kernels::linear_forward(out.data() + old, LH, hid_.data(), PH, f32_view(P + O.fc2_w, LH, PH), P + O.fc2_b,

@@ -40,11 +40,6 @@ float silu(float x) {
 #endif
 }
 
-float gelu_tanh(float x) {
-  const float k = 0.7978845608028654f;  // sqrt(2/pi)
-  return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
-}
-
 void gated_act_forward(float* out, int64_t ldo, const float* gate, const float* up, int64_t ld, int64_t n_tok,
                        int64_t n, Activation act) {
   for (int64_t t = 0; t < n_tok; ++t) {
@@ -59,7 +54,14 @@ void gated_act_forward(float* out, int64_t ldo, const float* gate, const float* 
 #endif
       for (; i < n; ++i) o[i] = silu(g[i]) * u[i];
     } else {
-      for (int64_t i = 0; i < n; ++i) o[i] = gelu_tanh(g[i]) * u[i];
+      int64_t i = 0;
+#ifdef GPSTREAM_ACT_AVX2
+      for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(g + i);
+        _mm256_storeu_ps(o + i, _mm256_mul_ps(_mm256_mul_ps(v, gelu_sigmoid8(v)), _mm256_loadu_ps(u + i)));
+      }
+#endif
+      for (; i < n; ++i) o[i] = gelu_tanh(g[i]) * u[i];
     }
   }
 }

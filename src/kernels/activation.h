@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "kernels/gelu.h"
+
 namespace gpstream::kernels {
 
 enum class Activation { Silu, GeluTanh };
@@ -11,7 +13,6 @@ enum class Activation { Silu, GeluTanh };
 void gated_act_forward(float* out, int64_t ldo, const float* gate, const float* up, int64_t ld, int64_t n_tok,
                        int64_t n, Activation act);
 
-float silu(float x);
-float gelu_tanh(float x);
+float silu(float x);  // gelu_tanh: kernels/gelu.h
 
 }  // namespace gpstream::kernels

@@ -10,14 +10,6 @@ float silu_grad(float x) {
   return s * (1.0f + x * (1.0f - s));
 }
 
-float gelu_tanh_grad(float x) {
-  constexpr float k = 0.7978845608028654f;  // sqrt(2/pi)
-  constexpr float c = 0.044715f;
-  const float u = k * (x + c * x * x * x);
-  const float th = std::tanh(u);
-  return 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * k * (1.0f + 3.0f * c * x * x);
-}
-
 void gated_act_backward(float* dgate, float* dup, const float* dout, int64_t lddo, const float* gate,
                         const float* up, int64_t ld, int64_t n_tok, int64_t n, Activation act) {
   for (int64_t t = 0; t < n_tok; ++t) {

@@ -1,0 +1,81 @@
+// kernels/gelu.h (a fast_exp sigmoid, eight lanes at a time) against GELU's tanh form and its derivative
+// written here in double with libm's tanh, over the vector body, the scalar tail, both saturated ends and in
+// place; the gated forward's GELU path against the same reference.
+#include "kernels/gelu.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/activation.h"
+
+namespace gpstream::kernels {
+namespace {
+
+double gelu_reference(double x) {
+  const double k = std::sqrt(2.0 / M_PI);
+  return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
+}
+
+double gelu_grad_reference(double x) {
+  const double k = std::sqrt(2.0 / M_PI), c = 0.044715;
+  const double th = std::tanh(k * (x + c * x * x * x));
+  return 0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * k * (1.0 + 3.0 * c * x * x);
+}
+
+std::vector<float> ramp(int64_t n, float lo, float hi) {
+  std::vector<float> x(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) x[i] = lo + (hi - lo) * static_cast<float>(i) / static_cast<float>(n - 1);
+  return x;
+}
+
+TEST(Gelu, RowsMatchTheTanhFormAndItsDerivative) {
+  const int64_t n = 2003;  // not a multiple of 8: the scalar tail runs too
+  const std::vector<float> x = ramp(n, -15.0f, 15.0f);
+  std::vector<float> dy(n);
+  for (int64_t i = 0; i < n; ++i) dy[i] = 0.5f + static_cast<float>(i % 7) * 0.25f;
+  std::vector<float> y(n), dx(n);
+  gelu_tanh_rows(y.data(), x.data(), n);
+  gelu_tanh_backward_rows(dx.data(), dy.data(), x.data(), n);
+  for (int64_t i = 0; i < n; ++i) {
+    const double want = gelu_reference(x[i]), dwant = dy[i] * gelu_grad_reference(x[i]);
+    EXPECT_NEAR(y[i], want, 2e-6 + 2e-6 * std::abs(want)) << "x = " << x[i];
+    EXPECT_NEAR(dx[i], dwant, 2e-6 + 2e-6 * std::abs(dwant)) << "x = " << x[i];
+    EXPECT_EQ(gelu_tanh(x[i]), y[i]) << "the one-value form differs from the row form at x = " << x[i];
+    EXPECT_EQ(dy[i] * gelu_tanh_grad(x[i]), dx[i]) << "x = " << x[i];
+  }
+  // Saturation: exactly x far right, (almost) 0 far left, no NaN from the clamped exp.
+  EXPECT_EQ(y[n - 1], 15.0f);
+  EXPECT_LT(std::abs(y[0]), 1e-30f);
+  EXPECT_LT(std::abs(dx[0]), 1e-30f);
+  EXPECT_FALSE(std::isnan(gelu_tanh(-1e30f)));
+  EXPECT_EQ(gelu_tanh(1e30f), 1e30f);
+  // In place.
+  std::vector<float> z = x, dz = dy;
+  gelu_tanh_rows(z.data(), z.data(), n);
+  gelu_tanh_backward_rows(dz.data(), dz.data(), x.data(), n);
+  EXPECT_EQ(z, y);
+  EXPECT_EQ(dz, dx);
+}
+
+TEST(Gelu, GatedForwardMatchesTheReference) {
+  const int64_t n_tok = 3, n = 21, ld = 24;  // row stride > n; 21 = two lanes of 8 and a tail of 5
+  const std::vector<float> gate = ramp(n_tok * ld, -6.0f, 6.0f), up = ramp(n_tok * ld, 2.0f, -1.0f);
+  std::vector<float> out(static_cast<size_t>(n_tok * ld), -7.0f);
+  gated_act_forward(out.data(), ld, gate.data(), up.data(), ld, n_tok, n, Activation::GeluTanh);
+  for (int64_t t = 0; t < n_tok; ++t) {
+    for (int64_t i = 0; i < ld; ++i) {
+      const size_t j = static_cast<size_t>(t * ld + i);
+      if (i >= n) {
+        EXPECT_EQ(out[j], -7.0f) << "wrote past the row's n values";
+        continue;
+      }
+      const double want = gelu_reference(gate[j]) * up[j];
+      EXPECT_NEAR(out[j], want, 2e-6 + 2e-6 * std::abs(want)) << "t = " << t << ", i = " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpstream::kernels
