@@ -56,7 +56,7 @@ Status validate_noise_options(const NoiseOptions& o) {
 }
 
 uint64_t noise_seed(uint64_t base_seed, uint64_t epoch, uint64_t utterance_key) {
-  uint64_t h = splitmix64_finalize(base_seed + 0x9E3779B97F4A7C15ull);
+  uint64_t h = splitmix64_mix(base_seed);
   h = splitmix64_finalize(h ^ (epoch + 0x632BE59BD9B4E019ull));
   return splitmix64_finalize(h ^ (utterance_key + 0x85EBCA77C2B2AE63ull));
 }
