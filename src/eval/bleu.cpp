@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <set>
 
+#include "eval/reference_streams.h"
 #include "eval/unicode_text.h"
 
 namespace gpstream::eval {
@@ -348,24 +348,7 @@ Result<BleuStats> bleu_segment_stats(std::string_view hypothesis,
 Result<std::vector<BleuStats>> bleu_corpus_stats(const std::vector<std::string>& hyps,
                                                  const std::vector<std::vector<std::string>>& ref_streams,
                                                  const BleuOptions& options, int* num_refs) {
-  if (ref_streams.empty()) return invalid_argument("BLEU: no reference stream given");
-  for (size_t k = 0; k < ref_streams.size(); ++k) {
-    if (ref_streams[k].size() != hyps.size()) {
-      return invalid_argument("BLEU: the hypotheses have " + std::to_string(hyps.size()) +
-                              " lines but reference " + std::to_string(k + 1) + " has " +
-                              std::to_string(ref_streams[k].size()));
-    }
-  }
-  std::set<size_t> counts;
-  for (size_t i = 0; i < hyps.size(); ++i) {
-    size_t present = 0;
-    for (const auto& stream : ref_streams) present += !stream[i].empty();
-    if (present == 0) {
-      return invalid_argument("BLEU: empty reference for segment " + std::to_string(i + 1) +
-                              " (sacreBLEU: \"Empty or `None` reference sentence found.\")");
-    }
-    counts.insert(present);
-  }
+  GPS_ASSIGN(const int n_refs, check_reference_streams("BLEU", hyps.size(), ref_streams));
   // Segments are independent: split them over the OpenMP threads (the first error wins).
   std::vector<BleuStats> out(hyps.size());
   std::vector<std::optional<Error>> errors(hyps.size());
@@ -386,10 +369,7 @@ Result<std::vector<BleuStats>> bleu_corpus_stats(const std::vector<std::string>&
   for (auto& e : errors) {
     if (e) return *e;
   }
-  if (num_refs) {
-    *num_refs =
-        counts.size() <= 1 ? static_cast<int>(counts.empty() ? ref_streams.size() : *counts.begin()) : -1;
-  }
+  if (num_refs) *num_refs = n_refs;
   return out;
 }
 

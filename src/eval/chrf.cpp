@@ -1,10 +1,10 @@
 #include "eval/chrf.h"
 
 #include <cstdio>
-#include <set>
 #include <unordered_map>
 
 #include "eval/bleu.h"
+#include "eval/reference_streams.h"
 #include "eval/unicode_text.h"
 
 namespace gpstream::eval {
@@ -167,36 +167,16 @@ Result<std::vector<ChrfStats>> chrf_corpus_stats(const std::vector<std::string>&
                                                  const std::vector<std::vector<std::string>>& ref_streams,
                                                  const ChrfOptions& options, int* num_refs) {
   GPS_TRY(check_options(options));
-  if (ref_streams.empty()) return invalid_argument("chrF: no reference stream given");
-  for (size_t k = 0; k < ref_streams.size(); ++k) {
-    if (ref_streams[k].size() != hyps.size()) {
-      return invalid_argument("chrF: the hypotheses have " + std::to_string(hyps.size()) +
-                              " lines but reference " + std::to_string(k + 1) + " has " +
-                              std::to_string(ref_streams[k].size()));
-    }
-  }
+  GPS_ASSIGN(const int n_refs, check_reference_streams("chrF", hyps.size(), ref_streams));
   std::vector<ChrfStats> out;
-  std::set<size_t> counts;
   std::vector<std::string_view> refs;
   for (size_t i = 0; i < hyps.size(); ++i) {
     refs.clear();
-    size_t present = 0;
-    for (const auto& s : ref_streams) {
-      refs.push_back(s[i]);
-      if (!s[i].empty()) ++present;
-    }
-    if (present == 0) {
-      return invalid_argument("chrF: empty reference for segment " + std::to_string(i + 1) +
-                              " (sacreBLEU: \"Empty or `None` reference sentence found.\")");
-    }
-    counts.insert(present);
+    for (const auto& s : ref_streams) refs.push_back(s[i]);
     GPS_ASSIGN(auto st, chrf_segment_stats(hyps[i], refs, options));
     out.push_back(std::move(st));
   }
-  if (num_refs) {
-    *num_refs =
-        counts.size() <= 1 ? static_cast<int>(counts.empty() ? ref_streams.size() : *counts.begin()) : -1;
-  }
+  if (num_refs) *num_refs = n_refs;
   return out;
 }
 
