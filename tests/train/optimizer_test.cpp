@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 namespace gpstream::train {
 namespace {
@@ -56,6 +57,21 @@ TEST(ClipGradNorm, ScalesToMaxNorm) {
   std::vector<float> h = {0.3f, 0.4f};
   clip_grad_norm(h, 1.0);
   EXPECT_EQ(h[0], 0.3f);
+}
+
+TEST(GradGlobalNorm, LanesAndTailAgreeWithALongDoubleSum) {
+  // Lengths around the eight-lane body: the tail alone, body and tail, body only. Each g[i] = (i % 13 - 6) / 4
+  // is exact in float and its square exact in double, so the sum is exact in long double too.
+  for (size_t n : {size_t{7}, size_t{8}, size_t{1003}, size_t{4096}}) {
+    std::vector<float> g(n);
+    long double want = 0;
+    for (size_t i = 0; i < n; ++i) {
+      g[i] = static_cast<float>(static_cast<int>(i % 13) - 6) / 4.0f;
+      want += static_cast<long double>(g[i]) * g[i];
+    }
+    EXPECT_EQ(grad_global_norm(g), std::sqrt(static_cast<double>(want))) << "n = " << n;
+  }
+  EXPECT_EQ(grad_global_norm({}), 0.0);
 }
 
 TEST(Schedule, WarmupThenDecay) {
