@@ -10,8 +10,8 @@
 //   e  = rms(z) w_norm                                      [T2, d_model]
 //   s  = e stacked by `stack` rows (trailing partial stack dropped)   [T3 = T2/stack, stack * d_model]
 //   out = fc2(gelu(fc1(s)))                                 [T3, llm_hidden]
-// gelu is the tanh form (kernels/gelu.h). The forward keeps every activation the backward needs (llm.c style); backward() adds the parameter
-// gradients into a buffer laid out like the model's values.
+// gelu is the tanh form (kernels/gelu.h). The forward keeps every activation the backward needs (llm.c
+// style); backward() adds the parameter gradients into a buffer laid out like the model's values.
 #pragma once
 
 #include <cstdint>

@@ -11,8 +11,9 @@ Result<int> check_reference_streams(std::string_view metric, size_t n_hyps,
   if (ref_streams.empty()) return invalid_argument(name + ": no reference stream given");
   for (size_t k = 0; k < ref_streams.size(); ++k) {
     if (ref_streams[k].size() != n_hyps) {
-      return invalid_argument(name + ": the hypotheses have " + std::to_string(n_hyps) + " lines but reference " +
-                              std::to_string(k + 1) + " has " + std::to_string(ref_streams[k].size()));
+      return invalid_argument(name + ": the hypotheses have " + std::to_string(n_hyps) +
+                              " lines but reference " + std::to_string(k + 1) + " has " +
+                              std::to_string(ref_streams[k].size()));
     }
   }
   std::set<size_t> counts;

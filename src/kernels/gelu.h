@@ -1,6 +1,6 @@
 // GELU in its tanh form (Hugging Face's gelu_pytorch_tanh: Gemma's gated MLP, the speech encoder), computed
 // through a sigmoid: with u = k (x + c x³), k = √(2/π), c = 0.044715,
-//   0.5 (1 + tanh u) = s = 1 / (1 + exp(−2u)),   gelu(x) = x s,   gelu'(x) = s + x s (1 − s) 2k (1 + 3c x²),
+//   0.5 (1 + tanh u) = s = 1 / (1 + exp(−2u)),  gelu(x) = x s,  gelu'(x) = s + x s (1 − s) 2k (1 + 3c x²),
 // one fast_exp per value (relative error ~2e-7), eight lanes at a time; libm's tanh does not vectorize.
 #pragma once
 
