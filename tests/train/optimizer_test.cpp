@@ -60,8 +60,8 @@ TEST(ClipGradNorm, ScalesToMaxNorm) {
 }
 
 TEST(GradGlobalNorm, LanesAndTailAgreeWithALongDoubleSum) {
-  // Lengths around the eight-lane body: the tail alone, body and tail, body only. Each g[i] = (i % 13 - 6) / 4
-  // is exact in float and its square exact in double, so the sum is exact in long double too.
+  // Lengths around the eight-lane body: the tail alone, body and tail, body only. Each
+  // g[i] = (i % 13 - 6) / 4 is exact in float and its square exact in double, so every partial sum is exact.
   for (size_t n : {size_t{7}, size_t{8}, size_t{1003}, size_t{4096}}) {
     std::vector<float> g(n);
     long double want = 0;
