@@ -3,16 +3,10 @@
 #include "kernels/activation_backward.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "kernels/fast_exp.h"
 
 namespace gpstream::kernels {
-
-float silu_grad(float x) {
-  const float s = 1.0f / (1.0f + std::exp(-x));
-  return s * (1.0f + x * (1.0f - s));
-}
 
 namespace {
 

@@ -14,7 +14,4 @@ namespace gpstream::kernels {
 void gated_act_backward(float* dgate, float* dup, const float* dout, int64_t lddo, const float* gate,
                         const float* up, int64_t ld, int64_t n_tok, int64_t n, Activation act);
 
-// Derivative of SiLU (tests check it against finite differences); gelu_tanh_grad: kernels/gelu.h.
-float silu_grad(float x);
-
 }  // namespace gpstream::kernels
