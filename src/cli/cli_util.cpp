@@ -89,6 +89,14 @@ void add_stream_options(CLI::App& app, StreamCli& o, bool with_paradigm) {
   app.add_option("--repetition-penalty", o.repetition_penalty, "penalty on generated tokens (1 = off)")
       ->check(CLI::Range(0.01, 100.0));
   app.add_option("--seed", o.seed, "sampling seed");
+  add_end_after_source_option(app, o);
+}
+
+void add_end_after_source_option(CLI::App& app, StreamCli& o) {
+  app.add_option("--end-after-source", o.end_after_source,
+                 "on: the end marker only once the whole source is read (a transcript ends with the audio); "
+                 "off: wait-k's min(k + N, M + 1) (default: the model's)")
+      ->check(CLI::IsMember({"on", "off"}));
 }
 
 Result<stream::StreamingModel> load_stream_model(const StreamCli& o) {
@@ -109,6 +117,7 @@ Result<stream::SessionOptions> session_options(const StreamCli& o, const stream:
     if (!phi) return invalid_argument("--phi: expected a number >= 0 or S, got '" + o.phi + "'");
     so.phi = *phi;
   }
+  if (!o.end_after_source.empty()) so.end_after_source = o.end_after_source == "on";
   so.max_target_tokens = o.max_tokens;
   so.decoding = {o.temperature, o.top_k, o.top_p, o.repetition_penalty, o.seed};
   return so;

@@ -39,6 +39,7 @@ struct StreamCli {
   std::string phi;             // "" = model default
   std::string paradigm;        // "" = model default
   std::string template_name;   // "" = model default
+  std::string end_after_source;  // "" = model default, else "on" or "off"
   std::string src_lang, tgt_lang;
   int threads = 0;
   int max_tokens = 256;
@@ -48,6 +49,8 @@ struct StreamCli {
 };
 
 void add_stream_options(CLI::App& app, StreamCli& o, bool with_paradigm = true);
+// --end-after-source on|off (part of add_stream_options; for commands that declare their own options).
+void add_end_after_source_option(CLI::App& app, StreamCli& o);
 // Loads the model named by -m.
 Result<stream::StreamingModel> load_stream_model(const StreamCli& o);
 // Session options: the model's defaults, then the command line (k < 1 means "model default").

@@ -61,6 +61,7 @@ Result<SpeechTrainConfig> parse_speech_train_config(const std::string& text, con
   GPS_TRY(top.num("k_min", c.k_min, 1, 1e6));
   GPS_TRY(top.num("k_max", c.k_max, 1, 1e6));
   if (c.k_max < c.k_min) return format_error(where + ": k_max must be >= k_min");
+  GPS_TRY(top.boolean("end_after_source", c.end_after_source));
   if (top.has("phi")) {
     const json& p = j["phi"];
     auto one = [](const json& v) -> std::optional<stream::Phi> {

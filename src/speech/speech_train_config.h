@@ -40,6 +40,9 @@ struct SpeechTrainConfig {
   int64_t ctc_only_steps = 0;
 
   int k_min = 1, k_max = 9;  // chunk wait-k drawn per utterance
+  // The end marker's row sees the whole utterance (stream::SessionOptions::end_after_source); exported
+  // into gpstream.json, so inference ends a transcript only with the audio too.
+  bool end_after_source = false;
   // Target group start: one value (a number or S), or several drawn per utterance like k (multi-φ: one model
   // for every φ of the list; the first is the exported default).
   std::vector<stream::Phi> phis{stream::Phi{}};

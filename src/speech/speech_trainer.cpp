@@ -150,6 +150,7 @@ class ExampleMaker {
     opt.k = k;
     opt.phi = phi;
     opt.n_vocab = n_vocab_;
+    opt.end_after_source = cfg_.end_after_source;
     auto layout = stream::make_layout(codec_, chunk_rows, u.transcript, opt);
     if (!layout.ok()) return layout.error().with_context(u.wav_path);
     if (static_cast<int64_t>(layout->rows.size()) > cfg_.max_seq) return false;
@@ -529,6 +530,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
   eo.meta.k_max = cfg.k_max;
   eo.meta.k = cfg.k_max;
   eo.meta.paradigm = stream::Paradigm::Group;
+  eo.meta.end_after_source = cfg.end_after_source;
   {
     nlohmann::ordered_json t;
     t["task"] = "speech";

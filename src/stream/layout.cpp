@@ -105,6 +105,7 @@ Result<Layout> simulate(const SegmentCodec& codec, std::string_view target, cons
   SessionOptions so;
   so.paradigm = o.paradigm;
   so.k = o.k;
+  so.end_after_source = o.end_after_source;
   so.phi = o.phi;
   so.forced_target = forced;
   so.max_target_tokens = static_cast<int>(forced.size()) + 1;

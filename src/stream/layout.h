@@ -50,6 +50,7 @@ struct LayoutOptions {
   int k = 5;
   Phi phi;
   int n_vocab = 0;   // the model's vocabulary size (ids are checked against it)
+  bool end_after_source = false;  // the end marker's row sees the whole source (SessionOptions)
 };
 
 // Target words are encoded per segment (codec); the labels are the target words' tokens and the

@@ -52,6 +52,11 @@ Result<ModelMeta> ModelMeta::parse(const std::string& text, const std::string& w
     if (!par) return format_error(where + ": unknown paradigm '" + p + "' (known: " + paradigm_names() + ")");
     m.paradigm = *par;
   }
+  if (j.contains("end_after_source")) {
+    if (!j["end_after_source"].is_boolean())
+      return format_error(where + ": field 'end_after_source' must be true or false");
+    m.end_after_source = j["end_after_source"].get<bool>();
+  }
   if (j.contains("template")) {
     const json& t = j["template"];
     if (t.is_string()) {
@@ -106,6 +111,7 @@ std::string ModelMeta::to_json() const {
   j["k_min"] = k_min;
   j["k_max"] = k_max;
   j["paradigm"] = paradigm_name(paradigm);
+  if (end_after_source) j["end_after_source"] = true;
   j["trained"] = nlohmann::ordered_json::parse(trained_json);
   return j.dump(2) + "\n";
 }

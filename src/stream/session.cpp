@@ -50,7 +50,7 @@ Session::Session(model::ForwardModel& model, const SegmentCodec& codec, SessionO
       sampler_(opts_.decoding),
       cache_(model.config(), opts_.max_cache_rows) {
   if (opts_.paradigm == Paradigm::Offline) policy_ = std::make_unique<ReadAllPolicy>();
-  else policy_ = std::make_unique<WaitKPolicy>(opts_.k);
+  else policy_ = std::make_unique<WaitKPolicy>(opts_.k, opts_.end_after_source);
   if (!opts_.clock) {
     opts_.clock = [] {
       return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -168,7 +168,8 @@ Status Session::end_source() {
 }
 
 PolicyState Session::policy_state() const {
-  return {units_read_, words_written_, source_finished_, static_cast<int>(units_.size())};
+  return {units_read_, words_written_, source_finished_, static_cast<int>(units_.size()),
+          deciding_end_ ? units_read_ : -1};
 }
 
 Result<const std::vector<int32_t>*> Session::unit_tokens(int unit) {
@@ -407,6 +408,7 @@ Status Session::complete(const float* row) {
   const bool boundary = eos || (starts_word(y) && word_has_text_);
   if (boundary) {
     emit_current_word();
+    deciding_end_ = eos;
     if (policy_->decide(policy_state()) == Action::Read) {
       state_ = State::NeedRead;
       return {};
@@ -448,6 +450,7 @@ void Session::start_segment() {
   units_.clear();
   unit_ids_.clear();
   units_read_ = words_read_ = words_written_ = units_released_ = 0;
+  deciding_end_ = false;
   source_ms_read_ = 0;
   target_ids_.clear();
   generated_.clear();

@@ -39,6 +39,10 @@ struct SessionOptions {
   Paradigm paradigm = Paradigm::Group;
   Phi phi;
   int k = 5;                         // wait-k (ignored by offline, which reads everything first)
+  // The target end marker only once the whole source (its end marker included) is read, instead of
+  // wait-k's min(k + N, M + 1) units: when the model ends early, the rest is read and it decides again.
+  // For audio sources (a transcript ends with the audio); gpstream.json's "end_after_source".
+  bool end_after_source = false;
   DecodingOptions decoding;
   int max_tokens_per_word = 32;      // then only a word start or the end marker may follow
   int max_target_tokens = 256;       // per sentence; then the sentence ends (event.truncated)
@@ -179,6 +183,7 @@ class Session {
   bool word_has_text_ = false;
   int words_written_ = 0;
   bool after_refeed_ = false;
+  bool deciding_end_ = false;                // the last boundary's candidate was the end marker
   std::optional<double> t0_;
   std::vector<int32_t> row_label_;
 

@@ -29,6 +29,7 @@ SessionOptions StreamingModel::default_options() const {
   o.paradigm = meta.paradigm;
   o.phi = meta.phi;
   o.k = meta.k;
+  o.end_after_source = meta.end_after_source;
   return o;
 }
 

@@ -74,11 +74,13 @@ class SpeechCli : public ::testing::Test {
 };
 
 // What transcribe must print: the library's transcriber, fed 10 ms pieces of the resampled audio.
-std::vector<speech::TranscribedWord> library_words(const std::string& wav_path, int k = 0) {
+std::vector<speech::TranscribedWord> library_words(const std::string& wav_path, int k = 0,
+                                                   bool end_after_source = false) {
   auto m = speech::SpeechModel::load(kDir + "/model", 1);
   EXPECT_TRUE(m.ok());
   stream::SessionOptions so = m->llm.default_options();
   if (k) so.k = k;
+  so.end_after_source = end_after_source;
   so.max_target_tokens = 256;
   auto t = speech::SpeechTranscriber::create(*m, so);
   EXPECT_TRUE(t.ok());
@@ -106,6 +108,7 @@ TEST_F(SpeechCli, TranscribeUsageErrors) {
                            "transcribe -m model --wav long.wav --phi x",
                            "transcribe -m model --wav long.wav --paradigm nope",
                            "transcribe -m model --wav long.wav --bogus",
+                           "transcribe -m model --wav long.wav --end-after-source maybe",
                            "transcribe -m model --wav - --wav - < long.wav"}) {
     auto r = run(args);
     EXPECT_EQ(r.code, 2) << args << ": " << r.err;
@@ -163,13 +166,17 @@ TEST_F(SpeechCli, TranscribePrintsTheTranscribersWordsAndDelays) {
   auto two = run("transcribe -m model -k 1 --wav long.wav --wav " + kFixtureWav);
   ASSERT_EQ(two.code, 0) << two.err;
   EXPECT_EQ(two.out, joined(library_words(kDir + "/long.wav", 1)) + "\n" + joined(fixture_words) + "\n");
+  // --end-after-source on: the transcriber with SessionOptions::end_after_source.
+  auto ending = run("transcribe -m model -k 1 --end-after-source on --wav " + kFixtureWav);
+  ASSERT_EQ(ending.code, 0) << ending.err;
+  EXPECT_EQ(ending.out, joined(library_words(kFixtureWav, 1, true)) + "\n");
 }
 
 TEST_F(SpeechCli, EvalSpeechUsageErrors) {
   EXPECT_EQ(run("eval --speech -m model").code, 2);
   EXPECT_EQ(run("eval --speech --manifest manifest.tsv").code, 2);
   for (const char* bad : {"--phi x", "--phi 0 --phi y", "-k 0", "--paradigm nope", "--wer-normalization whisper",
-                          "--tsv x.tsv"}) {
+                          "--tsv x.tsv", "--end-after-source yes"}) {
     auto r = run(std::string("eval --speech -m model --manifest manifest.tsv ") + bad);
     EXPECT_EQ(r.code, 2) << bad << ": " << r.err;
     EXPECT_FALSE(r.err.empty()) << bad;

@@ -275,6 +275,27 @@ TEST(SpeechTraining, AugmentationChangesTrainingUtterancesOnly) {
   EXPECT_NEAR(*aug.dev_loss, *plain.dev_loss, 1e-6 * *plain.dev_loss);
 }
 
+// end_after_source reaches the export's gpstream.json, so inference ends transcripts the way training did
+// (what it does to the layout: tests/stream/audio_layout_equivalence_test.cpp).
+TEST(SpeechTraining, EndAfterSourceIsExported) {
+  TempDir dir;
+  const std::string llm = dir.file("llm");
+  testing::write_tiny_speech_llm(llm);
+  for (bool on : {false, true}) {
+    std::string json = config_json(llm, dir.file(on ? "on" : "off"), 2);
+    json.insert(json.size() - 1, on ? R"(, "end_after_source": true)" : "");
+    auto cfg = parse_speech_train_config(json);
+    ASSERT_TRUE(cfg.ok()) << cfg.error().message();
+    EXPECT_EQ(cfg->end_after_source, on);
+    auto r = run_speech_training(*cfg);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    auto m = SpeechModel::load(r->model_dir);
+    ASSERT_TRUE(m.ok()) << m.error().message();
+    EXPECT_EQ(m->llm.meta.end_after_source, on);
+    EXPECT_EQ(m->llm.default_options().end_after_source, on);
+  }
+}
+
 TEST(SpeechTraining, BadConfigsNameTheKey) {
   auto expect_bad = [](const std::string& json, const std::string& key) {
     auto c = parse_speech_train_config(json);
@@ -285,6 +306,7 @@ TEST(SpeechTraining, BadConfigsNameTheKey) {
   expect_bad("{" + base + R"(, "colour": 1})", "colour");
   expect_bad("{" + base + R"(, "k_min": 0})", "k_min");
   expect_bad("{" + base + R"(, "k_min": 5, "k_max": 2})", "k_max");
+  expect_bad("{" + base + R"(, "end_after_source": 1})", "end_after_source");
   expect_bad("{" + base + R"(, "llm_training": "half"})", "llm_training");
   expect_bad("{" + base + R"(, "encoder": {"d_modl": 8}})", "d_modl");
   expect_bad("{" + base + R"(, "encoder": {"llm_hidden": 8}})", "llm_hidden");

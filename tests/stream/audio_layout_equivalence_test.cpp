@@ -166,11 +166,12 @@ TEST_P(AudioEquivalence, ForcedSessionMatchesFullForwardOverLayout) {
   };
   uint32_t seed = 100;
   for (const auto& c : cases)
-    for (stream::Phi phi : {stream::Phi{0.0f, false}, stream::Phi{0.5f, false}, stream::Phi{0.0f, true}}) {
+    for (stream::Phi phi : {stream::Phi{0.0f, false}, stream::Phi{0.5f, false}, stream::Phi{0.0f, true}})
+    for (bool end_after_source : {false, true}) {
       SCOPED_TRACE(c.target + " | M=" + std::to_string(c.chunk_rows.size()) + " k=" + std::to_string(c.k) +
-                   " phi=" + phi.to_string());
+                   " phi=" + phi.to_string() + (end_after_source ? " end after source" : ""));
       const Audio audio = random_audio(c.chunk_rows, cfg.n_embd, ++seed);
-      stream::LayoutOptions lo{paradigm, c.k, phi, cfg.n_vocab};
+      stream::LayoutOptions lo{paradigm, c.k, phi, cfg.n_vocab, end_after_source};
       auto layout = stream::make_layout(codec, c.chunk_rows, c.target, lo);
       ASSERT_TRUE(layout.ok()) << layout.error().message();
       // The layout holds the chunks read (all but those after an early EOS), in chunk order: audio row
@@ -182,6 +183,19 @@ TEST_P(AudioEquivalence, ForcedSessionMatchesFullForwardOverLayout) {
         if (r.embedding >= 0) {
           EXPECT_EQ(r.embedding, next++);
         }
+      if (end_after_source) {
+        // Every chunk is read, and the row that predicts the end marker sees all of them and the end marker.
+        int all_rows = 0;
+        for (int n : c.chunk_rows) all_rows += n;
+        EXPECT_EQ(layout->n_embedding_rows, all_rows);
+        int eos_rows = 0;
+        for (const auto& r : layout->rows)
+          if (r.label == CharCodec::kEos) {
+            ++eos_rows;
+            EXPECT_EQ(r.n_src, layout->n_source_rows);
+          }
+        EXPECT_EQ(eos_rows, 1);
+      }
       auto batch = layout->to_batch(std::span<const float>(audio.rows).first(static_cast<size_t>(read_rows) * cfg.n_embd),
                                     cfg.n_embd);
       ASSERT_TRUE(batch.ok()) << batch.error().message();
@@ -194,6 +208,7 @@ TEST_P(AudioEquivalence, ForcedSessionMatchesFullForwardOverLayout) {
       so.paradigm = paradigm;
       so.k = c.k;
       so.phi = phi;
+      so.end_after_source = end_after_source;
       so.forced_target = testing::forced_target(*layout, CharCodec::kEos);
       auto session = stream::Session::create(rec, codec, so);
       ASSERT_TRUE(session.ok());
@@ -211,7 +226,11 @@ TEST_P(AudioEquivalence, ForcedSessionMatchesFullForwardOverLayout) {
 
       testing::expect_session_matches_full_forward(*layout, full_cache, full, (*session)->cache(), rec, cfg);
       // §8.3: every audio row forwarded exactly once, target rows once plus the re-feeds.
-      testing::expect_forward_counts(*layout, rec, **session, M, static_cast<int>(out.delays.size()), c.k);
+      // With end_after_source every end marker chosen before the end marker is read reads one more unit and
+      // re-feeds once more: M + 1 − min(k + N, M + 1) re-feeds beyond wait-k's.
+      const int N = static_cast<int>(out.delays.size());
+      const int extra = end_after_source ? M + 1 - std::min(c.k + N, M + 1) : 0;
+      testing::expect_forward_counts(*layout, rec, **session, M, N, c.k, extra);
       EXPECT_EQ(rec.embedding_rows, layout->n_embedding_rows);
     }
 }

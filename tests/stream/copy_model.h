@@ -13,10 +13,12 @@ namespace gpstream::testing {
 using model::Group;
 
 // Translates the visible source words one to one ("stop" ends the translation); answers EOS when it has
-// translated everything it can see.
+// translated everything it can see. With stop_only_before_end, "stop" ends the translation only while the
+// source end marker is not visible; once it is, "stop" is skipped and the words after it are translated.
 class CopyModel final : public model::ForwardModel {
  public:
-  explicit CopyModel(const CharCodec& codec) : codec_(codec) {
+  explicit CopyModel(const CharCodec& codec, bool stop_only_before_end = false)
+      : codec_(codec), stop_only_before_end_(stop_only_before_end) {
     config_.n_vocab = codec.vocab_size();
     config_.n_embd = config_.n_ff = config_.n_layer = config_.n_head = config_.n_head_kv = 1;
     config_.head_dim = 2;
@@ -48,7 +50,11 @@ class CopyModel final : public model::ForwardModel {
       for (size_t w = 0; w < words.size() && !stop; ++w) {
         std::string text = codec_.decode(words[w]);
         if (text.front() == ' ') text.erase(0, 1);
-        if (text == "stop") { stop = true; break; }
+        if (text == "stop") {
+          if (stop_only_before_end_ && end_visible) continue;
+          stop = true;
+          break;
+        }
         auto ids = codec_.encode(stream::SegmentKind::TargetWord, text, w == 0);
         translation.insert(translation.end(), ids->begin(), ids->end());
       }
@@ -56,7 +62,6 @@ class CopyModel final : public model::ForwardModel {
       std::vector<int32_t> prefix(sh[1].begin() + 2, sh[1].begin() + t.n_tgt);
       int32_t next = CharCodec::kEos;
       if (prefix.size() < translation.size()) next = translation[prefix.size()];
-      (void)end_visible;
       std::vector<float> row(config_.n_vocab, 0.0f);
       row[next] = 10.0f;
       logits.insert(logits.end(), row.begin(), row.end());
@@ -66,6 +71,7 @@ class CopyModel final : public model::ForwardModel {
 
  private:
   const CharCodec& codec_;
+  bool stop_only_before_end_;
   model::ModelConfig config_;
   model::RopeFrequencies rope_;
   std::map<const model::KvCache*, std::array<std::vector<int32_t>, 2>> shadow_;

@@ -96,10 +96,11 @@ inline void expect_session_matches_full_forward(const stream::Layout& layout, co
 }
 
 // gpe.md §8.3 for wait-k with M source units and N target words: each source row forwarded once, each
-// target row once plus one re-feed per boundary at which a unit was read: max(0, min(N, M + 1 − k)).
+// target row once plus one re-feed per boundary at which a unit was read: max(0, min(N, M + 1 − k)), plus
+// extra_refeeds (the early end markers of end_after_source).
 inline void expect_forward_counts(const stream::Layout& layout, const Recorder& rec, const stream::Session& session,
-                                  int M, int N, int k) {
-  const int read_boundaries = std::max(0, std::min(N, M + 1 - k));
+                                  int M, int N, int k, int extra_refeeds = 0) {
+  const int read_boundaries = std::max(0, std::min(N, M + 1 - k)) + extra_refeeds;
   EXPECT_EQ(rec.forwarded.at(model::Group::Source), layout.n_source_rows);
   EXPECT_EQ(rec.forwarded.at(model::Group::Target), layout.n_target_rows + read_boundaries);
   EXPECT_EQ(session.stats().refeeds, read_boundaries);

@@ -9,6 +9,7 @@
 
 #include "../model/tiny_models.h"
 #include "../testing/scoped_env.h"
+#include "stream/policy.h"
 #include "stream/scheduler.h"
 #include "stream/session.h"
 #include "copy_model.h"
@@ -57,6 +58,48 @@ TEST(SessionDelays, WaitKWithPunctuationMultiTokenWordsAndEarlyEos) {
     const int M = static_cast<int>(std::count(c.source.begin(), c.source.end(), ' ')) + 1;
     EXPECT_EQ((*s)->units_read(), std::min<int>(c.k + static_cast<int>(c.words.size()), M + 1));
   }
+}
+
+// end_after_source: the end marker waits for the whole source. The model ends at "stop" while it cannot see
+// the source's end; each early end marker reads one more unit and the model decides again (last token
+// re-fed). By hand, wait-1 over "one two stop four" (M = 4): "one" after 1 unit, "two" after 2; EOS at 3
+// units ("stop" seen) → read "four" → EOS again → read the end marker → the model, seeing the end, goes on
+// past "stop": "four" with delay min(5, M) = 4; then EOS with all 5 units in. Without the option wait-k
+// ends at min(k + N, M + 1) = 3 units.
+TEST(SessionDelays, EndAfterSourceReadsEverythingBeforeTheEndMarker) {
+  CharCodec codec;
+  CopyModel model(codec, true);
+  for (bool end_after_source : {false, true}) {
+    stream::SessionOptions so;
+    so.k = 1;
+    so.end_after_source = end_after_source;
+    auto s = stream::Session::create(model, codec, so);
+    ASSERT_TRUE(s.ok());
+    Output out = run_live(**s, "one two stop four");
+    if (end_after_source) {
+      EXPECT_EQ(out.words, (std::vector<std::string>{"one", "two", "four"}));
+      EXPECT_EQ(out.delays, (std::vector<int>{1, 2, 4}));
+      EXPECT_EQ((*s)->units_read(), 5);
+      EXPECT_EQ((*s)->stats().refeeds, 4);  // after "one", after "two", and the two early end markers
+    } else {
+      EXPECT_EQ(out.words, (std::vector<std::string>{"one", "two"}));
+      EXPECT_EQ(out.delays, (std::vector<int>{1, 2}));
+      EXPECT_EQ((*s)->units_read(), 3);
+    }
+  }
+  // The policy alone: an end marker chosen with u units read wants u + 1 (at most M + 1 once M is known).
+  const stream::WaitKPolicy plain(2), waits(2, true);
+  stream::PolicyState ps{3, 1, false, 5, 3};
+  EXPECT_EQ(plain.decide(ps), stream::Action::Write);  // 3 >= k + N
+  EXPECT_EQ(waits.decide(ps), stream::Action::Read);   // 3 < 3 + 1
+  ps.units_read = 4;                                    // collect_reads planned one read
+  EXPECT_EQ(waits.decide(ps), stream::Action::Write);  // one unit per early end marker
+  ps = {5, 1, true, 5, 5};
+  EXPECT_EQ(waits.decide(ps), stream::Action::Read);   // 5 < M + 1 = 6
+  ps = {6, 1, true, 5, 6};
+  EXPECT_EQ(waits.decide(ps), stream::Action::Write);  // everything read: the end marker may be written
+  ps = {3, 1, true, 5, -1};                             // a word start: plain wait-k
+  EXPECT_EQ(waits.decide(ps), stream::Action::Write);
 }
 
 TEST(SessionDelays, HypothesesHoldNoTemplateText) {
