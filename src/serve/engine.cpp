@@ -98,6 +98,7 @@ Result<ResolvedOptions> Engine::resolve(const StreamOptions& o, bool continuous_
   if (o.k) r.session.k = *o.k;
   if (o.paradigm) r.session.paradigm = *o.paradigm;
   if (o.phi) r.session.phi = *o.phi;
+  if (o.end_after_source) r.session.end_after_source = *o.end_after_source;
   r.session.continuous = o.continuous.value_or(continuous_default);
   r.source_lang = o.source_lang.value_or(model_.meta.source_lang);
   r.target_lang = o.target_lang.value_or(model_.meta.target_lang);

@@ -50,7 +50,7 @@ Result<std::string> language_code(const json& obj, const char* field) {
 
 Result<StreamOptions> parse_stream_options(const json& obj, std::initializer_list<std::string_view> extra) {
   static constexpr std::string_view kOptionFields[] = {"k", "paradigm", "phi", "source_lang", "target_lang",
-                                                       "continuous"};
+                                                       "continuous", "end_after_source"};
   for (const auto& [key, _] : obj.items()) {
     const bool known = std::find(std::begin(kOptionFields), std::end(kOptionFields), key) != std::end(kOptionFields) ||
                        std::find(extra.begin(), extra.end(), key) != extra.end();
@@ -94,6 +94,11 @@ Result<StreamOptions> parse_stream_options(const json& obj, std::initializer_lis
     const json& v = obj["continuous"];
     if (!v.is_boolean()) return field_error("continuous", "true or false", v);
     o.continuous = v.get<bool>();
+  }
+  if (obj.contains("end_after_source")) {
+    const json& v = obj["end_after_source"];
+    if (!v.is_boolean()) return field_error("end_after_source", "true or false", v);
+    o.end_after_source = v.get<bool>();
   }
   return o;
 }

@@ -28,6 +28,7 @@ struct StreamOptions {
   std::optional<stream::Phi> phi;
   std::optional<std::string> source_lang, target_lang;
   std::optional<bool> continuous;  // sentence by sentence (bounded memory); default true for streams
+  std::optional<bool> end_after_source;  // wait-k: the end marker only once the whole source is read
 };
 
 // Audio streams (a speech model): the PCM encoding of binary frames, mono.

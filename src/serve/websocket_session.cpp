@@ -126,7 +126,8 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
            ", \"paradigm\": " + json_string(stream::paradigm_name(so.paradigm)) + ", \"phi\": " +
            json_string(so.phi.to_string()) + ", \"source_lang\": " + json_string(resolved->source_lang) +
            ", \"target_lang\": " + json_string(resolved->target_lang) + ", \"continuous\": " +
-           (so.continuous ? "true" : "false") +
+           (so.continuous ? "true" : "false") + ", \"end_after_source\": " +
+           (so.end_after_source ? "true" : "false") +
            (audio_ ? ", \"input\": \"audio\", \"audio_format\": " + json_string(pcm_format_name(format_)) +
                          ", \"sample_rate\": " + std::to_string(sample_rate_) + ", \"chunk_ms\": " +
                          json_ms(audio_->chunk_ms())

@@ -208,6 +208,7 @@ TEST_F(SpeechCli, EvalSpeechLogIsScoredToTheSameNumbers) {
     const json& e = lines[i];
     EXPECT_EQ(e.at("k").get<int>(), i < 2 ? 1 : 3);
     EXPECT_EQ(e.at("phi").get<std::string>(), i % 2 ? "4" : "0");
+    EXPECT_EQ(e.at("end_after_source"), false);
     EXPECT_EQ(e.at("utterances").get<int>(), 3);
     EXPECT_NEAR(e.at("audio_seconds").get<double>(), 1.2 + 1.7 + 0.9, 1e-9);
     EXPECT_GT(e.at("rtf").get<double>(), 0.0);
@@ -242,6 +243,14 @@ TEST_F(SpeechCli, EvalSpeechLogIsScoredToTheSameNumbers) {
   };
   EXPECT_EQ(strip_elapsed(read_text(kDir + "/again/group-k3-phi4/instances.log")),
             strip_elapsed(read_text(kDir + "/out/group-k3-phi4/instances.log")));
+  // --end-after-source on: said in the JSON line and in the folder's name.
+  auto ending = run("eval --speech -m model --manifest manifest.tsv -k 1 --phi 0 --end-after-source on --output eas --json -t 1");
+  ASSERT_EQ(ending.code, 0) << ending.err;
+  EXPECT_EQ(json::parse(ending.out).at("end_after_source"), true);
+  EXPECT_EQ(std::count_if(std::filesystem::directory_iterator(kDir + "/eas"), std::filesystem::directory_iterator(),
+                          [](const auto&) { return true; }),
+            1);
+  EXPECT_TRUE(std::filesystem::exists(kDir + "/eas/group-k1-phi0-end-after-source/instances.log"));
   // The table: a header and one row per (k, phi); --limit.
   auto table = run("eval --speech -m model --manifest manifest.tsv --no-noise --limit 2 -t 1");
   ASSERT_EQ(table.code, 0) << table.err;

@@ -157,7 +157,7 @@ class SpeechServeTest : public ::testing::Test {
 
   // The oracle: 16 kHz samples → whole-utterance log-mel → whole-utterance encoder forward → rows split into
   // chunks of rows_per_chunk (the last one shorter, 80 ms per row) → a Session fed by hand, stepped alone.
-  static Words reference(const std::vector<float>& samples_16k, bool continuous) {
+  static Words reference(const std::vector<float>& samples_16k, bool continuous, bool end_after_source = false) {
     const audio::SpeechEncoderConfig& ec = model_->encoder->config();
     const std::vector<float> mel = audio::log_mel(samples_16k);
     audio::SpeechEncoderPass pass(*model_->encoder);
@@ -166,6 +166,7 @@ class SpeechServeTest : public ::testing::Test {
     const size_t n_rows = rows.size() / width, per_chunk = static_cast<size_t>(ec.rows_per_chunk());
     stream::SessionOptions so = defaults();
     so.continuous = continuous;
+    so.end_after_source = end_after_source;
     auto s = stream::Session::create(*model_->llm.model, *model_->llm.codec, so);
     EXPECT_TRUE(s.ok());
     for (size_t r = 0; r < n_rows; r += per_chunk) {
@@ -250,6 +251,21 @@ TEST_F(SpeechServeTest, F32StreamEqualsASessionFedTheWholeUtteranceRows) {
   // The default (continuous) stream, the format and rate given explicitly, another frame size.
   expect_same(stream_audio(port_, R"({"type": "start", "audio_format": "f32le", "sample_rate": 16000})", bytes, 4 * 160),
               reference(x, /*continuous=*/true));
+}
+
+TEST_F(SpeechServeTest, EndAfterSourceIsAPerStreamOptionReportedByReady) {
+  start();
+  for (const bool on : {false, true}) {
+    WsClient c(port_);
+    ASSERT_TRUE(c.send(json{{"type", "start"}, {"end_after_source", on}}.dump()));
+    auto ready = c.read_json();
+    ASSERT_TRUE(ready && (*ready)["type"] == "ready") << (ready ? ready->dump() : "closed");
+    EXPECT_EQ((*ready)["end_after_source"], on);
+  }
+  const std::vector<float> x = signal(kSamples16k, 16000, 2);
+  expect_same(stream_audio(port_, R"({"type": "start", "continuous": false, "end_after_source": true})",
+                           f32le_bytes(x), 4 * 997),
+              reference(x, /*continuous=*/false, /*end_after_source=*/true));
 }
 
 TEST_F(SpeechServeTest, S16AtAnotherRateIsResampledLikeTheWholeSignal) {

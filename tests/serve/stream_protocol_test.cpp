@@ -13,7 +13,7 @@ std::string error_of(std::string_view text) {
 
 TEST(StreamProtocol, StartWithEveryOption) {
   auto m = parse_client_message(
-      R"({"type": "start", "k": 3, "paradigm": "interleaved", "phi": "S", "source_lang": "en", "target_lang": "de", "continuous": false})");
+      R"({"type": "start", "k": 3, "paradigm": "interleaved", "phi": "S", "source_lang": "en", "target_lang": "de", "continuous": false, "end_after_source": true})");
   ASSERT_TRUE(m.ok()) << m.error().message();
   const auto& o = std::get<StartMessage>(*m).options;
   EXPECT_EQ(o.k, 3);
@@ -23,10 +23,12 @@ TEST(StreamProtocol, StartWithEveryOption) {
   EXPECT_EQ(o.source_lang, "en");
   EXPECT_EQ(o.target_lang, "de");
   EXPECT_EQ(o.continuous, false);
+  EXPECT_EQ(o.end_after_source, true);
   auto bare = parse_client_message(R"({"type": "start", "phi": 0.5})");
   ASSERT_TRUE(bare.ok());
   const auto& b = std::get<StartMessage>(*bare).options;
   EXPECT_FALSE(b.k.has_value());
+  EXPECT_FALSE(b.end_after_source.has_value());
   EXPECT_FLOAT_EQ(b.phi->value, 0.5f);
 }
 
@@ -54,6 +56,8 @@ TEST(StreamProtocol, ErrorsNameTheField) {
   EXPECT_EQ(error_of(R"({"type": "start", "phi": "T"})"), "'phi': expected a number >= 0 or \"S\", got 'T'");
   EXPECT_EQ(error_of(R"({"type": "start", "source_lang": "e n"})"), "'source_lang': expected a language code such as \"en\"");
   EXPECT_EQ(error_of(R"({"type": "start", "continuous": 1})"), "'continuous': expected true or false, got a number");
+  EXPECT_EQ(error_of(R"({"type": "start", "end_after_source": "on"})"),
+            "'end_after_source': expected true or false, got a string");
   EXPECT_EQ(error_of(R"({"type": "source"})"), "source message has no 'text'");
   EXPECT_EQ(error_of(R"({"type": "source", "text": null})"), "'text': expected a string, got null");
   EXPECT_EQ(error_of(R"({"type": "source", "text": "a", "more": 1})"), "unknown field 'more'");
