@@ -39,7 +39,9 @@ static void print_usage(FILE* out) {
   auto commands = gpstream::cli::command_registry();
   std::sort(commands.begin(), commands.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   std::fprintf(out, "usage: gpstream <command> [options]   (gpstream <command> --help for its options)\n\ncommands:\n");
-  for (const auto& c : commands) std::fprintf(out, "  %-16s %s\n", c.name.c_str(), c.summary.c_str());
+  int width = 0;
+  for (const auto& c : commands) width = std::max(width, static_cast<int>(c.name.size()));
+  for (const auto& c : commands) std::fprintf(out, "  %-*s  %s\n", width, c.name.c_str(), c.summary.c_str());
 }
 
 int main(int argc, char** argv) {
