@@ -24,9 +24,11 @@ int run_average_checkpoints(int argc, char** argv) {
 
   auto avg = train::average_checkpoints(inputs);
   if (!avg) return fail("average-checkpoints", avg.error());
-  if (Status s = train::write_checkpoint(output, *avg); !s.ok()) return fail("average-checkpoints", s.error());
-  std::printf("%s: the mean of %zu checkpoints, %zu parameters; optimizer state and step (%lld) of the newest\n",
-              output.c_str(), inputs.size(), avg->values.size(), static_cast<long long>(avg->step));
+  if (Status s = train::write_checkpoint(output, *avg); !s.ok())
+    return fail("average-checkpoints", s.error());
+  std::printf(
+      "%s: the mean of %zu checkpoints, %zu parameters; optimizer state and step (%lld) of the newest\n",
+      output.c_str(), inputs.size(), avg->values.size(), static_cast<long long>(avg->step));
   return kExitOk;
 }
 

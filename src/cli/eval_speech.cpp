@@ -4,7 +4,8 @@
 // --no-noise), streamed through a SpeechTranscriber in 10 ms pieces (speech/speech_evaluation.h), and scored
 // as `gpstream score --speech` scores an instances.log (eval/speech_scores.h): WER, then AL, LAAL, AP, DAL,
 // ATD and their computation-aware _CA variants in ms, plus the real-time factor (transcriber seconds / audio
-// seconds). With --output, DIR/<paradigm>-k<K>-phi<F>[-end-after-source]/ gets SimulEval's instances.log and scores.tsv.
+// seconds). With --output, DIR/<paradigm>-k<K>-phi<F>[-end-after-source]/ gets SimulEval's instances.log and
+// scores.tsv.
 #include "cli/eval_speech.h"
 
 #include <unistd.h>
@@ -68,7 +69,8 @@ int run_eval_speech(int argc, char** argv) {
   app.add_option("--limit", limit, "evaluate only the first N utterances");
   app.add_option("--wer-normalization", wer_norm, "basic (default) or none, as in `gpstream score --speech`")
       ->check(CLI::IsMember({"basic", "none"}));
-  app.add_option("--output", output, "folder for <paradigm>-k<K>-phi<F>[-end-after-source]/instances.log and scores.tsv");
+  app.add_option("--output", output,
+                 "folder for <paradigm>-k<K>-phi<F>[-end-after-source]/instances.log and scores.tsv");
   app.add_flag("--json", json, "one JSON line per (k, phi) with full-precision scores");
   app.add_option("-t,--threads", o.threads, "threads (default: all cores; one for models under 20M parameters)")
       ->check(CLI::Range(0, 1024));
@@ -157,8 +159,9 @@ int run_eval_speech(int argc, char** argv) {
     const double rtf = res->real_time_factor();
     if (json) {
       std::printf(
-          "{\"paradigm\": \"%s\", \"k\": %d, \"phi\": \"%s\", \"end_after_source\": %s, \"utterances\": %zu, \"audio_seconds\": %s, "
-          "\"compute_seconds\": %s, \"rtf\": %s, %s, \"num_instances\": %zu, \"skipped\": %s}\n",
+          "{\"paradigm\": \"%s\", \"k\": %d, \"phi\": \"%s\", \"end_after_source\": %s, \"utterances\": %zu, "
+          "\"audio_seconds\": %s, \"compute_seconds\": %s, \"rtf\": %s, %s, \"num_instances\": %zu, "
+          "\"skipped\": %s}\n",
           stream::paradigm_name(run.options.paradigm), run.k, run.options.phi.to_string().c_str(),
           run.options.end_after_source ? "true" : "false", res->records.size(),
           eval::python_float_repr(res->audio_seconds).c_str(), eval::python_float_repr(res->compute_seconds).c_str(),

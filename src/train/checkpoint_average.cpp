@@ -13,8 +13,9 @@ Result<CheckpointState> average_checkpoints(const std::vector<std::string>& path
       sum.assign(s.values.size(), 0.0);
     } else if (s.fingerprint != newest.fingerprint || s.values.size() != sum.size()) {
       return invalid_argument("checkpoint " + paths[i] + " holds other parameters than " + paths[0] + " (" +
-                              std::to_string(s.values.size()) + " values of '" + s.fingerprint + "' against " +
-                              std::to_string(sum.size()) + " of '" + newest.fingerprint + "')");
+                              std::to_string(s.values.size()) + " values of '" + s.fingerprint +
+                              "' against " + std::to_string(sum.size()) + " of '" + newest.fingerprint +
+                              "')");
     }
     for (size_t j = 0; j < sum.size(); ++j) sum[j] += s.values[j];
     if (i == 0 || s.step > newest.step) newest = std::move(s);

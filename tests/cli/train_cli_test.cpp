@@ -13,9 +13,12 @@ namespace {
 
 const std::string kDir = std::string(GPSTREAM_BINARY_DIR) + "/train_cli_test_tmp/" + std::to_string(getpid());
 
-gpstream::testing::CommandRun run(const std::string& args) { return gpstream::testing::run_gpstream(kDir, args); }
+gpstream::testing::CommandRun run(const std::string& args) {
+  return gpstream::testing::run_gpstream(kDir, args);
+}
 
-void write(const std::string& name, int64_t step, std::vector<float> values, const std::string& fingerprint = "net") {
+void write(const std::string& name, int64_t step, std::vector<float> values,
+           const std::string& fingerprint = "net") {
   gpstream::train::CheckpointState s;
   s.step = step;
   s.fingerprint = fingerprint;
@@ -33,7 +36,9 @@ TEST(TrainCli, AverageCheckpointsWritesTheMean) {
   write("c.bin", 300, {1.0f, 2.0f, 3.0f}, "another");
   auto r = run("average-checkpoints -o avg.bin b.bin a.bin");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out, "avg.bin: the mean of 2 checkpoints, 3 parameters; optimizer state and step (200) of the newest\n");
+  EXPECT_EQ(
+      r.out,
+      "avg.bin: the mean of 2 checkpoints, 3 parameters; optimizer state and step (200) of the newest\n");
   auto avg = gpstream::train::read_checkpoint(kDir + "/avg.bin");
   ASSERT_TRUE(avg.ok()) << avg.error().message();
   EXPECT_EQ(avg->values, (std::vector<float>{1.5f, 15.0f, 1.0f}));

@@ -45,7 +45,8 @@ TEST(CheckpointAverage, MeanOfTheValuesWithTheNewestState) {
   const std::string c = write(dir, state(20, {4.0f, 1.0f, -1e8f, 0.125f}));
   auto avg = average_checkpoints({a, b, c});
   ASSERT_TRUE(avg.ok()) << avg.error().message();
-  const std::vector<float> want = {7.0f / 3.0f, 1.0f, static_cast<float>(1.0 / 3.0), static_cast<float>(0.875 / 3.0)};
+  const std::vector<float> want = {7.0f / 3.0f, 1.0f, static_cast<float>(1.0 / 3.0),
+                                   static_cast<float>(0.875 / 3.0)};
   ASSERT_EQ(avg->values.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(avg->values[i], want[i]) << i;
   EXPECT_EQ(avg->step, 30);
