@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "audio/conv_module_ops.h"
 #include "audio/speech_encoder_ops.h"
 #include "kernels/activation.h"
 #include "kernels/activation_backward.h"
@@ -44,7 +45,7 @@ const std::vector<float>& SpeechEncoderPass::forward(const float* mel, int64_t n
   const auto& O = model_.offsets();
   const float* P = model_.data();
   const int64_t K = c.conv_kernel, M = c.n_mels, C = c.conv_channels, D = c.d_model, F = c.n_ff;
-  const int64_t H = c.n_head, HD = c.head_dim();
+  const int64_t H = c.n_head, HD = c.head_dim(), KC = c.conv_module_kernel;
   kernels::set_blas_threads(n_threads_);  // else OpenBLAS uses every core for the small GEMMs
   n_ = std::max<int64_t>(n_frames, 0);
   t1_ = n_ / 2;
@@ -86,6 +87,9 @@ const std::vector<float>& SpeechEncoderPass::forward(const float* mel, int64_t n
     for (auto* v : {&a.h1, &a.q, &a.k, &a.v, &a.att, &a.x_mid, &a.h2}) resize(*v, T * D);
     for (auto* v : {&a.gate, &a.up, &a.act}) resize(*v, T * F);
     resize(a.probs, H * T * T);
+    for (auto* v : {&a.h3, &a.cv, &a.s, &a.x_conv}) resize(*v, KC > 0 ? T * D : 0);
+    resize(a.pw1, KC > 0 ? T * 2 * D : 0);
+    resize(a.gpad, KC > 0 ? (T + KC - 1) * D : 0);  // the first KC - 1 rows stay zero: causal padding
     if (T > 0) {
       kernels::rmsnorm_forward(a.h1.data(), D, a.x.data(), D, P + L.attn_norm, T, D, c.norm_eps);
       kernels::linear_forward(a.q.data(), D, a.h1.data(), D, f32_view(P + L.wq, D, D), nullptr, T, nullptr,
@@ -105,7 +109,20 @@ const std::vector<float>& SpeechEncoderPass::forward(const float* mel, int64_t n
       kernels::linear_forward(a.x_mid.data(), D, a.att.data(), D, f32_view(P + L.wo, D, D), nullptr, T,
                               nullptr, n_threads_);
       for (int64_t i = 0; i < T * D; ++i) a.x_mid[static_cast<size_t>(i)] += a.x[static_cast<size_t>(i)];
-      kernels::rmsnorm_forward(a.h2.data(), D, a.x_mid.data(), D, P + L.ffn_norm, T, D, c.norm_eps);
+      if (KC > 0) {  // x_conv = x_mid + W_pw2 silu(dwconv(glu(W_pw1 rms(x_mid))))
+        kernels::rmsnorm_forward(a.h3.data(), D, a.x_mid.data(), D, P + L.conv_norm, T, D, c.norm_eps);
+        kernels::linear_forward(a.pw1.data(), 2 * D, a.h3.data(), D, f32_view(P + L.conv_pw1, 2 * D, D),
+                                nullptr, T, nullptr, n_threads_);
+        glu_forward(a.gpad.data() + (KC - 1) * D, a.pw1.data(), T, D);
+        depthwise_conv_causal(a.cv.data(), a.gpad.data(), T, D, P + L.conv_dw, KC);
+        silu_rows(a.s.data(), a.cv.data(), T * D);
+        kernels::linear_forward(a.x_conv.data(), D, a.s.data(), D, f32_view(P + L.conv_pw2, D, D), nullptr, T,
+                                nullptr, n_threads_);
+        for (int64_t i = 0; i < T * D; ++i)
+          a.x_conv[static_cast<size_t>(i)] += a.x_mid[static_cast<size_t>(i)];
+      }
+      const std::vector<float>& ffn_in = KC > 0 ? a.x_conv : a.x_mid;
+      kernels::rmsnorm_forward(a.h2.data(), D, ffn_in.data(), D, P + L.ffn_norm, T, D, c.norm_eps);
       kernels::linear_forward(a.gate.data(), F, a.h2.data(), D, f32_view(P + L.w_gate, F, D), nullptr, T,
                               nullptr, n_threads_);
       kernels::linear_forward(a.up.data(), F, a.h2.data(), D, f32_view(P + L.w_up, F, D), nullptr, T, nullptr,
@@ -114,7 +131,7 @@ const std::vector<float>& SpeechEncoderPass::forward(const float* mel, int64_t n
                                  kernels::Activation::Silu);
       kernels::linear_forward(x.data(), D, a.act.data(), F, f32_view(P + L.w_down, D, F), nullptr, T, nullptr,
                               n_threads_);
-      for (int64_t i = 0; i < T * D; ++i) x[static_cast<size_t>(i)] += a.x_mid[static_cast<size_t>(i)];
+      for (int64_t i = 0; i < T * D; ++i) x[static_cast<size_t>(i)] += ffn_in[static_cast<size_t>(i)];
     }
   }
   x_final_ = std::move(x);
@@ -137,7 +154,7 @@ void SpeechEncoderPass::backward(const float* d_out, float* G, const float* d_en
   const auto& O = model_.offsets();
   const float* P = model_.data();
   const int64_t K = c.conv_kernel, M = c.n_mels, C = c.conv_channels, D = c.d_model, F = c.n_ff;
-  const int64_t H = c.n_head, HD = c.head_dim(), T = t2_;
+  const int64_t H = c.n_head, HD = c.head_dim(), T = t2_, KC = c.conv_module_kernel;
   const int64_t SD = c.stack * D, PH = c.proj_hidden, LH = c.llm_hidden;
   if (T == 0) return;
   kernels::set_blas_threads(n_threads_);
@@ -163,10 +180,15 @@ void SpeechEncoderPass::backward(const float* d_out, float* G, const float* d_en
       dup(static_cast<size_t>(T * F)), datt(static_cast<size_t>(T * D)), dq(static_cast<size_t>(T * D)),
       dk(static_cast<size_t>(T * D)), dv(static_cast<size_t>(T * D)),
       scratch(static_cast<size_t>(n_threads_ * T * T));
+  std::vector<float> ds(KC > 0 ? static_cast<size_t>(T * D) : 0),
+      dgpad(KC > 0 ? static_cast<size_t>((T + KC - 1) * D) : 0),
+      dpw1(KC > 0 ? static_cast<size_t>(T * 2 * D) : 0);
   for (int64_t il = c.n_layer - 1; il >= 0; --il) {
     const auto& L = O.layers[static_cast<size_t>(il)];
     const LayerActs& a = layers_[static_cast<size_t>(il)];
-    // x_next = x_mid + W_down act: dx is d(x_next); d(x_mid) = dx + (ffn path).
+    // x_next = ffn_in + W_down act (ffn_in: x_conv with the convolution module, else x_mid): dx is
+    // d(x_next); d(ffn_in) = dx + (ffn path).
+    const std::vector<float>& ffn_in = KC > 0 ? a.x_conv : a.x_mid;
     std::vector<float> dact(static_cast<size_t>(T * F));
     kernels::linear_backward(dact.data(), F, G + L.w_down, nullptr, dx.data(), D, a.act.data(), F,
                              P + L.w_down, D, F, T, false);
@@ -176,8 +198,21 @@ void SpeechEncoderPass::backward(const float* d_out, float* G, const float* d_en
                              P + L.w_gate, F, D, T, false);
     kernels::linear_backward(dh.data(), D, G + L.w_up, nullptr, dup.data(), F, a.h2.data(), D, P + L.w_up, F,
                              D, T);
-    kernels::rmsnorm_backward(dx.data(), D, G + L.ffn_norm, dh.data(), D, a.x_mid.data(), D, P + L.ffn_norm,
-                              T, D, c.norm_eps);
+    kernels::rmsnorm_backward(dx.data(), D, G + L.ffn_norm, dh.data(), D, ffn_in.data(), D, P + L.ffn_norm, T,
+                              D, c.norm_eps);
+    if (KC > 0) {  // dx holds d(x_conv); x_conv = x_mid + W_pw2 silu(dwconv(glu(W_pw1 rms(x_mid))))
+      kernels::linear_backward(ds.data(), D, G + L.conv_pw2, nullptr, dx.data(), D, a.s.data(), D,
+                               P + L.conv_pw2, D, D, T, false);
+      silu_backward_rows(ds.data(), ds.data(), a.cv.data(), T * D);
+      std::fill(dgpad.begin(), dgpad.end(), 0.0f);
+      depthwise_conv_causal_backward(dgpad.data(), G + L.conv_dw, ds.data(), a.gpad.data(), T, D,
+                                     P + L.conv_dw, KC);
+      glu_backward(dpw1.data(), dgpad.data() + (KC - 1) * D, a.pw1.data(), T, D);
+      kernels::linear_backward(dh.data(), D, G + L.conv_pw1, nullptr, dpw1.data(), 2 * D, a.h3.data(), D,
+                               P + L.conv_pw1, 2 * D, D, T, false);
+      kernels::rmsnorm_backward(dx.data(), D, G + L.conv_norm, dh.data(), D, a.x_mid.data(), D,
+                                P + L.conv_norm, T, D, c.norm_eps);
+    }
     // dx now holds d(x_mid); x_mid = x + W_o att.
     kernels::linear_backward(datt.data(), D, G + L.wo, nullptr, dx.data(), D, a.att.data(), D, P + L.wo, D, D,
                              T, false);

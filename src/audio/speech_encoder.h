@@ -6,7 +6,8 @@
 //   z  = gelu(conv2(y1))       [T2 = T1/2, d_model]         one encoder frame per 40 ms
 //   per layer (pre-RMSNorm, RoPE at position t = frame index, chunked causal mask):
 //     h = rms(z) w_attn;  z += W_o attn(rope(W_q h), rope(W_k h), W_v h)
-//     h = rms(z) w_ffn;   z += W_down (silu(W_gate h) * W_up h)
+//     with conv_module_kernel > 0:  h = rms(z) w_conv;  z += W_pw2 silu(dwconv(glu(W_pw1 h)))   (causal
+//     dwconv) h = rms(z) w_ffn;   z += W_down (silu(W_gate h) * W_up h)
 //   e  = rms(z) w_norm                                      [T2, d_model]
 //   s  = e stacked by `stack` rows (trailing partial stack dropped)   [T3 = T2/stack, stack * d_model]
 //   out = fc2(gelu(fc1(s)))                                 [T3, llm_hidden]
@@ -42,6 +43,7 @@ class SpeechEncoderPass {
  private:
   struct LayerActs {
     std::vector<float> x, h1, q, k, v, att, x_mid, h2, gate, up, act, probs;
+    std::vector<float> h3, pw1, gpad, cv, s, x_conv;  // the convolution module's (empty without it)
   };
   void linear(float* y, const float* x, size_t w, size_t b, int64_t rows, int64_t out, int64_t in);
 

@@ -14,6 +14,7 @@ int64_t SpeechEncoderConfig::parameter_count() const {
   const int64_t K = conv_kernel, C = conv_channels, D = d_model, F = n_ff;
   int64_t n = C * K * n_mels + C + D * K * C + D;
   n += n_layer * (2 * D + 4 * D * D + 3 * D * F);
+  if (conv_module_kernel > 0) n += n_layer * (D + 2 * D * D + D * conv_module_kernel + D * D);
   n += D;
   n += proj_hidden * stack * D + proj_hidden + llm_hidden * proj_hidden + llm_hidden;
   return n;
@@ -33,6 +34,7 @@ Status SpeechEncoderConfig::validate() const {
   GPS_TRY(in_range("n_layer", n_layer, 0, 128));
   GPS_TRY(in_range("n_head", n_head, 1, 256));
   GPS_TRY(in_range("n_ff", n_ff, 1, 65536));
+  GPS_TRY(in_range("conv_module_kernel", conv_module_kernel, 0, 63));
   GPS_TRY(in_range("chunk_frames", chunk_frames, 1, 4096));
   GPS_TRY(in_range("left_chunks", left_chunks, 0, 1 << 20));
   GPS_TRY(in_range("stack", stack, 1, 64));
@@ -66,6 +68,9 @@ std::string SpeechEncoderConfig::to_json() const {
   j["n_layer"] = n_layer;
   j["n_head"] = n_head;
   j["n_ff"] = n_ff;
+  // Written only when present, so an encoder without the module has the JSON it always had (checkpoint
+  // fingerprints of runs started before the module existed still match).
+  if (conv_module_kernel > 0) j["conv_module_kernel"] = conv_module_kernel;
   j["chunk_frames"] = chunk_frames;
   j["left_chunks"] = left_chunks;
   j["stack"] = stack;
@@ -108,6 +113,8 @@ Result<SpeechEncoderConfig> SpeechEncoderConfig::from_json(const std::string& te
   GPS_TRY(get_int("n_layer", c.n_layer));
   GPS_TRY(get_int("n_head", c.n_head));
   GPS_TRY(get_int("n_ff", c.n_ff));
+  // Optional: encoders saved before the convolution module existed have none.
+  if (j.contains("conv_module_kernel")) GPS_TRY(get_int("conv_module_kernel", c.conv_module_kernel));
   GPS_TRY(get_int("chunk_frames", c.chunk_frames));
   GPS_TRY(get_int("left_chunks", c.left_chunks));
   GPS_TRY(get_int("stack", c.stack));

@@ -1,5 +1,6 @@
 // Sizes of the streaming speech encoder (docs/speech.md, "Speech encoder"): causal conv1d subsampling
-// (two layers, stride 2 each: 40 ms per encoder frame), a causal chunked Transformer, and a projector into
+// (two layers, stride 2 each: 40 ms per encoder frame), a causal chunked Transformer (optionally with a
+// causal convolution module per block, Conformer-style), and a projector into
 // an LLM's embedding space. The config travels with the weights (safetensors metadata, JSON).
 #pragma once
 
@@ -21,8 +22,11 @@ struct SpeechEncoderConfig {
   int64_t conv_channels = 256;  // output channels of the first convolution
   int64_t d_model = 256;        // Transformer width (output channels of the second convolution)
   int64_t n_layer = 4;
-  int64_t n_head = 4;          // head_dim = d_model / n_head (even: RoPE)
-  int64_t n_ff = 768;          // SwiGLU inner size
+  int64_t n_head = 4;  // head_dim = d_model / n_head (even: RoPE)
+  int64_t n_ff = 768;  // SwiGLU inner size
+  // Depthwise kernel of a Conformer-style convolution module between attention and the FFN of every block
+  // (causal: frame t sees frames t - K + 1 .. t); 0 = no module (the files written before it existed).
+  int64_t conv_module_kernel = 0;
   int64_t chunk_frames = 8;    // encoder frames per attention chunk (8 x 40 ms = 320 ms)
   int64_t left_chunks = 0;     // past chunks a frame sees (0 = all of them)
   int64_t stack = 2;           // encoder frames concatenated into one projector input (80 ms per row)

@@ -25,6 +25,12 @@ SpeechEncoderModel::SpeechEncoderModel(const SpeechEncoderConfig& config) : conf
     L.wk = add(p + "attn.k.weight", {c.d_model, c.d_model}, true);
     L.wv = add(p + "attn.v.weight", {c.d_model, c.d_model}, true);
     L.wo = add(p + "attn.o.weight", {c.d_model, c.d_model}, true);
+    if (c.conv_module_kernel > 0) {
+      L.conv_norm = add(p + "conv_norm.weight", {c.d_model}, false);
+      L.conv_pw1 = add(p + "conv.pw1.weight", {2 * c.d_model, c.d_model}, true);
+      L.conv_dw = add(p + "conv.dw.weight", {c.d_model, c.conv_module_kernel}, true);
+      L.conv_pw2 = add(p + "conv.pw2.weight", {c.d_model, c.d_model}, true);
+    }
     L.ffn_norm = add(p + "ffn_norm.weight", {c.d_model}, false);
     L.w_gate = add(p + "ffn.gate.weight", {c.n_ff, c.d_model}, true);
     L.w_up = add(p + "ffn.up.weight", {c.n_ff, c.d_model}, true);
@@ -74,7 +80,9 @@ void SpeechEncoderModel::init_random(uint64_t seed) {
     int64_t fan_in = 1;
     for (size_t d = 1; d < t.shape.size(); ++d) fan_in *= t.shape[d];
     double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
-    if (t.name.ends_with("attn.o.weight") || t.name.ends_with("ffn.down.weight")) bound *= residual_scale;
+    if (t.name.ends_with("attn.o.weight") || t.name.ends_with("conv.pw2.weight") ||
+        t.name.ends_with("ffn.down.weight"))
+      bound *= residual_scale;
     for (size_t i = 0; i < t.numel; ++i) p[i] = static_cast<float>(bound * uniform());
   }
 }

@@ -1,10 +1,15 @@
 // Parameters of the speech encoder (speech_encoder_config.h) as llm.c keeps them: one flat fp32 buffer and a
 // table of named tensors with offsets; gradients are a second buffer of the same size, indexed by the same
-// offsets. Names and shapes (stored in safetensors under these names, F32; docs/speech.md):
+// offsets. Names and shapes (stored in safetensors under these names; docs/speech.md):
 //   encoder.conv1.weight [conv_channels, conv_kernel, n_mels]   encoder.conv1.bias [conv_channels]
 //   encoder.conv2.weight [d_model, conv_kernel, conv_channels]  encoder.conv2.bias [d_model]
 //   encoder.layers.{i}.attn_norm.weight [d_model]
 //   encoder.layers.{i}.attn.{q,k,v,o}.weight [d_model, d_model]
+//   with conv_module_kernel > 0 (the convolution module):
+//     encoder.layers.{i}.conv_norm.weight [d_model]
+//     encoder.layers.{i}.conv.pw1.weight [2 d_model, d_model]   encoder.layers.{i}.conv.dw.weight
+//     [d_model, conv_module_kernel]                              encoder.layers.{i}.conv.pw2.weight [d_model,
+//     d_model]
 //   encoder.layers.{i}.ffn_norm.weight [d_model]
 //   encoder.layers.{i}.ffn.{gate,up}.weight [n_ff, d_model]      encoder.layers.{i}.ffn.down.weight [d_model,
 //   n_ff] encoder.norm.weight [d_model] projector.fc1.weight [proj_hidden, stack * d_model]
@@ -37,6 +42,7 @@ struct SpeechEncoderTensor {
 // Offsets of one Transformer block's tensors in the flat buffer.
 struct SpeechEncoderLayerOffsets {
   size_t attn_norm = 0, wq = 0, wk = 0, wv = 0, wo = 0, ffn_norm = 0, w_gate = 0, w_up = 0, w_down = 0;
+  size_t conv_norm = 0, conv_pw1 = 0, conv_dw = 0, conv_pw2 = 0;  // with conv_module_kernel > 0 only
 };
 
 struct SpeechEncoderOffsets {
@@ -51,8 +57,8 @@ class SpeechEncoderModel {
   // Zero-filled parameters for a valid config (asserts validity: validate() it first).
   explicit SpeechEncoderModel(const SpeechEncoderConfig& config);
 
-  // Seeded random initialisation: every matrix uniform in ±1/sqrt(fan_in) (the residual outputs attn.o and
-  // ffn.down further scaled by 1/sqrt(2 n_layer)); norms 1, biases 0. Deterministic for a seed.
+  // Seeded random initialisation: every matrix uniform in ±1/sqrt(fan_in) (the residual outputs attn.o,
+  // conv.pw2 and ffn.down further scaled by 1/sqrt(2 n_layer)); norms 1, biases 0. Deterministic for a seed.
   void init_random(uint64_t seed);
 
   // Storage::F32 writes every tensor in F32; Storage::MatricesBf16 writes the matrices (is_matrix) in BF16

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "audio/conv_module_ops.h"
 #include "audio/speech_encoder_ops.h"
 #include "kernels/activation.h"
 #include "kernels/attention.h"
@@ -34,6 +35,9 @@ void SpeechEncoderStream::reset() {
   pending_.clear();
   k_cache_.assign(static_cast<size_t>(c.n_layer), {});
   v_cache_.assign(static_cast<size_t>(c.n_layer), {});
+  const int64_t kc = c.conv_module_kernel;
+  conv_hist_.assign(static_cast<size_t>(kc > 0 ? c.n_layer : 0),
+                    std::vector<float>(static_cast<size_t>(std::max<int64_t>(kc - 1, 0) * c.d_model), 0.0f));
   cache_begin_ = 0;
   pos_ = 0;
   frames_pushed_ = 0;
@@ -96,7 +100,7 @@ size_t SpeechEncoderStream::run_chunk(std::vector<float>& out) {
   const auto& c = model_.config();
   const auto& O = model_.offsets();
   const float* P = model_.data();
-  const int64_t D = c.d_model, F = c.n_ff, H = c.n_head, HD = c.head_dim();
+  const int64_t D = c.d_model, F = c.n_ff, H = c.n_head, HD = c.head_dim(), KC = c.conv_module_kernel;
   const int64_t n = std::min<int64_t>(c.chunk_frames, static_cast<int64_t>(pending_.size()) / D);
   const int64_t chunk = chunk_of(pos_, c.chunk_frames);
   const int64_t first = first_visible_frame(chunk, c.chunk_frames, c.left_chunks);
@@ -147,6 +151,21 @@ size_t SpeechEncoderStream::run_chunk(std::vector<float>& out) {
     kernels::linear_forward(h_.data(), D, att_.data(), D, f32_view(P + L.wo, D, D), nullptr, n, nullptr,
                             n_threads_);
     for (int64_t i = 0; i < n * D; ++i) x_[static_cast<size_t>(i)] += h_[static_cast<size_t>(i)];
+    if (KC > 0) {  // x += W_pw2 silu(dwconv(glu(W_pw1 rms(x)))), the dwconv over [history, this chunk]
+      auto& hist = conv_hist_[static_cast<size_t>(il)];
+      kernels::rmsnorm_forward(h_.data(), D, x_.data(), D, P + L.conv_norm, n, D, c.norm_eps);
+      ensure(pw1_, n * 2 * D);
+      kernels::linear_forward(pw1_.data(), 2 * D, h_.data(), D, f32_view(P + L.conv_pw1, 2 * D, D), nullptr,
+                              n, nullptr, n_threads_);
+      hist.resize(static_cast<size_t>((KC - 1 + n) * D));
+      glu_forward(hist.data() + (KC - 1) * D, pw1_.data(), n, D);
+      depthwise_conv_causal(att_.data(), hist.data(), n, D, P + L.conv_dw, KC);
+      silu_rows(att_.data(), att_.data(), n * D);
+      kernels::linear_forward(h_.data(), D, att_.data(), D, f32_view(P + L.conv_pw2, D, D), nullptr, n,
+                              nullptr, n_threads_);
+      for (int64_t i = 0; i < n * D; ++i) x_[static_cast<size_t>(i)] += h_[static_cast<size_t>(i)];
+      hist.erase(hist.begin(), hist.begin() + n * D);  // the last KC - 1 rows stay for the next chunk
+    }
     kernels::rmsnorm_forward(h_.data(), D, x_.data(), D, P + L.ffn_norm, n, D, c.norm_eps);
     kernels::linear_forward(gate_.data(), F, h_.data(), D, f32_view(P + L.w_gate, F, D), nullptr, n, nullptr,
                             n_threads_);

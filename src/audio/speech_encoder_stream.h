@@ -1,10 +1,11 @@
 // Streaming speech encoder: log-mel frames go in as they arrive, projected embedding rows come out chunk by
 // chunk. State: the convolutions' left context (the last input rows of each), the encoder frames of the
-// chunk being filled, and a key/value cache per Transformer layer (trimmed to `left_chunks` chunks when
-// the config bounds the left context). A chunk of chunk_frames encoder frames (4 log-mel frames each) is
-// run through the Transformer as soon as its last frame exists: no look-ahead beyond the chunk. finish()
-// runs the partial last chunk. The rows equal SpeechEncoderPass::forward over the whole utterance (within
-// float rounding: the products are summed in another order) for any chunking of the input.
+// chunk being filled, a key/value cache per Transformer layer (trimmed to `left_chunks` chunks when
+// the config bounds the left context) and, with the convolution module, its last K - 1 input rows per layer.
+// A chunk of chunk_frames encoder frames (4 log-mel frames each) is run through the Transformer as soon as
+// its last frame exists: no look-ahead beyond the chunk. finish() runs the partial last chunk. The rows equal
+// SpeechEncoderPass::forward over the whole utterance (within float rounding: the products are summed in
+// another order) for any chunking of the input.
 #pragma once
 
 #include <cstddef>
@@ -46,14 +47,15 @@ class SpeechEncoderStream {
   std::vector<float> hist1_, hist2_;  // conv inputs from the start of the next window on
   std::vector<float> pending_;        // encoder frames of the chunk being filled [n, d_model]
   std::vector<std::vector<float>> k_cache_, v_cache_;  // per layer [rows, d_model], keys after RoPE
-  int64_t cache_begin_ = 0;                            // encoder frame index of the first cached row
-  int64_t pos_ = 0;                                    // encoder frames already through the Transformer
+  std::vector<std::vector<float>> conv_hist_;  // per layer: the convolution module's last K - 1 GLU rows
+  int64_t cache_begin_ = 0;                    // encoder frame index of the first cached row
+  int64_t pos_ = 0;                            // encoder frames already through the Transformer
   size_t frames_pushed_ = 0;
   size_t rows_emitted_ = 0;
   bool finished_ = false;
   // Scratch.
   std::vector<float> cols_, conv_pre_, conv_out_, x_, h_, q_, k_, v_, att_, gate_, up_, cos_, sin_, scores_,
-      hid_;
+      hid_, pw1_;
 };
 
 }  // namespace gpstream::audio

@@ -32,6 +32,7 @@ Result<SpeechTrainConfig> parse_speech_train_config(const std::string& text, con
   GPS_ASSIGN(const json* je, train::object(j, "encoder", where));
   if (je) {
     json merged = json::parse(c.encoder.to_json());
+    merged["conv_module_kernel"] = c.encoder.conv_module_kernel;  // to_json leaves it out when 0
     for (auto it = je->begin(); it != je->end(); ++it) {
       if (!merged.contains(it.key())) return format_error(where + ": encoder: unknown key '" + it.key() + "'");
       if (it.key() == "llm_hidden") return format_error(where + ": encoder: llm_hidden is the LLM's hidden size");

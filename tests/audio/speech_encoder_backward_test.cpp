@@ -1,5 +1,6 @@
 // Speech encoder backward: every parameter's gradient against a central finite difference of the forward,
-// on a tiny config (two layers, bounded left context, stacking, a partial last chunk).
+// on a tiny config (two layers, bounded left context, stacking, a partial last chunk), with and without the
+// convolution module.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -36,8 +37,14 @@ double loss_of(SpeechEncoderPass& pass, const std::vector<float>& mel, int64_t f
   return s;
 }
 
-TEST(SpeechEncoderBackward, MatchesFiniteDifferences) {
-  const auto c = tiny_config();
+// The tiny config with the convolution module: a depthwise kernel of 3 reaches across the chunks of 2.
+SpeechEncoderConfig tiny_conv_module_config() {
+  SpeechEncoderConfig c = tiny_config();
+  c.conv_module_kernel = 3;
+  return c;
+}
+
+void check_every_gradient(const SpeechEncoderConfig& c) {
   ASSERT_TRUE(c.validate().ok());
   SpeechEncoderModel model(c);
   model.init_random(3);
@@ -83,6 +90,16 @@ TEST(SpeechEncoderBackward, MatchesFiniteDifferences) {
     EXPECT_GT(tensor_grad, 0.0) << t.name << " gets no gradient";
   }
   EXPECT_LT(std::sqrt(err2 / ref2), 2e-3);
+}
+
+TEST(SpeechEncoderBackward, MatchesFiniteDifferences) {
+  check_every_gradient(tiny_config());
+}
+
+TEST(SpeechEncoderBackward, ConvolutionModuleMatchesFiniteDifferences) {
+  const auto c = tiny_conv_module_config();
+  ASSERT_NE(SpeechEncoderModel(c).find("encoder.layers.1.conv.dw.weight"), nullptr);
+  check_every_gradient(c);
 }
 
 // A loss on the encoder output too (the auxiliary CTC head's path): loss = Σ out ⊙ R + Σ e ⊙ Q, with
@@ -136,7 +153,7 @@ TEST(SpeechEncoderBackward, EncoderOutputGradientMatchesFiniteDifferences) {
 
 // Gradients accumulate into the buffer (the caller zeroes it), as the LLM trainer's do.
 TEST(SpeechEncoderBackward, Accumulates) {
-  const auto c = tiny_config();
+  const auto c = tiny_conv_module_config();
   SpeechEncoderModel model(c);
   model.init_random(5);
   std::vector<float> mel(static_cast<size_t>(40 * c.n_mels), -1.0f);

@@ -94,6 +94,41 @@ TEST(SpeechEncoderConfig, JsonRoundTripAndHostileJson) {
   EXPECT_FALSE(SpeechEncoderConfig::from_json(replaced("\"rope_theta\":500.0", "\"rope_theta\":1e300")).ok());
 }
 
+// The convolution module: its count by hand, its tensors, its JSON key (absent when 0, so encoders saved
+// before the module existed keep their JSON) and its bounds.
+TEST(SpeechEncoderConfig, ConvolutionModule) {
+  SpeechEncoderConfig c;
+  c.conv_module_kernel = 15;
+  c.proj_hidden = 256;
+  ASSERT_TRUE(c.validate().ok());
+  // Per layer 852480 + conv_norm 256 + pw1 2*256*256 + dw 256*15 + pw2 256*256 = 1053184;
+  // projector 512*256+256 + 256*256+256 = 197120.
+  EXPECT_EQ(c.parameter_count(), 258560 + 4 * 1053184 + 256 + 197120);
+  EXPECT_LE(c.parameter_count(), 5'000'000);
+  SpeechEncoderModel m(c);
+  EXPECT_EQ(static_cast<int64_t>(m.size()), c.parameter_count());
+  const auto* dw = m.find("encoder.layers.3.conv.dw.weight");
+  ASSERT_NE(dw, nullptr);
+  EXPECT_EQ(dw->shape, (std::vector<int64_t>{256, 15}));
+  ASSERT_NE(m.find("encoder.layers.0.conv.pw1.weight"), nullptr);
+  EXPECT_EQ(m.find("encoder.layers.0.conv.pw1.weight")->shape, (std::vector<int64_t>{512, 256}));
+  EXPECT_NE(m.find("encoder.layers.0.conv_norm.weight"), nullptr);
+  EXPECT_NE(m.find("encoder.layers.0.conv.pw2.weight"), nullptr);
+  EXPECT_EQ(SpeechEncoderModel(SpeechEncoderConfig{}).find("encoder.layers.0.conv.dw.weight"), nullptr);
+
+  EXPECT_EQ(SpeechEncoderConfig{}.to_json().find("conv_module_kernel"), std::string::npos);
+  auto without = SpeechEncoderConfig::from_json(SpeechEncoderConfig{}.to_json());
+  ASSERT_TRUE(without.ok());
+  EXPECT_EQ(without->conv_module_kernel, 0);
+  auto back = SpeechEncoderConfig::from_json(c.to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->conv_module_kernel, 15);
+  c.conv_module_kernel = 64;
+  EXPECT_FALSE(c.validate().ok());
+  c.conv_module_kernel = -1;
+  EXPECT_FALSE(c.validate().ok());
+}
+
 TEST(SpeechEncoderModel, SeededInitIsDeterministicAndScaled) {
   SpeechEncoderModel a(small_config()), b(small_config()), other(small_config());
   a.init_random(42);

@@ -77,6 +77,9 @@ TEST(SpeechEncoder, MatchesNumpyReferenceBoundedLeftContext) {
 TEST(SpeechEncoder, MatchesNumpyReferenceWideKernelNoStack) {
   check_fixture("tiny_b", 126);
 }
+TEST(SpeechEncoder, MatchesNumpyReferenceConvolutionModule) {
+  check_fixture("tiny_c", 125);
+}
 
 // A model that differs from the fixture in one weight no longer matches it: the comparison can fail.
 TEST(SpeechEncoder, FixtureComparisonDetectsAChangedWeight) {
@@ -129,6 +132,16 @@ TEST(SpeechEncoderStream, EqualsWholeUtteranceWithBoundedLeftContext) {
   c.stack = 1;
   c.chunk_frames = 3;
   check_streaming_equals_whole(c, 250);
+}
+
+// The convolution module's kernel (6) spans more than a chunk (4 frames): its state crosses chunk borders.
+TEST(SpeechEncoderStream, EqualsWholeUtteranceWithConvolutionModule) {
+  auto c = small_config();
+  c.conv_module_kernel = 6;
+  check_streaming_equals_whole(c, 203);
+  c.left_chunks = 1;
+  c.conv_module_kernel = 2;
+  check_streaming_equals_whole(c, 150);
 }
 
 TEST(SpeechEncoderStream, EqualsWholeUtteranceDefaultConfig) {

@@ -322,6 +322,12 @@ TEST(SpeechTraining, BadConfigsNameTheKey) {
   expect_bad("{" + base + R"(, "freq_mask_bins": 81})", "freq_mask_bins");
   expect_bad("{" + base + R"(, "time_masks": -1})", "time_masks");
   expect_bad("[1]", "object");
+  expect_bad("{" + base + R"(, "encoder": {"conv_module_kernel": 64}})", "conv_module_kernel");
+  // The convolution module is an encoder key like the others (to_json leaves it out when it is 0).
+  auto with_module = parse_speech_train_config("{" + base + R"(, "encoder": {"conv_module_kernel": 15}})");
+  ASSERT_TRUE(with_module.ok()) << with_module.error().message();
+  EXPECT_EQ(with_module->encoder.conv_module_kernel, 15);
+  EXPECT_EQ(parse_speech_train_config("{" + base + "}")->encoder.conv_module_kernel, 0);
 }
 
 }  // namespace
