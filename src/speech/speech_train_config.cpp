@@ -118,6 +118,7 @@ Result<SpeechTrainConfig> parse_speech_train_config(const std::string& text, con
   GPS_TRY(top.num("dev_every", c.dev_every, 0, kBig));
   GPS_TRY(top.num("ckpt_every_steps", c.ckpt_every_steps, 0, kBig));
   GPS_TRY(top.num("keep_checkpoints", c.keep_checkpoints, 1, 1000));
+  GPS_TRY(top.num("keep_every_steps", c.keep_every_steps, 0, kBig));
   GPS_TRY(top.done());
   return c;
 }

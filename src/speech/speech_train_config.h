@@ -66,6 +66,7 @@ struct SpeechTrainConfig {
   int64_t dev_every = 200;  // 0: dev loss at the end only
   int64_t ckpt_every_steps = 100;
   int keep_checkpoints = 2;
+  int64_t keep_every_steps = 0;  // checkpoints at multiples of this step are never pruned (0: none)
 
   std::string raw_json;
 };

@@ -372,7 +372,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     char name[64];
     std::snprintf(name, sizeof name, "/checkpoint-%08lld.bin", static_cast<long long>(step));
     GPS_TRY(train::write_checkpoint(ckpt_dir + name, s));
-    GPS_TRY(train::prune_checkpoints(ckpt_dir, cfg.keep_checkpoints));
+    GPS_TRY(train::prune_checkpoints(ckpt_dir, cfg.keep_checkpoints, cfg.keep_every_steps));
     message("checkpoint " + ckpt_dir + name);
     return {};
   };

@@ -102,16 +102,24 @@ Result<CheckpointState> read_checkpoint(const std::string& path) {
   return s;
 }
 
+namespace {
+
+// The step of a file named checkpoint-<digits>.bin with 1 to 18 digits (no overflow), else -1.
+int64_t checkpoint_step(const std::string& name) {
+  if (name.rfind("checkpoint-", 0) != 0 || name.size() < 16 || name.substr(name.size() - 4) != ".bin") return -1;
+  const std::string num = name.substr(11, name.size() - 15);
+  if (num.empty() || num.size() > 18 || num.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stoll(num);
+}
+
+}  // namespace
+
 std::vector<std::string> list_checkpoints(const std::string& dir) {
   std::vector<std::pair<int64_t, std::string>> found;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind("checkpoint-", 0) != 0 || name.size() < 16 || name.substr(name.size() - 4) != ".bin")
-      continue;
-    const std::string num = name.substr(11, name.size() - 15);
-    if (num.empty() || num.find_first_not_of("0123456789") != std::string::npos) continue;
-    found.emplace_back(std::stoll(num), e.path().string());
+    const int64_t step = checkpoint_step(e.path().filename().string());
+    if (step >= 0) found.emplace_back(step, e.path().string());
   }
   std::sort(found.begin(), found.end());
   std::vector<std::string> out;
@@ -119,9 +127,12 @@ std::vector<std::string> list_checkpoints(const std::string& dir) {
   return out;
 }
 
-Status prune_checkpoints(const std::string& dir, int keep) {
+Status prune_checkpoints(const std::string& dir, int keep, int64_t keep_every) {
   auto all = list_checkpoints(dir);
   for (size_t i = 0; i + static_cast<size_t>(std::max(keep, 1)) < all.size(); ++i) {
+    if (keep_every > 0 &&
+        checkpoint_step(std::filesystem::path(all[i]).filename().string()) % keep_every == 0)
+      continue;
     std::error_code ec;
     std::filesystem::remove(all[i], ec);
     if (ec) return io_error("cannot delete old checkpoint " + all[i] + ": " + ec.message());

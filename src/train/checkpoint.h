@@ -29,9 +29,11 @@ struct CheckpointState {
 Status write_checkpoint(const std::string& path, const CheckpointState& s);
 Result<CheckpointState> read_checkpoint(const std::string& path);
 
-// Checkpoint files in a folder (checkpoint-<step>.bin), sorted by step.
+// Checkpoint files in a folder (checkpoint-<step>.bin, at most 18 digits; other names are ignored), sorted by
+// step.
 std::vector<std::string> list_checkpoints(const std::string& dir);
-// Deletes all but the newest `keep`.
-Status prune_checkpoints(const std::string& dir, int keep);
+// Deletes all but the newest `keep`, except those whose step is a multiple of keep_every (when > 0): those
+// stay, for averaging (checkpoint_average.h) or for going back.
+Status prune_checkpoints(const std::string& dir, int keep, int64_t keep_every = 0);
 
 }  // namespace gpstream::train

@@ -156,6 +156,7 @@ Result<TrainConfig> parse_train_config(const std::string& text, const std::strin
     GPS_TRY(o.num("every_steps", c.ckpt_every_steps, 0, kBig));
     GPS_TRY(o.num("every_minutes", c.ckpt_every_minutes, 0, 1e9));
     GPS_TRY(o.num("keep", c.keep_checkpoints, 1, 1e6));
+    GPS_TRY(o.num("keep_every_steps", c.keep_every_steps, 0, kBig));
     GPS_TRY(o.done());
   }
   GPS_TRY(top.str("output", c.output_dir));

@@ -57,6 +57,7 @@ struct TrainConfig {
   int64_t ckpt_every_steps = 0;
   double ckpt_every_minutes = 10.0;
   int keep_checkpoints = 3;
+  int64_t keep_every_steps = 0;  // checkpoints at multiples of this step are never pruned (0: none)
   std::string output_dir;
   io::DType export_dtype = io::DType::F32;
   bool merge_lora = false;

@@ -210,7 +210,7 @@ Result<TrainResult> run_training(const TrainConfig& cfg, const TrainRunOptions& 
     char name[64];
     std::snprintf(name, sizeof name, "/checkpoint-%08lld.bin", static_cast<long long>(step));
     GPS_TRY(write_checkpoint(ckpt_dir + name, s));
-    GPS_TRY(prune_checkpoints(ckpt_dir, cfg.keep_checkpoints));
+    GPS_TRY(prune_checkpoints(ckpt_dir, cfg.keep_checkpoints, cfg.keep_every_steps));
     message("checkpoint " + ckpt_dir + name);
     return {};
   };

@@ -321,6 +321,7 @@ TEST(SpeechTraining, BadConfigsNameTheKey) {
   expect_bad("{" + base + R"(, "warp_min": 1.1, "warp_max": 1.0})", "warp_max");
   expect_bad("{" + base + R"(, "freq_mask_bins": 81})", "freq_mask_bins");
   expect_bad("{" + base + R"(, "time_masks": -1})", "time_masks");
+  expect_bad("{" + base + R"(, "keep_every_steps": -1})", "keep_every_steps");
   expect_bad("[1]", "object");
   expect_bad("{" + base + R"(, "encoder": {"conv_module_kernel": 64}})", "conv_module_kernel");
   // The convolution module is an encoder key like the others (to_json leaves it out when it is 0).

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -45,6 +46,7 @@ TEST(TrainConfig, RefusesBadKeysAndValues) {
   bad("\"max_seq\": 256", "\"max_seq\": 2.5", "integer");
   bad("\"seed\": 7", "\"seed\": 7, \"lora\": {\"targets\": [\"qq\"]}", "unknown LoRA target");
   bad("{\"tokenizer\": \"bytes\",", "{", "tokenizer");
+  bad("\"seed\": 7", "\"seed\": 7, \"checkpoint\": {\"keep_every_steps\": -5}", "keep_every_steps");
   EXPECT_FALSE(parse_train_config("{").ok());
 }
 
@@ -73,6 +75,31 @@ TEST(Trainer, ResumeFromCheckpointIsBitIdentical) {
   EXPECT_EQ(second->dev_loss, full->dev_loss);
   // keep = 2: only the last two checkpoints remain.
   EXPECT_EQ(list_checkpoints(dir + "/b/checkpoints").size(), 2u);
+}
+
+// Pruning works on file names: the newest `keep` stay, and with keep_every every multiple of it; names that
+// are not checkpoints (or whose step would overflow) are left alone.
+TEST(Checkpoint, PruneKeepsTheNewestAndEveryMultiple) {
+  const std::string dir = tmp_dir("prune");
+  auto touch = [&](const std::string& name) { std::ofstream(dir + "/" + name) << "x"; };
+  for (int step = 100; step <= 1300; step += 100) {
+    char name[64];
+    std::snprintf(name, sizeof name, "checkpoint-%08d.bin", step);
+    touch(name);
+  }
+  touch("checkpoint-999999999999999999999999.bin");  // 24 digits: not a checkpoint
+  touch("notes.txt");
+  ASSERT_EQ(list_checkpoints(dir).size(), 13u);
+  ASSERT_TRUE(prune_checkpoints(dir, 2, 500).ok());
+  std::vector<std::string> left;
+  for (const auto& p : list_checkpoints(dir)) left.push_back(std::filesystem::path(p).filename().string());
+  EXPECT_EQ(left, (std::vector<std::string>{"checkpoint-00000500.bin", "checkpoint-00001000.bin",
+                                            "checkpoint-00001200.bin", "checkpoint-00001300.bin"}));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/checkpoint-999999999999999999999999.bin"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/notes.txt"));
+  ASSERT_TRUE(prune_checkpoints(dir, 1).ok());  // without keep_every: only the newest
+  ASSERT_EQ(list_checkpoints(dir).size(), 1u);
+  EXPECT_EQ(std::filesystem::path(list_checkpoints(dir)[0]).filename().string(), "checkpoint-00001300.bin");
 }
 
 TEST(Checkpoint, CorruptedOrTruncatedIsRefused) {
