@@ -106,7 +106,8 @@ namespace {
 
 // The step of a file named checkpoint-<digits>.bin with 1 to 18 digits (no overflow), else -1.
 int64_t checkpoint_step(const std::string& name) {
-  if (name.rfind("checkpoint-", 0) != 0 || name.size() < 16 || name.substr(name.size() - 4) != ".bin") return -1;
+  if (name.rfind("checkpoint-", 0) != 0 || name.size() < 16 || name.substr(name.size() - 4) != ".bin")
+    return -1;
   const std::string num = name.substr(11, name.size() - 15);
   if (num.empty() || num.size() > 18 || num.find_first_not_of("0123456789") != std::string::npos) return -1;
   return std::stoll(num);
