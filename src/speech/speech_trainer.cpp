@@ -115,31 +115,55 @@ struct Example {
   double audio_s = 0;
 };
 
+// An utterance's input features: what load → noise → log-mel → augmentation gives (a pure function of the
+// utterance, the epoch and the config, so it may run on any thread).
+struct Features {
+  Status status;
+  std::vector<float> mel;  // [frames, n_mels]
+  double audio_s = 0;
+};
+
 class ExampleMaker {
  public:
   ExampleMaker(const SpeechTrainConfig& cfg, const audio::SpeechEncoderModel& enc, const stream::SegmentCodec& codec,
                int n_vocab, int threads)
       : cfg_(cfg), enc_(enc), codec_(codec), n_vocab_(n_vocab), threads_(threads) {}
 
-  // False when the utterance is skipped (no encoder row, or longer than max_seq).
-  // `train`: a training utterance (augmented when the config asks; the dev set never is).
-  Result<bool> make(const audio::SpeechUtterance& u, uint64_t epoch, int k, stream::Phi phi, bool noise,
-                    bool train, Example& ex) {
+  // `train`: a training utterance (augmented when the config asks; the dev set never is). Thread-safe.
+  Features features(const audio::SpeechUtterance& u, uint64_t epoch, bool noise, bool train) const {
+    Features f;
     audio::SpeechLoadOptions lo;
     lo.add_noise = noise;
     lo.noise = cfg_.noise_options;
     lo.seed = cfg_.seed;
-    GPS_ASSIGN(audio::LoadedSpeech sp, audio::load_speech_utterance(u, epoch, lo));
-    std::vector<float> mel = audio::log_mel(sp.samples);
+    auto sp = audio::load_speech_utterance(u, epoch, lo);
+    if (!sp.ok()) {
+      f.status = sp.error();
+      return f;
+    }
+    f.mel = audio::log_mel(sp->samples);
     if (train && cfg_.augment.enabled()) {
       const uint64_t seed = audio::noise_seed(cfg_.seed ^ kAugmentStream, epoch,
                                               audio::noise_utterance_key(std::span<const char>(u.wav_path)));
-      const size_t n = mel.size() / audio::kLogMelBins;
-      audio::apply_feature_augment(audio::draw_feature_augment(cfg_.augment, n, seed), mel);
+      const size_t n = f.mel.size() / audio::kLogMelBins;
+      audio::apply_feature_augment(audio::draw_feature_augment(cfg_.augment, n, seed), f.mel);
     }
-    const int64_t n_frames = static_cast<int64_t>(mel.size()) / enc_.config().n_mels;
+    f.audio_s = static_cast<double>(sp->samples.size()) / audio::kLogMelSampleRate;
+    return f;
+  }
+
+  // False when the utterance is skipped (no encoder row, or longer than max_seq).
+  Result<bool> make(const audio::SpeechUtterance& u, uint64_t epoch, int k, stream::Phi phi, bool noise,
+                    bool train, Example& ex) {
+    return make_from(u, features(u, epoch, noise, train), k, phi, ex);
+  }
+
+  // The encoder forward and the layout of an utterance whose features `f` are.
+  Result<bool> make_from(const audio::SpeechUtterance& u, const Features& f, int k, stream::Phi phi, Example& ex) {
+    GPS_TRY(f.status);
+    const int64_t n_frames = static_cast<int64_t>(f.mel.size()) / enc_.config().n_mels;
     if (!ex.pass) ex.pass = std::make_unique<audio::SpeechEncoderPass>(enc_, threads_);
-    const std::vector<float>& rows = ex.pass->forward(mel.data(), n_frames);
+    const std::vector<float>& rows = ex.pass->forward(f.mel.data(), n_frames);
     const int64_t R = ex.pass->rows();
     if (R == 0) return false;
     const int64_t rpc = enc_.config().rows_per_chunk();
@@ -157,7 +181,7 @@ class ExampleMaker {
     ex.seq = train::sequence_from_layout(*layout);
     ex.seq.inputs.assign(rows.begin(), rows.begin() + R * enc_.config().llm_hidden);
     ex.ctc = ctc_labels(u.transcript);
-    ex.audio_s = static_cast<double>(sp.samples.size()) / audio::kLogMelSampleRate;
+    ex.audio_s = f.audio_s;
     return true;
   }
 
@@ -382,27 +406,39 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
   double audio_s_run = 0;
   bool out_of_time = false;
   while (step < cfg.steps && !out_of_time) {
-    // Batch: the next utterances of the epoch's order that fit.
+    // Batch: the next utterances of the epoch's order that fit. The features of as many as are still missing
+    // are computed on all threads at once (one utterance per thread: reading, resampling, noise and log-mel
+    // would otherwise run on one core while the other waits); the encoder and the layout follow in order.
     train::TrainBatch batch;
     size_t n_ex = 0;
     while (n_ex < examples.size()) {
-      plan(pos.epoch);
-      if (pos.batch >= static_cast<int64_t>(n_train)) {
-        ++pos.epoch;
-        pos.batch = 0;
-        continue;
+      std::vector<std::pair<int64_t, size_t>> next;  // (epoch, utterance) of the next positions
+      while (next.size() < examples.size() - n_ex) {
+        plan(pos.epoch);
+        if (pos.batch >= static_cast<int64_t>(n_train)) {
+          ++pos.epoch;
+          pos.batch = 0;
+          continue;
+        }
+        next.emplace_back(pos.epoch, order[static_cast<size_t>(pos.batch++)]);
       }
-      const size_t u = order[static_cast<size_t>(pos.batch++)];
-      Example& ex = examples[n_ex];
-      GPS_ASSIGN(bool ok, maker.make(train_m.utterances[u], static_cast<uint64_t>(pos.epoch), k_for(pos.epoch, u),
-                                     phi_for(pos.epoch, u), cfg.noise, true, ex));
-      if (!ok) {
-        ++result.skipped;
-        continue;
+      std::vector<Features> feats(next.size());
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+      for (size_t i = 0; i < next.size(); ++i)
+        feats[i] = maker.features(train_m.utterances[next[i].second], static_cast<uint64_t>(next[i].first),
+                                  cfg.noise, true);
+      for (size_t i = 0; i < next.size(); ++i) {
+        const auto [epoch, u] = next[i];
+        Example& ex = examples[n_ex];
+        GPS_ASSIGN(bool ok, maker.make_from(train_m.utterances[u], feats[i], k_for(epoch, u), phi_for(epoch, u), ex));
+        if (!ok) {
+          ++result.skipped;
+          continue;
+        }
+        audio_s_run += ex.audio_s;
+        batch.seqs.push_back(std::move(ex.seq));
+        ++n_ex;
       }
-      audio_s_run += ex.audio_s;
-      batch.seqs.push_back(std::move(ex.seq));
-      ++n_ex;
     }
     const int64_t n_labels = batch.n_labels();
     // LLM forward and backward, then the encoder backward from the input-row gradients.

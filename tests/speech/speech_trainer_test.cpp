@@ -184,6 +184,33 @@ TEST(SpeechTraining, OverfitsResumesExactlyAndExports) {
   EXPECT_EQ(m->llm.meta.phi.value, 0.0f);
 }
 
+// The batch's features are computed on every thread at once, then used in the data order: two threads train
+// what one does (the same utterances in the same order, the same skips), up to the rounding of threaded GEMMs.
+// max_seq 16 skips the longer of the two sample utterances, so batches also reach into the next epoch.
+TEST(SpeechTraining, TwoThreadsTrainWhatOneDoes) {
+  TempDir dir;
+  const std::string llm = dir.file("llm");
+  testing::write_tiny_speech_llm(llm);
+  std::vector<double> losses[2];
+  int64_t skipped[2] = {0, 0};
+  for (int t = 0; t < 2; ++t) {
+    std::string json = config_json(llm, dir.file("t" + std::to_string(t)), 5);
+    const std::string one = R"("threads": 1)";
+    json.replace(json.find(one), one.size(), R"("threads": )" + std::to_string(t + 1) + R"(, "max_seq": 16)");
+    auto cfg = parse_speech_train_config(json);
+    ASSERT_TRUE(cfg.ok()) << cfg.error().message();
+    auto r = run_speech_training(*cfg);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    losses[t] = r->losses;
+    skipped[t] = r->skipped;
+  }
+  EXPECT_GT(skipped[0], 0) << "max_seq should skip some utterances";
+  EXPECT_EQ(skipped[0], skipped[1]);
+  ASSERT_EQ(losses[0].size(), 5u);
+  ASSERT_EQ(losses[1].size(), 5u);
+  for (size_t i = 0; i < 5; ++i) EXPECT_NEAR(losses[1][i], losses[0][i], 1e-5 * std::abs(losses[0][i])) << i;
+}
+
 // A config with ctc_only_steps added after its first key.
 std::string with_ctc_only(std::string json, int64_t n) {
   return json.insert(1, R"("ctc_only_steps": )" + std::to_string(n) + ", ");
