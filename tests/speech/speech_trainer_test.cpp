@@ -208,7 +208,10 @@ TEST(SpeechTraining, TwoThreadsTrainWhatOneDoes) {
   EXPECT_EQ(skipped[0], skipped[1]);
   ASSERT_EQ(losses[0].size(), 5u);
   ASSERT_EQ(losses[1].size(), 5u);
-  for (size_t i = 0; i < 5; ++i) EXPECT_NEAR(losses[1][i], losses[0][i], 1e-5 * std::abs(losses[0][i])) << i;
+  // Threaded GEMMs round differently and five steps at lr 0.02 amplify it (measured up to 1e-5 relative in the
+  // sanitizer build); another utterance in a batch moves the loss by far more than 1e-3.
+  EXPECT_NEAR(losses[1][0], losses[0][0], 1e-5 * std::abs(losses[0][0]));
+  for (size_t i = 1; i < 5; ++i) EXPECT_NEAR(losses[1][i], losses[0][i], 1e-3 * std::abs(losses[0][i])) << i;
 }
 
 // A config with ctc_only_steps added after its first key.
