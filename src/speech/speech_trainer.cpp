@@ -159,7 +159,8 @@ class ExampleMaker {
   }
 
   // The encoder forward and the layout of an utterance whose features `f` are.
-  Result<bool> make_from(const audio::SpeechUtterance& u, const Features& f, int k, stream::Phi phi, Example& ex) {
+  Result<bool> make_from(const audio::SpeechUtterance& u, const Features& f, int k, stream::Phi phi,
+                         Example& ex) {
     GPS_TRY(f.status);
     const int64_t n_frames = static_cast<int64_t>(f.mel.size()) / enc_.config().n_mels;
     if (!ex.pass) ex.pass = std::make_unique<audio::SpeechEncoderPass>(enc_, threads_);
@@ -430,7 +431,8 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
       for (size_t i = 0; i < next.size(); ++i) {
         const auto [epoch, u] = next[i];
         Example& ex = examples[n_ex];
-        GPS_ASSIGN(bool ok, maker.make_from(train_m.utterances[u], feats[i], k_for(epoch, u), phi_for(epoch, u), ex));
+        GPS_ASSIGN(bool ok,
+                   maker.make_from(train_m.utterances[u], feats[i], k_for(epoch, u), phi_for(epoch, u), ex));
         if (!ok) {
           ++result.skipped;
           continue;

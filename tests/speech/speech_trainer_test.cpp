@@ -184,8 +184,9 @@ TEST(SpeechTraining, OverfitsResumesExactlyAndExports) {
   EXPECT_EQ(m->llm.meta.phi.value, 0.0f);
 }
 
-// The batch's features are computed on every thread at once, then used in the data order: two threads train
-// what one does (the same utterances in the same order, the same skips), up to the rounding of threaded GEMMs.
+// The batch's features are computed on every thread at once, then used in the data order: two threads
+// train what one does (the same utterances in the same order, the same skips), up to the rounding of
+// threaded GEMMs.
 // max_seq 16 skips the longer of the two sample utterances, so batches also reach into the next epoch.
 TEST(SpeechTraining, TwoThreadsTrainWhatOneDoes) {
   TempDir dir;
@@ -208,8 +209,8 @@ TEST(SpeechTraining, TwoThreadsTrainWhatOneDoes) {
   EXPECT_EQ(skipped[0], skipped[1]);
   ASSERT_EQ(losses[0].size(), 5u);
   ASSERT_EQ(losses[1].size(), 5u);
-  // Threaded GEMMs round differently and five steps at lr 0.02 amplify it (measured up to 1e-5 relative in the
-  // sanitizer build); another utterance in a batch moves the loss by far more than 1e-3.
+  // Threaded GEMMs round differently and five steps at lr 0.02 amplify it (measured up to 1e-5 relative in
+  // the sanitizer build); another utterance in a batch moves the loss by far more than 1e-3.
   EXPECT_NEAR(losses[1][0], losses[0][0], 1e-5 * std::abs(losses[0][0]));
   for (size_t i = 1; i < 5; ++i) EXPECT_NEAR(losses[1][i], losses[0][i], 1e-3 * std::abs(losses[0][i])) << i;
 }
