@@ -405,7 +405,11 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
   const double t_start = now_s();
   const int64_t start_step = step, start_seen = seen;
   double audio_s_run = 0;
-  bool out_of_time = false;
+  // max_minutes bounds the run's whole training time, over every resume: a run resumed past it trains no more
+  // steps and goes straight to the final checkpoint and the export.
+  const double budget_s = cfg.max_minutes > 0 ? 60.0 * cfg.max_minutes : HUGE_VAL;
+  const auto past_budget = [&](double elapsed_s) { return elapsed_s >= budget_s; };
+  bool out_of_time = past_budget(elapsed_before);
   while (step < cfg.steps && !out_of_time) {
     // Batch: the next utterances of the epoch's order that fit. The features of as many as are still missing
     // are computed on all threads at once (one utterance per thread: reading, resampling, noise and log-mel
@@ -507,8 +511,9 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     r.utterances_per_s = run_s > 0 ? static_cast<double>(seen - start_seen) / run_s : 0;
     r.audio_s_per_s = run_s > 0 ? audio_s_run / run_s : 0;
     r.elapsed_s = elapsed_before + run_s;
-    r.eta_s = run_s / static_cast<double>(step - start_step) * static_cast<double>(cfg.steps - step);
-    out_of_time = cfg.max_minutes > 0 && run_s >= 60.0 * cfg.max_minutes;
+    r.eta_s = std::min(run_s / static_cast<double>(step - start_step) * static_cast<double>(cfg.steps - step),
+                       std::max(0.0, budget_s - r.elapsed_s));
+    out_of_time = past_budget(r.elapsed_s);
     if (cfg.dev_every > 0 && step % cfg.dev_every == 0 && !dev_m.utterances.empty()) {
       GPS_ASSIGN(DevScores ds, eval_dev());
       r.dev_loss = ds.loss;

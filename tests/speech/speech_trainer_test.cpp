@@ -215,6 +215,29 @@ TEST(SpeechTraining, TwoThreadsTrainWhatOneDoes) {
   for (size_t i = 1; i < 5; ++i) EXPECT_NEAR(losses[1][i], losses[0][i], 1e-3 * std::abs(losses[0][i])) << i;
 }
 
+// max_minutes bounds the whole run's training time, resumes included: a run resumed with its checkpoint's
+// elapsed time already past the budget trains no further step and goes straight to the export.
+TEST(SpeechTraining, MaxMinutesCountsTheTimeBeforeAResume) {
+  TempDir dir;
+  const std::string llm = dir.file("llm");
+  testing::write_tiny_speech_llm(llm);
+  auto cfg = parse_speech_train_config(config_json(llm, dir.file("r"), 6));
+  ASSERT_TRUE(cfg.ok()) << cfg.error().message();
+  SpeechTrainOptions stop;
+  stop.stop_after_steps = 4;  // leaves the step-3 checkpoint, whose elapsed time is well above 1e-4 s
+  auto part = run_speech_training(*cfg, stop);
+  ASSERT_TRUE(part.ok()) << part.error().message();
+  cfg->max_minutes = 1e-6;  // 60 µs: less than the three steps before the checkpoint took
+  SpeechTrainOptions resume;
+  resume.resume = dir.file("r");
+  auto rest = run_speech_training(*cfg, resume);
+  ASSERT_TRUE(rest.ok()) << rest.error().message();
+  EXPECT_EQ(rest->first_step, 3);
+  EXPECT_TRUE(rest->losses.empty()) << rest->losses.size() << " steps trained past the budget";
+  ASSERT_FALSE(rest->model_dir.empty());
+  EXPECT_TRUE(SpeechModel::load(rest->model_dir).ok());
+}
+
 // A config with ctc_only_steps added after its first key.
 std::string with_ctc_only(std::string json, int64_t n) {
   return json.insert(1, R"("ctc_only_steps": )" + std::to_string(n) + ", ");
