@@ -177,6 +177,7 @@ TEST(SpeechTraining, OverfitsResumesExactlyAndExports) {
   ASSERT_TRUE(m.ok()) << m.error().message();
   EXPECT_EQ(m->encoder->config().llm_hidden, 32);
   EXPECT_EQ(m->llm.meta.k_max, 3);
+  EXPECT_EQ(m->llm.meta.k, 3);  // export_k 0: the default wait-k is k_max
   EXPECT_DOUBLE_EQ(m->chunk_ms(), 160.0);
   EXPECT_NE(m->llm.meta.trained_json.find("\"task\":\"speech\""), std::string::npos);
   EXPECT_NE(m->llm.meta.trained_json.find("\"phi_trained\":[\"0\",\"256\"]"), std::string::npos)
@@ -216,7 +217,8 @@ TEST(SpeechTraining, TwoThreadsTrainWhatOneDoes) {
 }
 
 // max_minutes bounds the whole run's training time, resumes included: a run resumed with its checkpoint's
-// elapsed time already past the budget trains no further step and goes straight to the export.
+// elapsed time already past the budget trains no further step and goes straight to the export (with the
+// default wait-k export_k asks for).
 TEST(SpeechTraining, MaxMinutesCountsTheTimeBeforeAResume) {
   TempDir dir;
   const std::string llm = dir.file("llm");
@@ -228,6 +230,7 @@ TEST(SpeechTraining, MaxMinutesCountsTheTimeBeforeAResume) {
   auto part = run_speech_training(*cfg, stop);
   ASSERT_TRUE(part.ok()) << part.error().message();
   cfg->max_minutes = 1e-6;  // 60 µs: less than the three steps before the checkpoint took
+  cfg->export_k = 2;
   SpeechTrainOptions resume;
   resume.resume = dir.file("r");
   auto rest = run_speech_training(*cfg, resume);
@@ -235,7 +238,9 @@ TEST(SpeechTraining, MaxMinutesCountsTheTimeBeforeAResume) {
   EXPECT_EQ(rest->first_step, 3);
   EXPECT_TRUE(rest->losses.empty()) << rest->losses.size() << " steps trained past the budget";
   ASSERT_FALSE(rest->model_dir.empty());
-  EXPECT_TRUE(SpeechModel::load(rest->model_dir).ok());
+  auto m = SpeechModel::load(rest->model_dir);
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->llm.meta.k, 2);
 }
 
 // A config with ctc_only_steps added after its first key.
@@ -360,6 +365,8 @@ TEST(SpeechTraining, BadConfigsNameTheKey) {
   expect_bad("{" + base + R"(, "colour": 1})", "colour");
   expect_bad("{" + base + R"(, "k_min": 0})", "k_min");
   expect_bad("{" + base + R"(, "k_min": 5, "k_max": 2})", "k_max");
+  expect_bad("{" + base + R"(, "k_max": 9, "export_k": 10})", "export_k");
+  expect_bad("{" + base + R"(, "k_min": 2, "export_k": 1})", "export_k");
   expect_bad("{" + base + R"(, "end_after_source": 1})", "end_after_source");
   expect_bad("{" + base + R"(, "llm_training": "half"})", "llm_training");
   expect_bad("{" + base + R"(, "encoder": {"d_modl": 8}})", "d_modl");
