@@ -1,7 +1,7 @@
-// `gpstream train CONFIG.json [--resume DIR]`: trains or fine-tunes a model (docs/training.md). On a
-// terminal a live progress line (step, loss, tokens/s, learning rate, ETA); otherwise one plain line
-// every log_every steps. Metrics go to OUTPUT/metrics.jsonl, the loss curve to OUTPUT/loss.svg, the model
-// to OUTPUT/model (and OUTPUT/adapter for LoRA).
+// `gpstream train CONFIG.json [--resume DIR] [--export-only]`: trains or fine-tunes a model
+// (docs/training.md). On a terminal a live progress line (step, loss, tokens/s, learning rate, ETA);
+// otherwise one plain line every log_every steps. Metrics go to OUTPUT/metrics.jsonl, the loss curve to
+// OUTPUT/loss.svg, the model to OUTPUT/model (and OUTPUT/adapter for LoRA).
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -19,10 +19,13 @@ int run_train(int argc, char** argv) {
   CLI::App app{"Train or fine-tune a model from a JSON config (see docs/training.md)", "gpstream train"};
   std::string config_path, resume;
   int threads = 0;
+  bool export_only = false;
   app.add_option("config", config_path, "training config (JSON)")->required();
   app.add_option("--resume", resume,
                  "continue from a run folder (its newest checkpoint) or a checkpoint file");
   app.add_option("-t,--threads", threads, "threads (overrides the config)")->check(CLI::Range(1, 1024));
+  app.add_flag("--export-only", export_only,
+               "train no step: export the --resume checkpoint (e.g. an averaged one) with this config");
   if (auto rc = parse_args(app, argc, argv)) return *rc;
 
   auto text = read_text_file(config_path);
@@ -34,6 +37,7 @@ int run_train(int argc, char** argv) {
   ProgressLine progress;
   train::TrainRunOptions opt;
   opt.resume = resume;
+  opt.export_only = export_only;
   opt.on_message = [&](const std::string& m) { progress.message(m); };
   const int64_t every = cfg->log_every;
   opt.on_step = [&](const train::StepReport& r) {

@@ -1,7 +1,8 @@
-// `gpstream train-speech CONFIG.json [--resume DIR] [-t THREADS]`: trains a streaming speech recognizer —
-// the speech encoder + projector and the LLM (LoRA, full or frozen) together through the group-streaming
-// layout (docs/speech.md, "Training"). Progress: a live line on a terminal, else one line every log_every
-// steps; metrics in OUTPUT/metrics.jsonl, the loss curve in OUTPUT/loss.svg, the model in OUTPUT/model.
+// `gpstream train-speech CONFIG.json [--resume DIR] [--export-only] [-t THREADS]`: trains a streaming
+// speech recognizer — the speech encoder + projector and the LLM (LoRA, full or frozen) together through the
+// group-streaming layout (docs/speech.md, "Training"). Progress: a live line on a terminal, else one line
+// every log_every steps; metrics in OUTPUT/metrics.jsonl, the loss curve in OUTPUT/loss.svg, the model in
+// OUTPUT/model.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -21,12 +22,15 @@ int run_train_speech(int argc, char** argv) {
   std::string config_path, resume;
   int threads = 0;
   double max_minutes = -1;
+  bool export_only = false;
   app.add_option("config", config_path, "training config (JSON)")->required();
   app.add_option("--resume", resume, "continue from a run folder (its newest checkpoint) or a checkpoint file");
   app.add_option("-t,--threads", threads, "threads (overrides the config)")->check(CLI::Range(1, 1024));
   app.add_option("--max-minutes", max_minutes,
                  "stop once the run's training time, resumes included, reaches this (overrides the config)")
       ->check(CLI::Range(0.0, 1e7));
+  app.add_flag("--export-only", export_only,
+               "train no step: export the --resume checkpoint (e.g. an averaged one) with this config");
   if (auto rc = parse_args(app, argc, argv)) return *rc;
 
   auto text = read_text_file(config_path);
@@ -39,6 +43,7 @@ int run_train_speech(int argc, char** argv) {
   ProgressLine progress;
   speech::SpeechTrainOptions opt;
   opt.resume = resume;
+  opt.export_only = export_only;
   opt.on_message = [&](const std::string& m) { progress.message(m); };
   const int64_t every = cfg->log_every;
   opt.on_step = [&](const speech::SpeechStepReport& r) {

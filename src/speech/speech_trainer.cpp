@@ -205,6 +205,8 @@ std::string fingerprint(const audio::SpeechEncoderModel& enc, const train::Train
 }  // namespace
 
 Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, const SpeechTrainOptions& opt) {
+  if (opt.export_only && opt.resume.empty())
+    return invalid_argument("export-only needs a checkpoint to resume from (--resume)");
   auto message = [&](const std::string& m) {
     if (opt.on_message) opt.on_message(m);
   };
@@ -410,7 +412,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
   const double budget_s = cfg.max_minutes > 0 ? 60.0 * cfg.max_minutes : HUGE_VAL;
   const auto past_budget = [&](double elapsed_s) { return elapsed_s >= budget_s; };
   bool out_of_time = past_budget(elapsed_before);
-  while (step < cfg.steps && !out_of_time) {
+  while (step < cfg.steps && !out_of_time && !opt.export_only) {
     // Batch: the next utterances of the epoch's order that fit. The features of as many as are still missing
     // are computed on all threads at once (one utterance per thread: reading, resampling, noise and log-mel
     // would otherwise run on one core while the other waits); the encoder and the layout follow in order.

@@ -39,6 +39,9 @@ struct SpeechTrainOptions {
   std::function<void(const SpeechStepReport&)> on_step;
   std::function<void(const std::string&)> on_message;
   int64_t stop_after_steps = 0;  // tests: stop as if killed (no export, no final checkpoint)
+  // Train no step: from the resumed checkpoint straight to the final checkpoint, the dev scores and the
+  // export (with this config's export settings). Needs `resume`.
+  bool export_only = false;
 };
 
 struct SpeechTrainResult {

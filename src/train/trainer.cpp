@@ -70,6 +70,8 @@ Status write_text(const std::string& path, const std::string& text) { return wri
 }  // namespace
 
 Result<TrainResult> run_training(const TrainConfig& cfg, const TrainRunOptions& opt) {
+  if (opt.export_only && opt.resume.empty())
+    return invalid_argument("export-only needs a checkpoint to resume from (--resume)");
   auto message = [&](const std::string& m) {
     if (opt.on_message) opt.on_message(m);
   };
@@ -223,7 +225,8 @@ Result<TrainResult> run_training(const TrainConfig& cfg, const TrainRunOptions& 
   double last_ckpt = t_start;
   const int64_t start_step = step, start_tokens = tokens_seen;
   std::vector<TrainBatch> micro(static_cast<size_t>(cfg.grad_accum));
-  while (step < total_steps && (cfg.token_budget == 0 || tokens_seen < cfg.token_budget)) {
+  while (!opt.export_only && step < total_steps &&
+         (cfg.token_budget == 0 || tokens_seen < cfg.token_budget)) {
     // batch
     int64_t n_labels = 0, n_tok = 0;
     for (TrainBatch& b : micro) {

@@ -33,6 +33,9 @@ struct TrainRunOptions {
   std::function<void(const std::string&)> on_message;
   // Tests: stop after this many optimizer steps in total, as if killed (no export, no final checkpoint).
   int64_t stop_after_steps = 0;
+  // Train no step: from the resumed checkpoint straight to the final checkpoint, the dev loss and the export
+  // (e.g. of an averaged checkpoint, docs/training.md "Averaging checkpoints"). Needs `resume`.
+  bool export_only = false;
 };
 
 struct TrainResult {

@@ -243,6 +243,37 @@ TEST(SpeechTraining, MaxMinutesCountsTheTimeBeforeAResume) {
   EXPECT_EQ(m->llm.meta.k, 2);
 }
 
+// --export-only: resumed from a checkpoint of step 3 of a 6-step run, it trains no step and exports that
+// checkpoint's weights with the config's export settings; without a checkpoint it is refused before any work.
+TEST(SpeechTraining, ExportOnlyTrainsNoStep) {
+  TempDir dir;
+  const std::string llm = dir.file("llm");
+  testing::write_tiny_speech_llm(llm);
+  auto cfg = parse_speech_train_config(config_json(llm, dir.file("r"), 6));
+  ASSERT_TRUE(cfg.ok()) << cfg.error().message();
+  SpeechTrainOptions stop;
+  stop.stop_after_steps = 4;  // leaves the step-3 checkpoint
+  ASSERT_TRUE(run_speech_training(*cfg, stop).ok());
+
+  SpeechTrainOptions no_checkpoint;
+  no_checkpoint.export_only = true;
+  EXPECT_FALSE(run_speech_training(*cfg, no_checkpoint).ok());
+
+  cfg->export_k = 2;
+  SpeechTrainOptions exp;
+  exp.resume = dir.file("r");
+  exp.export_only = true;
+  auto r = run_speech_training(*cfg, exp);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->first_step, 3);
+  EXPECT_TRUE(r->losses.empty()) << r->losses.size() << " steps trained by an export";
+  ASSERT_FALSE(r->model_dir.empty());
+  auto m = SpeechModel::load(r->model_dir);
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->llm.meta.k, 2);
+  EXPECT_NE(m->llm.meta.trained_json.find("\"steps\":3,"), std::string::npos) << m->llm.meta.trained_json;
+}
+
 // A config with ctc_only_steps added after its first key.
 std::string with_ctc_only(std::string json, int64_t n) {
   return json.insert(1, R"("ctc_only_steps": )" + std::to_string(n) + ", ");

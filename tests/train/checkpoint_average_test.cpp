@@ -111,5 +111,41 @@ TEST(CheckpointAverage, ResumingFromTheAverageExportsIt) {
   EXPECT_NE(last->values, b->values);
 }
 
+// --export-only exports the checkpoint it resumes from however many steps the config asks for, and is refused
+// without one.
+TEST(CheckpointAverage, ExportOnlyTrainsNoStep) {
+  const std::string dir = tmp_dir("ckpt_export_only");
+  const std::string train = corpus_tsv(dir, "train", 100), dev = corpus_tsv(dir, "dev", 10);
+  const std::string extra = R"(, "checkpoint": {"every_steps": 3, "every_minutes": 0, "keep": 3},
+                               "lora": {"rank": 0})";
+  TrainRunOptions stop;
+  stop.stop_after_steps = 4;  // leaves the step-3 checkpoint
+  ASSERT_TRUE(run_training(parse(base_config(dir + "/run", train, dev, 12, extra)), stop).ok());
+  const std::vector<std::string> ckpts = list_checkpoints(dir + "/run/checkpoints");
+  ASSERT_EQ(ckpts.size(), 1u);
+  auto saved = read_checkpoint(ckpts[0]);
+  ASSERT_TRUE(saved.ok());
+  ASSERT_EQ(saved->step, 3);
+
+  TrainRunOptions no_checkpoint;
+  no_checkpoint.export_only = true;
+  EXPECT_FALSE(run_training(parse(base_config(dir + "/none", train, dev, 12, extra)), no_checkpoint).ok());
+
+  TrainRunOptions exp;
+  exp.resume = ckpts[0];
+  exp.export_only = true;
+  auto exported = run_training(parse(base_config(dir + "/exp", train, dev, 12, extra)), exp);
+  ASSERT_TRUE(exported.ok()) << exported.error().message();
+  EXPECT_EQ(exported->first_step, 3);
+  EXPECT_TRUE(exported->losses.empty()) << exported->losses.size() << " steps trained by an export";
+  EXPECT_TRUE(std::filesystem::exists(dir + "/exp/model/model.safetensors"));
+  const std::vector<std::string> after = list_checkpoints(dir + "/exp/checkpoints");
+  ASSERT_FALSE(after.empty());
+  auto last = read_checkpoint(after.back());
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ(last->step, 3);
+  EXPECT_EQ(last->values, saved->values);
+}
+
 }  // namespace
 }  // namespace gpstream::train
