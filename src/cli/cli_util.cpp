@@ -78,11 +78,13 @@ void add_stream_options(CLI::App& app, StreamCli& o, bool with_paradigm) {
   app.add_option("--phi", o.phi, "target group start position: a number >= 0 or S (default: the model's)");
   if (with_paradigm)
     app.add_option("--paradigm", o.paradigm, "one of " + stream::paradigm_names() + " (default: the model's)");
-  app.add_option("--template", o.template_name, "prompt template: gpstream, qwen, llama3, gemma2 (default: the model's)");
+  app.add_option("--template", o.template_name, "prompt template: gpstream, qwen, llama3, gemma2, phi3 (default: the model's)");
   app.add_option("--src-lang", o.src_lang, "source language code (default: the model's)");
   app.add_option("--tgt-lang", o.tgt_lang, "target language code (default: the model's)");
   app.add_option("-t,--threads", o.threads, "threads (default: all cores; one for models under 20M parameters)")->check(CLI::Range(0, 1024));
-  app.add_option("--max-tokens", o.max_tokens, "target tokens per sentence at most")->check(CLI::Range(1, 1 << 16));
+  app.add_option("--max-tokens", o.max_tokens, "target tokens per sentence at most")
+      ->check(CLI::Range(1, 1 << 16))
+      ->capture_default_str();
   app.add_option("--temperature", o.temperature, "sampling temperature (0 = greedy)")->check(CLI::Range(0.0, 100.0));
   app.add_option("--top-k", o.top_k, "sample from the k most likely tokens (0 = off)")->check(CLI::Range(0, 1 << 24));
   app.add_option("--top-p", o.top_p, "nucleus sampling mass (1 = off)")->check(CLI::Range(0.0, 1.0));

@@ -15,7 +15,9 @@ int run_generate(int argc, char** argv) {
   bool stop_at_eos = true;
   app.add_option("-m,--model", model_path, "Hugging Face model directory or .gguf file")->required();
   app.add_option("--ids", ids_s, "comma-separated prompt token ids")->required();
-  app.add_option("--max-new", max_new, "number of tokens to generate")->check(CLI::Range(0, 1 << 20));
+  app.add_option("--max-new", max_new, "number of tokens to generate")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
   app.add_flag("!--no-eos-stop", stop_at_eos, "keep generating after an end-of-sequence token");
   app.add_option("-t,--threads", threads, "threads (default: all cores)");
   if (auto rc = parse_args(app, argc, argv)) return *rc;

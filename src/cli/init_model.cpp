@@ -30,14 +30,24 @@ int run_init_model(int argc, char** argv) {
   uint64_t seed = 1;
   app.add_option("-o,--output", out, "output directory")->required();
   app.add_option("--tokenizer", tok_path, "tokenizer.json (or its directory), copied into the model")->required();
-  app.add_option("--arch", arch, "llama or qwen2")->check(CLI::IsMember({"llama", "qwen2"}));
-  app.add_option("--layers", c.n_layer)->check(CLI::Range(1, 256));
-  app.add_option("--hidden", c.n_embd)->check(CLI::Range(2, 65536));
-  app.add_option("--intermediate", c.n_ff)->check(CLI::Range(1, 262144));
-  app.add_option("--heads", c.n_head)->check(CLI::Range(1, 1024));
-  app.add_option("--kv-heads", c.n_head_kv)->check(CLI::Range(1, 1024));
-  app.add_option("--dtype", dtype, "f32, bf16 or f16")->check(CLI::IsMember({"f32", "bf16", "f16"}));
-  app.add_option("--seed", seed);
+  app.add_option("--arch", arch, "llama or qwen2 (qwen2: biases on q, k, v)")
+      ->check(CLI::IsMember({"llama", "qwen2"}))
+      ->capture_default_str();
+  app.add_option("--layers", c.n_layer, "transformer blocks")->check(CLI::Range(1, 256))->capture_default_str();
+  app.add_option("--hidden", c.n_embd, "hidden size (a multiple of --heads)")
+      ->check(CLI::Range(2, 65536))
+      ->capture_default_str();
+  app.add_option("--intermediate", c.n_ff, "SwiGLU feed-forward size")
+      ->check(CLI::Range(1, 262144))
+      ->capture_default_str();
+  app.add_option("--heads", c.n_head, "attention heads")->check(CLI::Range(1, 1024))->capture_default_str();
+  app.add_option("--kv-heads", c.n_head_kv, "key/value heads (divides --heads)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--dtype", dtype, "f32, bf16 or f16")
+      ->check(CLI::IsMember({"f32", "bf16", "f16"}))
+      ->capture_default_str();
+  app.add_option("--seed", seed, "seed of the random weights")->capture_default_str();
   bool untied = false;
   app.add_flag("--untied", untied, "separate output projection (default: tied to the embeddings)");
   if (auto rc = parse_args(app, argc, argv)) return *rc;

@@ -19,10 +19,11 @@ int run_plot(int argc, char** argv) {
   std::vector<std::string> dirs;
   std::string out = "quality_latency.svg", x_metric = "LAAL", y_metric = "BLEU", title = "Quality vs latency";
   app.add_option("dirs", dirs, "gpstream eval --output folders")->required()->check(CLI::ExistingDirectory);
-  app.add_option("-o,--output", out, "SVG file to write");
-  app.add_option("--x", x_metric, "latency metric on the x axis (a scores.tsv column, e.g. LAAL, AL, DAL)");
-  app.add_option("--y", y_metric, "quality metric on the y axis (BLEU or chrF)");
-  app.add_option("--title", title, "plot title");
+  app.add_option("-o,--output", out, "SVG file to write")->capture_default_str();
+  app.add_option("--x", x_metric, "latency metric on the x axis (a scores.tsv column, e.g. LAAL, AL, DAL)")
+      ->capture_default_str();
+  app.add_option("--y", y_metric, "quality metric on the y axis (BLEU or chrF)")->capture_default_str();
+  app.add_option("--title", title, "plot title")->capture_default_str();
   if (auto rc = parse_args(app, argc, argv)) return *rc;
   namespace fs = std::filesystem;
   std::map<std::string, eval::PlotSeries> curves;
