@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <random>
 
 #include "audio/log_mel.h"
@@ -216,10 +217,11 @@ TEST(SpeechTraining, TwoThreadsTrainWhatOneDoes) {
   for (size_t i = 1; i < 5; ++i) EXPECT_NEAR(losses[1][i], losses[0][i], 1e-3 * std::abs(losses[0][i])) << i;
 }
 
-// max_minutes bounds the whole run's training time, resumes included: a run resumed with its checkpoint's
-// elapsed time already past the budget trains no further step and goes straight to the export (with the
-// default wait-k export_k asks for).
-TEST(SpeechTraining, MaxMinutesCountsTheTimeBeforeAResume) {
+// Trains a 6-step run to its step-3 checkpoint (stopped as if killed at step 4), then resumes it with export_k 2
+// after `adjust` has changed the config and the options; expects no step trained and returns the export's
+// gpstream.json metadata.
+void resume_expecting_no_step(const std::function<void(SpeechTrainConfig&, SpeechTrainOptions&)>& adjust,
+                              stream::ModelMeta& meta) {
   TempDir dir;
   const std::string llm = dir.file("llm");
   testing::write_tiny_speech_llm(llm);
@@ -227,51 +229,46 @@ TEST(SpeechTraining, MaxMinutesCountsTheTimeBeforeAResume) {
   ASSERT_TRUE(cfg.ok()) << cfg.error().message();
   SpeechTrainOptions stop;
   stop.stop_after_steps = 4;  // leaves the step-3 checkpoint, whose elapsed time is well above 1e-4 s
-  auto part = run_speech_training(*cfg, stop);
-  ASSERT_TRUE(part.ok()) << part.error().message();
-  cfg->max_minutes = 1e-6;  // 60 µs: less than the three steps before the checkpoint took
+  ASSERT_TRUE(run_speech_training(*cfg, stop).ok());
   cfg->export_k = 2;
   SpeechTrainOptions resume;
   resume.resume = dir.file("r");
+  adjust(*cfg, resume);
   auto rest = run_speech_training(*cfg, resume);
   ASSERT_TRUE(rest.ok()) << rest.error().message();
   EXPECT_EQ(rest->first_step, 3);
-  EXPECT_TRUE(rest->losses.empty()) << rest->losses.size() << " steps trained past the budget";
+  EXPECT_TRUE(rest->losses.empty()) << rest->losses.size() << " steps trained";
   ASSERT_FALSE(rest->model_dir.empty());
   auto m = SpeechModel::load(rest->model_dir);
   ASSERT_TRUE(m.ok()) << m.error().message();
-  EXPECT_EQ(m->llm.meta.k, 2);
+  meta = m->llm.meta;
 }
 
-// --export-only: resumed from a checkpoint of step 3 of a 6-step run, it trains no step and exports that
-// checkpoint's weights with the config's export settings; without a checkpoint it is refused before any work.
-TEST(SpeechTraining, ExportOnlyTrainsNoStep) {
-  TempDir dir;
-  const std::string llm = dir.file("llm");
-  testing::write_tiny_speech_llm(llm);
-  auto cfg = parse_speech_train_config(config_json(llm, dir.file("r"), 6));
-  ASSERT_TRUE(cfg.ok()) << cfg.error().message();
-  SpeechTrainOptions stop;
-  stop.stop_after_steps = 4;  // leaves the step-3 checkpoint
-  ASSERT_TRUE(run_speech_training(*cfg, stop).ok());
+// max_minutes bounds the whole run's training time, resumes included: a run resumed with its checkpoint's
+// elapsed time already past the budget trains no further step and goes straight to the export (with the
+// default wait-k export_k asks for).
+TEST(SpeechTraining, MaxMinutesCountsTheTimeBeforeAResume) {
+  stream::ModelMeta meta;
+  resume_expecting_no_step(
+      [](SpeechTrainConfig& cfg, SpeechTrainOptions&) {
+        cfg.max_minutes = 1e-6;  // 60 µs: less than the three steps before the checkpoint took
+      },
+      meta);
+  EXPECT_EQ(meta.k, 2);
+}
 
+// --export-only: resumed from the step-3 checkpoint of a 6-step run, it trains no step and exports that
+// checkpoint with the config's export settings; without a checkpoint it is refused before any work.
+TEST(SpeechTraining, ExportOnlyTrainsNoStep) {
+  stream::ModelMeta meta;
+  resume_expecting_no_step([](SpeechTrainConfig&, SpeechTrainOptions& opt) { opt.export_only = true; }, meta);
+  EXPECT_EQ(meta.k, 2);
+  EXPECT_NE(meta.trained_json.find("\"steps\":3,"), std::string::npos) << meta.trained_json;
+
+  SpeechTrainConfig cfg;
   SpeechTrainOptions no_checkpoint;
   no_checkpoint.export_only = true;
-  EXPECT_FALSE(run_speech_training(*cfg, no_checkpoint).ok());
-
-  cfg->export_k = 2;
-  SpeechTrainOptions exp;
-  exp.resume = dir.file("r");
-  exp.export_only = true;
-  auto r = run_speech_training(*cfg, exp);
-  ASSERT_TRUE(r.ok()) << r.error().message();
-  EXPECT_EQ(r->first_step, 3);
-  EXPECT_TRUE(r->losses.empty()) << r->losses.size() << " steps trained by an export";
-  ASSERT_FALSE(r->model_dir.empty());
-  auto m = SpeechModel::load(r->model_dir);
-  ASSERT_TRUE(m.ok()) << m.error().message();
-  EXPECT_EQ(m->llm.meta.k, 2);
-  EXPECT_NE(m->llm.meta.trained_json.find("\"steps\":3,"), std::string::npos) << m->llm.meta.trained_json;
+  EXPECT_FALSE(run_speech_training(cfg, no_checkpoint).ok());
 }
 
 // A config with ctc_only_steps added after its first key.
