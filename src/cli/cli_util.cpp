@@ -92,6 +92,14 @@ void add_stream_options(CLI::App& app, StreamCli& o, bool with_paradigm) {
       ->check(CLI::Range(0.01, 100.0));
   app.add_option("--seed", o.seed, "sampling seed");
   add_end_after_source_option(app, o);
+  add_beam_option(app, o);
+}
+
+void add_beam_option(CLI::App& app, StreamCli& o) {
+  app.add_option("--beam", o.beam,
+                 "word beam search: choose each word as the most probable of N hypotheses grown token by token "
+                 "(1 = token by token; needs greedy decoding; default: the model's)")
+      ->check(CLI::Range(1, 1024));
 }
 
 void add_end_after_source_option(CLI::App& app, StreamCli& o) {
@@ -122,6 +130,7 @@ Result<stream::SessionOptions> session_options(const StreamCli& o, const stream:
   if (!o.end_after_source.empty()) so.end_after_source = o.end_after_source == "on";
   so.max_target_tokens = o.max_tokens;
   so.decoding = {o.temperature, o.top_k, o.top_p, o.repetition_penalty, o.seed};
+  if (o.beam > 0) so.beam = o.beam;
   return so;
 }
 

@@ -43,6 +43,7 @@ struct StreamCli {
   std::string src_lang, tgt_lang;
   int threads = 0;
   int max_tokens = 256;
+  int beam = 0;                  // 0 = model default
   float temperature = 0, top_p = 1, repetition_penalty = 1;
   int top_k = 0;
   uint64_t seed = 0;
@@ -51,6 +52,8 @@ struct StreamCli {
 void add_stream_options(CLI::App& app, StreamCli& o, bool with_paradigm = true);
 // --end-after-source on|off (part of add_stream_options; for commands that declare their own options).
 void add_end_after_source_option(CLI::App& app, StreamCli& o);
+// --beam N (part of add_stream_options; for commands that declare their own options).
+void add_beam_option(CLI::App& app, StreamCli& o);
 // Loads the model named by -m.
 Result<stream::StreamingModel> load_stream_model(const StreamCli& o);
 // Session options: the model's defaults, then the command line (k < 1 means "model default").

@@ -76,6 +76,7 @@ int run_eval_speech(int argc, char** argv) {
       ->check(CLI::Range(0, 1024));
   app.add_option("--max-tokens", o.max_tokens, "target tokens per utterance at most")->check(CLI::Range(1, 1 << 16));
   add_end_after_source_option(app, o);
+  add_beam_option(app, o);
   if (auto rc = parse_args(app, argc, argv)) return *rc;
   const auto norm = eval::parse_wer_normalization(wer_norm);
   if (!norm.ok()) return std::fprintf(stderr, "gpstream eval: %s\n", norm.error().message().c_str()), kExitUsage;

@@ -63,6 +63,7 @@ Result<SpeechTrainConfig> parse_speech_train_config(const std::string& text, con
   GPS_TRY(top.num("k_max", c.k_max, 1, 1e6));
   if (c.k_max < c.k_min) return format_error(where + ": k_max must be >= k_min");
   GPS_TRY(top.num("export_k", c.export_k, 0, 1e6));
+  GPS_TRY(top.num("export_beam", c.export_beam, 1, 1024));
   if (c.export_k != 0 && (c.export_k < c.k_min || c.export_k > c.k_max))
     return format_error(where + ": export_k must be 0 (k_max) or within [k_min, k_max]");
   GPS_TRY(top.boolean("end_after_source", c.end_after_source));

@@ -40,6 +40,7 @@ struct SpeechTrainConfig {
   int64_t ctc_only_steps = 0;
 
   int k_min = 1, k_max = 9;  // chunk wait-k drawn per utterance
+  int export_beam = 1;       // the exported model's word beam (gpstream.json "beam"; stream/word_beam.h)
   int export_k = 0;          // the exported model's default wait-k (gpstream.json "k"), in [k_min, k_max]; 0: k_max
   // The end marker's row sees the whole utterance (stream::SessionOptions::end_after_source); exported
   // into gpstream.json, so inference ends a transcript only with the audio too.

@@ -574,6 +574,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
   eo.meta.k_min = cfg.k_min;
   eo.meta.k_max = cfg.k_max;
   eo.meta.k = cfg.export_k > 0 ? cfg.export_k : cfg.k_max;
+  eo.meta.beam = cfg.export_beam;
   eo.meta.paradigm = stream::Paradigm::Group;
   eo.meta.end_after_source = cfg.end_after_source;
   {

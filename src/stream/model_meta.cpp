@@ -39,6 +39,7 @@ Result<ModelMeta> ModelMeta::parse(const std::string& text, const std::string& w
   GPS_TRY(integer("k", m.k));
   GPS_TRY(integer("k_min", m.k_min));
   GPS_TRY(integer("k_max", m.k_max));
+  GPS_TRY(integer("beam", m.beam));
   if (j.contains("phi")) {
     std::string s = j["phi"].is_string() ? j["phi"].get<std::string>() : j["phi"].is_number() ? j["phi"].dump() : "";
     auto phi = Phi::parse(s);
@@ -112,6 +113,7 @@ std::string ModelMeta::to_json() const {
   j["k_max"] = k_max;
   j["paradigm"] = paradigm_name(paradigm);
   if (end_after_source) j["end_after_source"] = true;
+  if (beam > 1) j["beam"] = beam;
   j["trained"] = nlohmann::ordered_json::parse(trained_json);
   return j.dump(2) + "\n";
 }

@@ -2,7 +2,7 @@
 // with the settings it was trained for unless the user overrides them (DESIGN.md).
 //   {"template": "gpstream" | {"name": ..., "prompt": ..., "source_end": ..., "header": ..., "target_end": ...},
 //    "source_lang": "en", "target_lang": "fr", "phi": 0 | "S", "k": 5, "k_min": 1, "k_max": 9,
-//    "paradigm": "group", "end_after_source": false, "trained": {...free-form training record...}}
+//    "paradigm": "group", "end_after_source": false, "beam": 1, "trained": {...free-form training record...}}
 // Template strings may hold {src} and {tgt}, replaced by the language names.
 #pragma once
 
@@ -25,6 +25,7 @@ struct ModelMeta {
   int k_max = 9;
   Paradigm paradigm = Paradigm::Group;
   bool end_after_source = false;  // SessionOptions::end_after_source
+  int beam = 1;                   // SessionOptions::beam (word beam search; 1 = token by token)
   std::string trained_json = "{}";  // kept verbatim
 
   static Result<ModelMeta> parse(const std::string& text, const std::string& where);

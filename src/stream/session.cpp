@@ -64,6 +64,10 @@ Result<std::unique_ptr<Session>> Session::create(model::ForwardModel& model, con
   if (options.max_tokens_per_word < 1 || options.max_target_tokens < 1)
     return invalid_argument("max tokens per word and per sentence must be positive");
   if (options.max_cache_rows < 1) return invalid_argument("max_cache_rows must be positive");
+  if (options.beam < 1) return invalid_argument("the word beam must be at least 1 (got " + std::to_string(options.beam) + ")");
+  if (options.beam > 1 && (options.decoding.temperature > 0 || options.decoding.repetition_penalty != 1.0f))
+    return invalid_argument("word beam search (beam " + std::to_string(options.beam) +
+                            ") needs greedy decoding: no temperature, no repetition penalty");
   {  // The cache grows on demand up to max_cache_rows per region; that bound must fit in memory.
     const model::ModelConfig& c = model.config();
     auto u = [](int x) { return static_cast<uint64_t>(std::max(x, 0)); };
@@ -232,14 +236,18 @@ void Session::queue_source(int32_t id, int unit, int row) {
   ++stats_.source_tokens;
 }
 
-void Session::queue_target(int32_t id, bool logits) {
+model::BatchToken Session::target_token(int32_t id, int idx, bool logits) const {
   const int src_rows = cache_.rows(model::Group::Source) + pending_src_;
-  const int idx = cache_.rows(model::Group::Target) + pending_tgt_;
   float pos;
   if (arrival_positions(opts_.paradigm)) pos = static_cast<float>(src_rows + idx);
   else if (phi_positions(opts_.paradigm)) pos = phi_base_ + static_cast<float>(idx);
   else pos = static_cast<float>(src_rows + idx);
-  pending_.push_back({id, pos, 0, model::Group::Target, src_rows, idx + 1, logits, -1});
+  return {id, pos, 0, model::Group::Target, src_rows, idx + 1, logits, -1};
+}
+
+void Session::queue_target(int32_t id, bool logits) {
+  const int idx = cache_.rows(model::Group::Target) + pending_tgt_;
+  pending_.push_back(target_token(id, idx, logits));
   pending_rows_.push_back({-1, -1});
   ++pending_tgt_;
   pending_logits_ = pending_logits_ || logits;
@@ -400,6 +408,7 @@ Status Session::complete(const float* row) {
   pending_logits_ = false;
   ++stats_.forwards;
   if (!had_logits) return {};
+  if (opts_.beam > 1 && !opts_.forced_target) return complete_beam(row);
   const int32_t y = choose(row);
   if (y < 0 || y >= model_.config().n_vocab) return out_of_range("forced token " + std::to_string(y) + " outside the vocabulary");
   row_label_[cache_.rows(model::Group::Target) - 1] = y;
@@ -431,6 +440,80 @@ Status Session::complete(const float* row) {
   return {};
 }
 
+// Word beam search: a logits row either follows a word the search chose (a word boundary: emit it, and
+// the policy may read) or starts a search (after the header, a boundary without a read, or a re-feed).
+Status Session::complete_beam(const float* row) {
+  if (word_fed_) {
+    word_fed_ = false;
+    emit_current_word();
+    deciding_end_ = false;
+    if (policy_->decide(policy_state()) == Action::Read) {
+      state_ = State::NeedRead;
+      return {};
+    }
+    if (static_cast<int>(generated_.size()) >= opts_.max_target_tokens) {
+      finish_sentence(true);
+      return {};
+    }
+  }
+  GPS_ASSIGN(WordChoice c, search_next_word(row));
+  after_refeed_ = false;
+  const int last_row = cache_.rows(model::Group::Target) - 1;
+  if (c.end) {
+    row_label_[last_row] = eos_id_;
+    deciding_end_ = true;
+    if (policy_->decide(policy_state()) == Action::Read) {
+      state_ = State::NeedRead;
+      return {};
+    }
+    finish_sentence(false);
+    return {};
+  }
+  // Feed the word in one forward; its last row's logits come back to the boundary branch above.
+  row_label_[last_row] = c.ids[0];
+  for (size_t i = 0; i < c.ids.size(); ++i) {
+    const int32_t y = c.ids[i];
+    word_ids_.push_back(y);
+    generated_.push_back(y);
+    target_ids_.push_back(y);
+    queue_target(y, i + 1 == c.ids.size());
+    if (i + 1 < c.ids.size()) row_label_[last_row + 1 + static_cast<int>(i)] = c.ids[i + 1];
+  }
+  word_has_text_ = true;
+  word_fed_ = true;
+  return {};
+}
+
+Result<WordChoice> Session::search_next_word(const float* row) {
+  const int32_t n_vocab = model_.config().n_vocab;
+  if (token_kinds_.empty()) {
+    token_kinds_.resize(static_cast<size_t>(n_vocab));
+    for (int32_t id = 0; id < n_vocab; ++id)
+      token_kinds_[id] = is_eos(id) ? TokenKind::End : starts_word(id) ? TokenKind::WordStart : TokenKind::Inner;
+  }
+  const int base = cache_.rows(model::Group::Target);
+  // A hypothesis's rows go into the cache for one forward and are dropped again.
+  auto logits_after = [&](std::span<const int32_t> ids) -> Result<std::span<const float>> {
+    model::Batch batch;
+    for (size_t i = 0; i < ids.size(); ++i)
+      batch.tokens.push_back(target_token(ids[i], base + static_cast<int>(i), i + 1 == ids.size()));
+    model::KvCache* c = &cache_;
+    const Status st = model_.forward(batch, std::span<model::KvCache* const>(&c, 1), search_logits_);
+    cache_.truncate(model::Group::Target, base);
+    GPS_TRY(st);
+    ++stats_.search_forwards;
+    stats_.search_rows += static_cast<int64_t>(ids.size());
+    return std::span<const float>(search_logits_.data(), static_cast<size_t>(n_vocab));
+  };
+  auto has_text = [&](std::span<const int32_t> ids) { return !is_blank(codec_.decode(ids)); };
+  WordBeamOptions wo;
+  wo.beam = opts_.beam;
+  wo.max_tokens = std::min(opts_.max_tokens_per_word, opts_.max_target_tokens - static_cast<int>(generated_.size()));
+  wo.first_must_start_word = after_refeed_ || words_written_ > 0;
+  return search_word(std::span<const float>(row, static_cast<size_t>(n_vocab)), logits_after, has_text, token_kinds_,
+                     wo);
+}
+
 void Session::finish_sentence(bool truncated) {
   if (!opts_.continuous) {
     state_ = State::Finished;
@@ -456,6 +539,7 @@ void Session::start_segment() {
   generated_.clear();
   word_ids_.clear();
   word_has_text_ = false;
+  word_fed_ = false;
   after_refeed_ = false;
   row_label_.clear();
   t0_.reset();

@@ -32,6 +32,7 @@
 #include "stream/policy.h"
 #include "stream/prompt_cache.h"
 #include "stream/sampler.h"
+#include "stream/word_beam.h"
 
 namespace gpstream::stream {
 
@@ -44,6 +45,10 @@ struct SessionOptions {
   // For audio sources (a transcript ends with the audio); gpstream.json's "end_after_source".
   bool end_after_source = false;
   DecodingOptions decoding;
+  // Word beam search (word_beam.h): each word is chosen as the most probable whole word among `beam`
+  // hypotheses grown token by token. 1 = token by token (greedy, or sampled with `decoding`). Above 1 only
+  // with greedy decoding (temperature 0, no repetition penalty); forced decoding ignores it.
+  int beam = 1;
   int max_tokens_per_word = 32;      // then only a word start or the end marker may follow
   int max_target_tokens = 256;       // per sentence; then the sentence ends (event.truncated)
   int max_cache_rows = 8192;         // per region
@@ -79,6 +84,8 @@ struct SessionStats {
   int64_t refeeds = 0;
   int64_t forwards = 0;
   int64_t prompt_rows_copied = 0;  // from SessionOptions::prompt_cache, not forwarded
+  int64_t search_forwards = 0;     // word beam search: forwards of hypotheses (their rows are dropped again)
+  int64_t search_rows = 0;         //   and the rows they forwarded
 };
 
 class Session {
@@ -145,7 +152,12 @@ class Session {
   Status queue_unit(int unit);
   void queue_source(int32_t id, int unit = -1, int row = -1);
   void queue_target(int32_t id, bool logits);
+  // The batch row of target token `id` at target row `idx` (positions and visibility of the paradigm).
+  model::BatchToken target_token(int32_t id, int idx, bool logits) const;
   int32_t choose(const float* logits_row);
+  // Word beam search (opts_.beam > 1): complete() for a logits row.
+  Status complete_beam(const float* row);
+  Result<WordChoice> search_next_word(const float* row);
   void emit_current_word();
   void finish_sentence(bool truncated);
   void start_segment();
@@ -163,6 +175,8 @@ class Session {
   std::vector<int32_t> prompt_ids_, header_ids_, source_end_ids_;
   int32_t eos_id_ = -1;
   std::vector<bool> word_start_;   // per vocabulary id: a word start or the end marker (lazy)
+  std::vector<TokenKind> token_kinds_;  // word beam search: per vocabulary id (lazy)
+  std::vector<float> search_logits_;
 
   // Current sentence.
   State state_ = State::Start;
@@ -184,6 +198,7 @@ class Session {
   int words_written_ = 0;
   bool after_refeed_ = false;
   bool deciding_end_ = false;                // the last boundary's candidate was the end marker
+  bool word_fed_ = false;                    // word beam search: the pending forward feeds a chosen word
   std::optional<double> t0_;
   std::vector<int32_t> row_label_;
 

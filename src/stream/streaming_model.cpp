@@ -30,6 +30,7 @@ SessionOptions StreamingModel::default_options() const {
   o.phi = meta.phi;
   o.k = meta.k;
   o.end_after_source = meta.end_after_source;
+  o.beam = meta.beam;
   return o;
 }
 

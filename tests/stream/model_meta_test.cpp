@@ -1,5 +1,5 @@
-// gpstream.json: end_after_source is read, written back only when set, refused when not a boolean, and
-// reaches the session options a model gives its commands.
+// gpstream.json: end_after_source and beam are read, written back only when set, refused when malformed,
+// and reach the session options a model gives its commands.
 #include "stream/model_meta.h"
 
 #include <gtest/gtest.h>
@@ -22,6 +22,24 @@ TEST(ModelMeta, EndAfterSourceRoundTrips) {
   auto bad = ModelMeta::parse(R"({"end_after_source": 1})", "t.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message().find("t.json: field 'end_after_source' must be true or false"), std::string::npos);
+}
+
+TEST(ModelMeta, BeamRoundTrips) {
+  auto plain = ModelMeta::parse(R"({"k": 7})", "t");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->beam, 1);
+  EXPECT_EQ(plain->to_json().find("beam"), std::string::npos);
+  auto four = ModelMeta::parse(R"({"k": 7, "beam": 4})", "t");
+  ASSERT_TRUE(four.ok());
+  EXPECT_EQ(four->beam, 4);
+  auto again = ModelMeta::parse(four->to_json(), "t");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->beam, 4);
+  for (const char* bad : {R"({"beam": 0})", R"({"beam": "4"})", R"({"beam": 1.5})"}) {
+    auto r = ModelMeta::parse(bad, "t.json");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.error().message().find("field 'beam' must be a positive integer"), std::string::npos);
+  }
 }
 
 }  // namespace

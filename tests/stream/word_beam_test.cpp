@@ -1,0 +1,145 @@
+// stream::search_word against a brute-force oracle (word_beam_oracle.h) on pseudo-random "models", and a
+// hand-derived case where the most probable first token does not start the most probable word.
+#include "stream/word_beam.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "util/splitmix64.h"
+#include "word_beam_oracle.h"
+
+namespace gpstream {
+namespace {
+
+using stream::TokenKind;
+using testing::WordOracle;
+
+// Vocabulary: 0 end marker, 1 a word start with text, 2 a lone word-start marker (no text, like "▁"),
+// 3..6 inner tokens.
+const std::vector<TokenKind> kKinds = {TokenKind::End,   TokenKind::WordStart, TokenKind::WordStart,
+                                       TokenKind::Inner, TokenKind::Inner,     TokenKind::Inner,
+                                       TokenKind::Inner};
+
+bool has_text(std::span<const int32_t> ids) {
+  for (int32_t id : ids)
+    if (id != 2) return true;
+  return false;
+}
+
+// Logits as a pseudo-random function of (seed, prefix).
+std::vector<float> random_row(uint64_t seed, std::span<const int32_t> ids) {
+  uint64_t h = seed * 0x9E3779B97F4A7C15ull;
+  for (int32_t id : ids) h = splitmix64_mix(h ^ static_cast<uint64_t>(id + 1));
+  std::vector<float> row(kKinds.size());
+  for (float& v : row) {
+    h = splitmix64_mix(h);
+    v = static_cast<float>(static_cast<double>(h >> 11) * 0x1.0p-53 * 6.0 - 3.0);  // uniform in [-3, 3)
+  }
+  return row;
+}
+
+struct Searched {
+  stream::WordChoice choice;
+  int calls = 0;
+};
+
+Searched search(uint64_t seed, int beam, int max_tokens, bool first_start) {
+  std::vector<float> first = random_row(seed, {}), row;
+  Searched out;
+  auto after = [&](std::span<const int32_t> ids) -> Result<std::span<const float>> {
+    ++out.calls;
+    row = random_row(seed, ids);
+    return std::span<const float>(row);
+  };
+  stream::WordBeamOptions o{beam, max_tokens, first_start};
+  auto r = stream::search_word(first, after, has_text, kKinds, o);
+  EXPECT_TRUE(r.ok());
+  out.choice = *r;
+  return out;
+}
+
+WordOracle oracle(uint64_t seed) {
+  return WordOracle([seed](const std::vector<int32_t>& ids) { return random_row(seed, ids); },
+                    [](const std::vector<int32_t>& ids) { return has_text(ids); }, kKinds);
+}
+
+TEST(WordBeam, AnUnboundedBeamFindsTheExactBestWord) {
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    for (bool first_start : {false, true}) {
+      const int max_tokens = 1 + static_cast<int>(seed % 4);
+      const testing::OracleWord want = oracle(seed).best(max_tokens, first_start);
+      const Searched got = search(seed, 100000, max_tokens, first_start);
+      ASSERT_EQ(got.choice.end, want.end) << seed;
+      ASSERT_EQ(got.choice.ids, want.ids) << seed;
+      EXPECT_NEAR(got.choice.score, want.score, 1e-9) << seed;
+      EXPECT_EQ(got.choice.expansions, got.calls);
+    }
+  }
+}
+
+TEST(WordBeam, ANarrowBeamReportsItsWordsTrueScore) {
+  int worse = 0;
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    for (int beam : {1, 2, 3}) {
+      const int max_tokens = 4;
+      const WordOracle o = oracle(seed);
+      const Searched got = search(seed, beam, max_tokens, false);
+      const testing::OracleWord best = o.best(max_tokens, false);
+      // The end is decided token by token, whatever the beam.
+      ASSERT_EQ(got.choice.end, best.end) << seed << " beam " << beam;
+      if (got.choice.end) continue;
+      EXPECT_NEAR(got.choice.score, o.score(got.choice.ids, max_tokens), 1e-9) << seed << " beam " << beam;
+      EXPECT_LE(got.choice.score, best.score + 1e-12);
+      worse += got.choice.score < best.score - 1e-12;
+      EXPECT_TRUE(has_text(got.choice.ids));
+    }
+  }
+  EXPECT_GT(worse, 0);  // the pruning is real: a narrow beam misses the best word sometimes
+}
+
+// By hand: the first token "a" (id 1, p = 0.40) beats "b" (3, p = 0.35 — an inner token: allowed first
+// at a sentence start), but after "a" the mass spreads over three continuations, while "b" is a whole word
+// on its own. Scores (the word and its most likely boundary token): "b" 0.35 · 0.60 = 0.21; "a" alone
+// 0.40 · 0.02; "a" + one of x, y, z at most 0.40 · 0.32 · 0.60 = 0.077. The end marker (0.05) is not the
+// most likely token. Token by token one would write "a…" (a beam of 1 too); a beam of 2 writes "b".
+TEST(WordBeam, AWiderBeamFindsTheWordTheFirstTokenMisses) {
+  auto probs_to_logits = [](std::vector<double> p) {
+    std::vector<float> row;
+    for (double v : p) row.push_back(static_cast<float>(std::log(v)));
+    return row;
+  };
+  const std::vector<float> first = probs_to_logits({0.05, 0.40, 0.05, 0.35, 0.05, 0.05, 0.05});
+  const std::vector<float> after_a = probs_to_logits({0.01, 0.02, 0.01, 0.02, 0.30, 0.32, 0.32});
+  const std::vector<float> after_b = probs_to_logits({0.30, 0.60, 0.01, 0.03, 0.02, 0.02, 0.02});
+  const std::vector<float> after_ax = probs_to_logits({0.30, 0.60, 0.01, 0.03, 0.02, 0.02, 0.02});
+  auto after = [&](std::span<const int32_t> ids) -> Result<std::span<const float>> {
+    if (ids[0] == 3 && ids.size() == 1) return std::span<const float>(after_b);
+    if (ids.size() == 1) return std::span<const float>(after_a);
+    return std::span<const float>(after_ax);
+  };
+  auto one = stream::search_word(first, after, has_text, kKinds, {1, 8, false});
+  auto two = stream::search_word(first, after, has_text, kKinds, {2, 8, false});
+  ASSERT_TRUE(one.ok() && two.ok());
+  EXPECT_EQ(two->ids, (std::vector<int32_t>{3}));
+  EXPECT_EQ(one->ids, (std::vector<int32_t>{1, 5}));  // "a" then the first of the two 0.32 continuations
+  EXPECT_NEAR(one->score, std::log(0.40) + std::log(0.32) + std::log(0.60), 1e-6);
+  EXPECT_NEAR(two->score, std::log(0.35) + std::log(0.60), 1e-6);
+}
+
+TEST(WordBeam, BadArgumentsAreRefused) {
+  std::vector<float> first(kKinds.size(), 0.0f);
+  const std::vector<float> short_row(3, 0.0f);
+  first[1] = 1.0f;  // a word start is the most likely token: the search expands (and meets the short row)
+  auto after = [&](std::span<const int32_t>) -> Result<std::span<const float>> {
+    return std::span<const float>(short_row);
+  };
+  EXPECT_FALSE(stream::search_word(first, after, has_text, kKinds, {0, 4, false}).ok());
+  EXPECT_FALSE(stream::search_word(short_row, after, has_text, kKinds, {2, 4, false}).ok());
+  auto r = stream::search_word(first, after, has_text, kKinds, {2, 4, false});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("vocabulary"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpstream
