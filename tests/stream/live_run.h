@@ -1,5 +1,6 @@
 // A Session stepped live, as SimulEval's text evaluator drives a system: the source pushed one word per
-// NeedSource, end_source once the words run out; the words written and their delays collected.
+// NeedSource, end_source once the words run out; the words written and their delays collected. Also: the
+// same for sessions stepped together by a Scheduler, and a session run alone with its whole source at once.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "stream/scheduler.h"
 #include "stream/session.h"
 
 namespace gpstream::testing {
@@ -44,6 +46,30 @@ inline LiveOutput run_live(stream::Session& s, const std::string& source) {
     }
   }
   return out;
+}
+
+// Runs the Scheduler's rounds until no session has work left; the words and delays written per handle.
+inline std::vector<LiveOutput> run_scheduler(stream::Scheduler& sched, size_t n_sessions) {
+  std::vector<LiveOutput> got(n_sessions);
+  for (int guard = 0; guard < 1000; ++guard) {
+    auto n = sched.round([&](int h, const stream::Event& e) {
+      if (e.kind == stream::EventKind::Word) got[h].words.push_back(e.word), got[h].delays.push_back(e.delay);
+    });
+    EXPECT_TRUE(n.ok()) << n.error().message();
+    if (!n.ok() || *n == 0) break;
+  }
+  return got;
+}
+
+// A fresh session with these options, given its whole source and its end at once, stepped alone.
+inline LiveOutput run_alone(model::ForwardModel& model, const stream::SegmentCodec& codec,
+                            const stream::SessionOptions& options, const std::string& source) {
+  auto s = stream::Session::create(model, codec, options);
+  EXPECT_TRUE(s.ok());
+  if (!s.ok()) return {};
+  EXPECT_TRUE((*s)->push_source(source).ok());
+  EXPECT_TRUE((*s)->end_source().ok());
+  return run_live(**s, "");
 }
 
 }  // namespace gpstream::testing

@@ -111,7 +111,6 @@ TEST_F(PromptCacheTest, ScheduledSessionsWithTheCacheEqualSessionsRunAlone) {
   const std::vector<std::string> sources = {"one two three", "four five", "six seven eight nine ten"};
   stream::Scheduler sched(*tf_);
   std::vector<std::unique_ptr<stream::Session>> sessions;
-  std::vector<Output> got(sources.size());
   for (size_t i = 0; i < sources.size(); ++i) {
     stream::SessionOptions so;
     so.k = 1 + static_cast<int>(i);
@@ -122,20 +121,11 @@ TEST_F(PromptCacheTest, ScheduledSessionsWithTheCacheEqualSessionsRunAlone) {
     ASSERT_TRUE(sessions.back()->end_source().ok());
     sched.add(sessions.back().get());
   }
-  for (int guard = 0; guard < 1000; ++guard) {
-    auto n = sched.round([&](int h, const stream::Event& e) {
-      if (e.kind == EventKind::Word) got[h].words.push_back(e.word), got[h].delays.push_back(e.delay);
-    });
-    ASSERT_TRUE(n.ok()) << n.error().message();
-    if (*n == 0) break;
-  }
+  const std::vector<Output> got = testing::run_scheduler(sched, sources.size());
   for (size_t i = 0; i < sources.size(); ++i) {
     stream::SessionOptions so = sessions[i]->options();
     so.prompt_cache = nullptr;
-    auto alone = stream::Session::create(*tf_, codec_, so);
-    ASSERT_TRUE((*alone)->push_source(sources[i]).ok());
-    ASSERT_TRUE((*alone)->end_source().ok());
-    const Output want = run_live(**alone, "");
+    const Output want = testing::run_alone(*tf_, codec_, so, sources[i]);
     EXPECT_EQ(got[i].words, want.words) << i;
     EXPECT_EQ(got[i].delays, want.delays) << i;
   }

@@ -5,11 +5,9 @@
 // the Scheduler exactly as alone; and beam search refuses sampling.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <map>
-
 #include "../model/tiny_models.h"
 #include "copy_model.h"
+#include "shadow_model.h"
 #include "live_run.h"
 #include "stream/scheduler.h"
 #include "stream/session.h"
@@ -40,39 +38,15 @@ std::vector<float> table_row(int32_t n_vocab, const std::vector<int32_t>& prefix
 }
 
 // A ForwardModel answering table_row for each logits row's target prefix (it ignores the source).
-class TableModel final : public model::ForwardModel {
+class TableModel final : public testing::ShadowModel {
  public:
-  explicit TableModel(const CharCodec& codec) {
-    config_.n_vocab = codec.vocab_size();
-    config_.n_embd = config_.n_ff = config_.n_layer = config_.n_head = config_.n_head_kv = 1;
-    config_.head_dim = 2;
-    rope_ = model::RopeFrequencies::plain({1.0f}, 2);
-  }
-  const model::ModelConfig& config() const override { return config_; }
-  const model::RopeFrequencies& rope() const override { return rope_; }
-  Status forward(const model::Batch& b, std::span<model::KvCache* const> caches,
-                 std::vector<float>& logits) override {
-    logits.clear();
-    for (const auto& t : b.tokens) {
-      model::KvCache& c = *caches[t.seq];
-      auto& sh = shadow_[&c];
-      for (int g = 0; g < 2; ++g) sh[g].resize(c.rows(static_cast<Group>(g)));
-      GPS_TRY(c.reserve(t.group, 1));
-      c.push_row(t.group, t.pos);
-      sh[static_cast<int>(t.group)].push_back(t.id);
-      if (!t.logits) continue;
-      const std::vector<int32_t> prefix(sh[1].begin() + 2,
-                                        sh[1].begin() + t.n_tgt);  // after the 2-token header
-      const std::vector<float> row = table_row(config_.n_vocab, prefix);
-      logits.insert(logits.end(), row.begin(), row.end());
-    }
-    return {};
-  }
+  explicit TableModel(const CharCodec& codec) : ShadowModel(codec.vocab_size()) {}
 
  private:
-  model::ModelConfig config_;
-  model::RopeFrequencies rope_;
-  std::map<const model::KvCache*, std::array<std::vector<int32_t>, 2>> shadow_;
+  std::vector<float> row_logits(const Rows& rows, const model::BatchToken& t) const override {
+    const std::vector<int32_t> prefix(rows[1].begin() + 2, rows[1].begin() + t.n_tgt);  // after the 2-token header
+    return table_row(config().n_vocab, prefix);
+  }
 };
 
 std::vector<stream::TokenKind> kinds_of(const CharCodec& codec) {
@@ -160,7 +134,6 @@ TEST(SessionBeam, TheSchedulerRunsABeamSessionAsAlone) {
   const std::vector<std::string> sources = {"one two three", "four five six seven"};
   stream::Scheduler sched(*tf);
   std::vector<std::unique_ptr<stream::Session>> sessions;
-  std::vector<testing::LiveOutput> got(sources.size());
   for (size_t i = 0; i < sources.size(); ++i) {
     stream::SessionOptions so;
     so.k = 1 + static_cast<int>(i);
@@ -171,18 +144,9 @@ TEST(SessionBeam, TheSchedulerRunsABeamSessionAsAlone) {
     ASSERT_TRUE(sessions.back()->end_source().ok());
     sched.add(sessions.back().get());
   }
-  for (int guard = 0; guard < 1000; ++guard) {
-    auto n = sched.round([&](int h, const stream::Event& e) {
-      if (e.kind == EventKind::Word) got[h].words.push_back(e.word), got[h].delays.push_back(e.delay);
-    });
-    ASSERT_TRUE(n.ok()) << n.error().message();
-    if (*n == 0) break;
-  }
+  const std::vector<testing::LiveOutput> got = testing::run_scheduler(sched, sources.size());
   for (size_t i = 0; i < sources.size(); ++i) {
-    auto alone = stream::Session::create(*tf, codec, sessions[i]->options());
-    ASSERT_TRUE((*alone)->push_source(sources[i]).ok());
-    ASSERT_TRUE((*alone)->end_source().ok());
-    const testing::LiveOutput want = testing::run_live(**alone, "");
+    const testing::LiveOutput want = testing::run_alone(*tf, codec, sessions[i]->options(), sources[i]);
     EXPECT_GE(want.words.size(), 5u);
     EXPECT_EQ(got[i].words, want.words) << i;
     EXPECT_EQ(got[i].delays, want.delays) << i;

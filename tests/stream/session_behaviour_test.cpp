@@ -231,8 +231,6 @@ TEST(Scheduler, BatchedSessionsEqualSessionsRunAlone) {
                                            Paradigm::BatchStream};
   std::vector<std::unique_ptr<stream::Session>> sessions;
   stream::Scheduler sched(*tf);
-  std::vector<Output> got(sources.size());
-  std::vector<bool> done(sources.size());
   for (size_t i = 0; i < sources.size(); ++i) {
     stream::SessionOptions so;
     so.k = 1 + static_cast<int>(i);
@@ -243,21 +241,10 @@ TEST(Scheduler, BatchedSessionsEqualSessionsRunAlone) {
     ASSERT_TRUE(sessions.back()->end_source().ok());
     EXPECT_EQ(sched.add(sessions.back().get()), static_cast<int>(i));
   }
-  for (int guard = 0; guard < 1000; ++guard) {
-    auto n = sched.round([&](int h, const stream::Event& e) {
-      if (e.kind == EventKind::Word) got[h].words.push_back(e.word), got[h].delays.push_back(e.delay);
-      if (e.kind == EventKind::Finished) done[h] = true;
-    });
-    ASSERT_TRUE(n.ok()) << n.error().message();
-    if (*n == 0) break;
-  }
+  const std::vector<Output> got = testing::run_scheduler(sched, sources.size());
   for (size_t i = 0; i < sources.size(); ++i) {
-    EXPECT_TRUE(done[i]);
-    stream::SessionOptions so = sessions[i]->options();
-    auto alone = stream::Session::create(*tf, codec, so);
-    ASSERT_TRUE((*alone)->push_source(sources[i]).ok());
-    ASSERT_TRUE((*alone)->end_source().ok());
-    Output want = run_live(**alone, "");
+    EXPECT_TRUE(sessions[i]->finished());
+    const Output want = testing::run_alone(*tf, codec, sessions[i]->options(), sources[i]);
     EXPECT_EQ(got[i].words, want.words) << i;
     EXPECT_EQ(got[i].delays, want.delays) << i;
   }
