@@ -131,6 +131,10 @@ Result<stream::SessionOptions> session_options(const StreamCli& o, const stream:
   so.max_target_tokens = o.max_tokens;
   so.decoding = {o.temperature, o.top_k, o.top_p, o.repetition_penalty, o.seed};
   if (o.beam > 0) so.beam = o.beam;
+  if (so.beam > 1 && (o.temperature > 0 || o.repetition_penalty != 1.0f))
+    return invalid_argument("--beam " + std::to_string(so.beam) +
+                            " (word beam search) needs greedy decoding: no --temperature, no --repetition-penalty" +
+                            (o.beam > 0 ? "" : " (the beam is the model's default; --beam 1 turns it off)"));
   return so;
 }
 

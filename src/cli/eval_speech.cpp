@@ -160,11 +160,12 @@ int run_eval_speech(int argc, char** argv) {
     const double rtf = res->real_time_factor();
     if (json) {
       std::printf(
-          "{\"paradigm\": \"%s\", \"k\": %d, \"phi\": \"%s\", \"end_after_source\": %s, \"utterances\": %zu, "
+          "{\"paradigm\": \"%s\", \"k\": %d, \"phi\": \"%s\", \"end_after_source\": %s, \"beam\": %d, "
+          "\"utterances\": %zu, "
           "\"audio_seconds\": %s, \"compute_seconds\": %s, \"rtf\": %s, %s, \"num_instances\": %zu, "
           "\"skipped\": %s}\n",
           stream::paradigm_name(run.options.paradigm), run.k, run.options.phi.to_string().c_str(),
-          run.options.end_after_source ? "true" : "false", res->records.size(),
+          run.options.end_after_source ? "true" : "false", run.options.beam, res->records.size(),
           eval::python_float_repr(res->audio_seconds).c_str(), eval::python_float_repr(res->compute_seconds).c_str(),
           eval::python_float_repr(rtf).c_str(), speech_scores_json_members(*scores, *norm).c_str(),
           res->records.size(), skipped_json(scores->skipped).c_str());

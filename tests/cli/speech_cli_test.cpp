@@ -251,6 +251,12 @@ TEST_F(SpeechCli, EvalSpeechLogIsScoredToTheSameNumbers) {
                           [](const auto&) { return true; }),
             1);
   EXPECT_TRUE(std::filesystem::exists(kDir + "/eas/group-k1-phi0-end-after-source/instances.log"));
+  // --beam (word beam search): said in the JSON line (this model's default: 1); 0 is bad usage.
+  EXPECT_EQ(lines[0].at("beam"), 1);
+  auto beam = run("eval --speech -m model --manifest manifest.tsv -k 1 --phi 0 --beam 3 --json -t 1");
+  ASSERT_EQ(beam.code, 0) << beam.err;
+  EXPECT_EQ(json::parse(beam.out).at("beam"), 3);
+  EXPECT_EQ(run("eval --speech -m model --manifest manifest.tsv --beam 0 -t 1").code, 2);
   // The table: a header and one row per (k, phi); --limit.
   auto table = run("eval --speech -m model --manifest manifest.tsv --no-noise --limit 2 -t 1");
   ASSERT_EQ(table.code, 0) << table.err;

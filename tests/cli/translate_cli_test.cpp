@@ -1,0 +1,76 @@
+// End-to-end checks of `gpstream translate` on the shipped en-fr model: with greedy decoding and with the word
+// beam search, one JSON line per input sentence whose delays follow wait-k by hand (word j is written after
+// min(k + j − 1, M) of the M source words: the beam changes the words, never when they are written); bad
+// usage of --beam exits 2 with one line that says why. Skipped when the gpstream binary is not built.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli_run.h"
+
+namespace gpstream {
+namespace {
+
+using nlohmann::json;
+
+const std::string kDir = std::string(GPSTREAM_BINARY_DIR) + "/translate_cli_test_tmp/" + std::to_string(getpid());
+const std::string kModel = std::string(GPSTREAM_SOURCE_DIR) + "/models/gpstream-en-fr";
+
+testing::CommandRun run(const std::string& args) { return testing::run_gpstream(kDir, args); }
+
+size_t count_words(const std::string& s) {
+  std::istringstream in(s);
+  size_t n = 0;
+  for (std::string w; in >> w;) ++n;
+  return n;
+}
+
+class TranslateCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(testing::kGpstreamBin)) GTEST_SKIP() << "gpstream binary not built";
+    std::filesystem::create_directories(kDir);
+    std::ofstream(kDir + "/in.txt") << "Open the file.\n"
+                                       "Save the document in a new folder before you close the window.\n"
+                                       "Click OK.\n";
+  }
+};
+
+TEST_F(TranslateCli, DelaysFollowWaitKWithAndWithoutTheBeam) {
+  const std::vector<size_t> source_words = {3, 12, 2};
+  for (const char* beam : {"1", "4"}) {
+    for (int k : {2, 5}) {
+      auto r = run("translate -m " + kModel + " -k " + std::to_string(k) + " --beam " + beam + " --delays < in.txt");
+      ASSERT_EQ(r.code, 0) << r.err;
+      std::istringstream lines(r.out);
+      size_t i = 0;
+      for (std::string line; std::getline(lines, line); ++i) {
+        ASSERT_LT(i, source_words.size()) << r.out;
+        const json j = json::parse(line);
+        const auto delays = j.at("delays").get<std::vector<int>>();
+        ASSERT_EQ(delays.size(), count_words(j.at("prediction").get<std::string>())) << line;
+        ASSERT_FALSE(delays.empty()) << line;
+        for (size_t w = 0; w < delays.size(); ++w)
+          EXPECT_EQ(delays[w], std::min<int>(k + static_cast<int>(w), static_cast<int>(source_words[i])))
+              << "beam " << beam << " k " << k << ": " << line;
+      }
+      EXPECT_EQ(i, source_words.size()) << r.out;
+    }
+  }
+}
+
+TEST_F(TranslateCli, BeamUsageErrors) {
+  auto sampled = run("translate -m " + kModel + " --beam 2 --temperature 0.5 < in.txt");
+  EXPECT_EQ(sampled.code, 2);
+  EXPECT_NE(sampled.err.find("needs greedy decoding"), std::string::npos) << sampled.err;
+  EXPECT_EQ(run("translate -m " + kModel + " --beam 2 --repetition-penalty 1.3 < in.txt").code, 2);
+  EXPECT_EQ(run("translate -m " + kModel + " --beam 0 < in.txt").code, 2);
+  EXPECT_EQ(run("translate -m " + kModel + " --beam 1 --temperature 0.5 --seed 3 < in.txt").code, 0);
+}
+
+}  // namespace
+}  // namespace gpstream
