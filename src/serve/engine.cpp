@@ -99,6 +99,9 @@ Result<ResolvedOptions> Engine::resolve(const StreamOptions& o, bool continuous_
   if (o.paradigm) r.session.paradigm = *o.paradigm;
   if (o.phi) r.session.phi = *o.phi;
   if (o.end_after_source) r.session.end_after_source = *o.end_after_source;
+  if (o.beam) r.session.beam = *o.beam;
+  if (r.session.beam > 1 && (r.session.decoding.temperature > 0 || r.session.decoding.repetition_penalty != 1.0f))
+    return invalid_argument("'beam': word beam search needs greedy decoding, and this server samples");
   r.session.continuous = o.continuous.value_or(continuous_default);
   r.source_lang = o.source_lang.value_or(model_.meta.source_lang);
   r.target_lang = o.target_lang.value_or(model_.meta.target_lang);

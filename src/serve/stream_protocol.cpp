@@ -50,7 +50,7 @@ Result<std::string> language_code(const json& obj, const char* field) {
 
 Result<StreamOptions> parse_stream_options(const json& obj, std::initializer_list<std::string_view> extra) {
   static constexpr std::string_view kOptionFields[] = {"k", "paradigm", "phi", "source_lang", "target_lang",
-                                                       "continuous", "end_after_source"};
+                                                       "continuous", "end_after_source", "beam"};
   for (const auto& [key, _] : obj.items()) {
     const bool known = std::find(std::begin(kOptionFields), std::end(kOptionFields), key) != std::end(kOptionFields) ||
                        std::find(extra.begin(), extra.end(), key) != extra.end();
@@ -99,6 +99,13 @@ Result<StreamOptions> parse_stream_options(const json& obj, std::initializer_lis
     const json& v = obj["end_after_source"];
     if (!v.is_boolean()) return field_error("end_after_source", "true or false", v);
     o.end_after_source = v.get<bool>();
+  }
+  if (obj.contains("beam")) {
+    const json& v = obj["beam"];
+    if (!v.is_number_integer()) return field_error("beam", "an integer", v);
+    const int64_t b = v.get<int64_t>();
+    if (b < 1 || b > 1024) return invalid_argument("'beam': must be between 1 and 1024, got " + std::to_string(b));
+    o.beam = static_cast<int>(b);
   }
   return o;
 }

@@ -29,6 +29,7 @@ struct StreamOptions {
   std::optional<std::string> source_lang, target_lang;
   std::optional<bool> continuous;  // sentence by sentence (bounded memory); default true for streams
   std::optional<bool> end_after_source;  // wait-k: the end marker only once the whole source is read
+  std::optional<int> beam;               // word beam search width (1 = token by token; stream/word_beam.h)
 };
 
 // Audio streams (a speech model): the PCM encoding of binary frames, mono.

@@ -127,7 +127,7 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
            json_string(so.phi.to_string()) + ", \"source_lang\": " + json_string(resolved->source_lang) +
            ", \"target_lang\": " + json_string(resolved->target_lang) + ", \"continuous\": " +
            (so.continuous ? "true" : "false") + ", \"end_after_source\": " +
-           (so.end_after_source ? "true" : "false") +
+           (so.end_after_source ? "true" : "false") + ", \"beam\": " + std::to_string(so.beam) +
            (audio_ ? ", \"input\": \"audio\", \"audio_format\": " + json_string(pcm_format_name(format_)) +
                          ", \"sample_rate\": " + std::to_string(sample_rate_) + ", \"chunk_ms\": " +
                          json_ms(audio_->chunk_ms())

@@ -157,7 +157,8 @@ class SpeechServeTest : public ::testing::Test {
 
   // The oracle: 16 kHz samples → whole-utterance log-mel → whole-utterance encoder forward → rows split into
   // chunks of rows_per_chunk (the last one shorter, 80 ms per row) → a Session fed by hand, stepped alone.
-  static Words reference(const std::vector<float>& samples_16k, bool continuous, bool end_after_source = false) {
+  static Words reference(const std::vector<float>& samples_16k, bool continuous, bool end_after_source = false,
+                         int beam = 1) {
     const audio::SpeechEncoderConfig& ec = model_->encoder->config();
     const std::vector<float> mel = audio::log_mel(samples_16k);
     audio::SpeechEncoderPass pass(*model_->encoder);
@@ -167,6 +168,7 @@ class SpeechServeTest : public ::testing::Test {
     stream::SessionOptions so = defaults();
     so.continuous = continuous;
     so.end_after_source = end_after_source;
+    so.beam = beam;
     auto s = stream::Session::create(*model_->llm.model, *model_->llm.codec, so);
     EXPECT_TRUE(s.ok());
     for (size_t r = 0; r < n_rows; r += per_chunk) {
@@ -243,17 +245,19 @@ constexpr size_t kSamples16k = 400 + 160 * 124;
 TEST_F(SpeechServeTest, F32StreamEqualsASessionFedTheWholeUtteranceRows) {
   start();
   const std::vector<float> x = signal(kSamples16k, 16000, 0);
-  const Words want = reference(x, /*continuous=*/false);
+  const Words want = reference(x, /*continuous=*/false), want_continuous = reference(x, /*continuous=*/true);
   ASSERT_FALSE(want.words.empty());
   EXPECT_EQ(want.delays.back(), 8);  // every chunk read by the end: the reference really has 8 chunks
   const std::string bytes = f32le_bytes(x);
   expect_same(stream_audio(port_, R"({"type": "start", "continuous": false})", bytes, 4 * 1237), want);
   // The default (continuous) stream, the format and rate given explicitly, another frame size.
   expect_same(stream_audio(port_, R"({"type": "start", "audio_format": "f32le", "sample_rate": 16000})", bytes, 4 * 160),
-              reference(x, /*continuous=*/true));
+              want_continuous);
 }
 
 TEST_F(SpeechServeTest, EndAfterSourceIsAPerStreamOptionReportedByReady) {
+  const std::vector<float> x = signal(kSamples16k, 16000, 2);
+  const Words want = reference(x, /*continuous=*/false, /*end_after_source=*/true);  // before the server runs
   start();
   for (const bool on : {false, true}) {
     WsClient c(port_);
@@ -262,10 +266,24 @@ TEST_F(SpeechServeTest, EndAfterSourceIsAPerStreamOptionReportedByReady) {
     ASSERT_TRUE(ready && (*ready)["type"] == "ready") << (ready ? ready->dump() : "closed");
     EXPECT_EQ((*ready)["end_after_source"], on);
   }
-  const std::vector<float> x = signal(kSamples16k, 16000, 2);
   expect_same(stream_audio(port_, R"({"type": "start", "continuous": false, "end_after_source": true})",
                            f32le_bytes(x), 4 * 997),
-              reference(x, /*continuous=*/false, /*end_after_source=*/true));
+              want);
+}
+
+TEST_F(SpeechServeTest, BeamIsAPerStreamOptionReportedByReady) {
+  const std::vector<float> x = signal(kSamples16k, 16000, 2);
+  const Words want = reference(x, /*continuous=*/false, /*end_after_source=*/false, /*beam=*/3);
+  start();
+  for (const int beam : {1, 3}) {
+    WsClient c(port_);
+    ASSERT_TRUE(c.send(json{{"type", "start"}, {"beam", beam}}.dump()));
+    auto ready = c.read_json();
+    ASSERT_TRUE(ready && (*ready)["type"] == "ready") << (ready ? ready->dump() : "closed");
+    EXPECT_EQ((*ready)["beam"], beam);
+  }
+  expect_same(stream_audio(port_, R"({"type": "start", "continuous": false, "beam": 3})", f32le_bytes(x), 4 * 997),
+              want);
 }
 
 TEST_F(SpeechServeTest, S16AtAnotherRateIsResampledLikeTheWholeSignal) {
@@ -328,6 +346,8 @@ std::pair<json, int> expect_error(int port, const std::string& start,
 }
 
 TEST_F(SpeechServeTest, BadFramesGetClearErrorsAndTheServerCarriesOn) {
+  const std::vector<float> x = signal(kSamples16k / 2, 16000, 2);
+  const Words want = reference(x, /*continuous=*/false);
   start();
   const std::string start_msg = R"({"type": "start"})";
   {  // 6 bytes are not whole f32le samples
@@ -371,10 +391,8 @@ TEST_F(SpeechServeTest, BadFramesGetClearErrorsAndTheServerCarriesOn) {
     EXPECT_EQ(e2["code"], "bad_message");
     EXPECT_NE(e2["message"].get<std::string>().find("audio_format"), std::string::npos) << e2.dump();
   }
-  // The server is still there and transcribes.
-  const std::vector<float> x = signal(kSamples16k / 2, 16000, 2);
-  expect_same(stream_audio(port_, R"({"type": "start", "continuous": false})", f32le_bytes(x), 4096),
-              reference(x, /*continuous=*/false));
+  // The server is still there and transcribes (the oracle ran before the server started).
+  expect_same(stream_audio(port_, R"({"type": "start", "continuous": false})", f32le_bytes(x), 4096), want);
   EXPECT_EQ(server_->open_sessions(), 0);
 }
 

@@ -13,7 +13,7 @@ std::string error_of(std::string_view text) {
 
 TEST(StreamProtocol, StartWithEveryOption) {
   auto m = parse_client_message(
-      R"({"type": "start", "k": 3, "paradigm": "interleaved", "phi": "S", "source_lang": "en", "target_lang": "de", "continuous": false, "end_after_source": true})");
+      R"({"type": "start", "k": 3, "paradigm": "interleaved", "phi": "S", "source_lang": "en", "target_lang": "de", "continuous": false, "end_after_source": true, "beam": 4})");
   ASSERT_TRUE(m.ok()) << m.error().message();
   const auto& o = std::get<StartMessage>(*m).options;
   EXPECT_EQ(o.k, 3);
@@ -24,11 +24,13 @@ TEST(StreamProtocol, StartWithEveryOption) {
   EXPECT_EQ(o.target_lang, "de");
   EXPECT_EQ(o.continuous, false);
   EXPECT_EQ(o.end_after_source, true);
+  EXPECT_EQ(o.beam, 4);
   auto bare = parse_client_message(R"({"type": "start", "phi": 0.5})");
   ASSERT_TRUE(bare.ok());
   const auto& b = std::get<StartMessage>(*bare).options;
   EXPECT_FALSE(b.k.has_value());
   EXPECT_FALSE(b.end_after_source.has_value());
+  EXPECT_FALSE(b.beam.has_value());
   EXPECT_FLOAT_EQ(b.phi->value, 0.5f);
 }
 
@@ -58,6 +60,8 @@ TEST(StreamProtocol, ErrorsNameTheField) {
   EXPECT_EQ(error_of(R"({"type": "start", "continuous": 1})"), "'continuous': expected true or false, got a number");
   EXPECT_EQ(error_of(R"({"type": "start", "end_after_source": "on"})"),
             "'end_after_source': expected true or false, got a string");
+  EXPECT_EQ(error_of(R"({"type": "start", "beam": 0})"), "'beam': must be between 1 and 1024, got 0");
+  EXPECT_EQ(error_of(R"({"type": "start", "beam": true})"), "'beam': expected an integer, got a boolean");
   EXPECT_EQ(error_of(R"({"type": "source"})"), "source message has no 'text'");
   EXPECT_EQ(error_of(R"({"type": "source", "text": null})"), "'text': expected a string, got null");
   EXPECT_EQ(error_of(R"({"type": "source", "text": "a", "more": 1})"), "unknown field 'more'");
