@@ -157,6 +157,9 @@ class SpeechServeTest : public ::testing::Test {
 
   // The oracle: 16 kHz samples → whole-utterance log-mel → whole-utterance encoder forward → rows split into
   // chunks of rows_per_chunk (the last one shorter, 80 ms per row) → a Session fed by hand, stepped alone.
+  // It forwards on the model the server's engine thread uses, and a forward is not reentrant (one shared
+  // workspace): call it before start() or while no stream is open — not after clients merely dropped their
+  // streams, whose engine work (the first Open builds the prompt cache with a forward) may still be running.
   static Words reference(const std::vector<float>& samples_16k, bool continuous, bool end_after_source = false,
                          int beam = 1) {
     const audio::SpeechEncoderConfig& ec = model_->encoder->config();
