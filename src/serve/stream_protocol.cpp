@@ -46,6 +46,17 @@ Result<std::string> language_code(const json& obj, const char* field) {
   return s;
 }
 
+// obj[field]: an integer within [lo, hi].
+Result<int> int_field(const json& obj, const char* field, int lo, int hi) {
+  const json& v = obj[field];
+  if (!v.is_number_integer()) return field_error(field, "an integer", v);
+  const int64_t x = v.get<int64_t>();
+  if (x < lo || x > hi)
+    return invalid_argument(std::string("'") + field + "': must be between " + std::to_string(lo) + " and " +
+                            std::to_string(hi) + ", got " + std::to_string(x));
+  return static_cast<int>(x);
+}
+
 }  // namespace
 
 Result<StreamOptions> parse_stream_options(const json& obj, std::initializer_list<std::string_view> extra) {
@@ -58,11 +69,7 @@ Result<StreamOptions> parse_stream_options(const json& obj, std::initializer_lis
   }
   StreamOptions o;
   if (obj.contains("k")) {
-    const json& v = obj["k"];
-    if (!v.is_number_integer()) return field_error("k", "an integer", v);
-    const int64_t k = v.get<int64_t>();
-    if (k < 1 || k > 1000000) return invalid_argument("'k': must be between 1 and 1000000, got " + std::to_string(k));
-    o.k = static_cast<int>(k);
+    GPS_ASSIGN(o.k, int_field(obj, "k", 1, 1000000));
   }
   if (obj.contains("paradigm")) {
     const json& v = obj["paradigm"];
@@ -101,11 +108,7 @@ Result<StreamOptions> parse_stream_options(const json& obj, std::initializer_lis
     o.end_after_source = v.get<bool>();
   }
   if (obj.contains("beam")) {
-    const json& v = obj["beam"];
-    if (!v.is_number_integer()) return field_error("beam", "an integer", v);
-    const int64_t b = v.get<int64_t>();
-    if (b < 1 || b > 1024) return invalid_argument("'beam': must be between 1 and 1024, got " + std::to_string(b));
-    o.beam = static_cast<int>(b);
+    GPS_ASSIGN(o.beam, int_field(obj, "beam", 1, 1024));
   }
   return o;
 }
