@@ -370,11 +370,8 @@ int32_t Session::choose(const float* row) {
   const bool restrict = after_refeed_ || static_cast<int>(word_ids_.size()) >= opts_.max_tokens_per_word;
   std::function<bool(int32_t)> allowed;
   if (restrict) {
-    if (word_start_.empty()) {  // built on first use: forced sessions (training layouts) never need it
-      word_start_.resize(n_vocab);
-      for (int32_t id = 0; id < n_vocab; ++id) word_start_[id] = starts_word(id) || is_eos(id);
-    }
-    allowed = [this](int32_t id) { return static_cast<bool>(word_start_[id]); };
+    const std::vector<TokenKind>& kinds = token_kinds();
+    allowed = [&kinds](int32_t id) { return kinds[id] != TokenKind::Inner; };  // a word start or the end
   }
   return sampler_.choose(std::span<const float>(row, static_cast<size_t>(n_vocab)), generated_, allowed);
 }
@@ -484,13 +481,18 @@ Status Session::complete_beam(const float* row) {
   return {};
 }
 
-Result<WordChoice> Session::search_next_word(const float* row) {
-  const int32_t n_vocab = model_.config().n_vocab;
-  if (token_kinds_.empty()) {
+const std::vector<TokenKind>& Session::token_kinds() {
+  if (token_kinds_.empty()) {  // built on first use: forced sessions (training layouts) never need it
+    const int32_t n_vocab = model_.config().n_vocab;
     token_kinds_.resize(static_cast<size_t>(n_vocab));
     for (int32_t id = 0; id < n_vocab; ++id)
       token_kinds_[id] = is_eos(id) ? TokenKind::End : starts_word(id) ? TokenKind::WordStart : TokenKind::Inner;
   }
+  return token_kinds_;
+}
+
+Result<WordChoice> Session::search_next_word(const float* row) {
+  const int32_t n_vocab = model_.config().n_vocab;
   const int base = cache_.rows(model::Group::Target);
   // A hypothesis's rows go into the cache for one forward and are dropped again.
   auto logits_after = [&](std::span<const int32_t> ids) -> Result<std::span<const float>> {
@@ -510,8 +512,8 @@ Result<WordChoice> Session::search_next_word(const float* row) {
   wo.beam = opts_.beam;
   wo.max_tokens = std::min(opts_.max_tokens_per_word, opts_.max_target_tokens - static_cast<int>(generated_.size()));
   wo.first_must_start_word = after_refeed_ || words_written_ > 0;
-  return search_word(std::span<const float>(row, static_cast<size_t>(n_vocab)), logits_after, has_text, token_kinds_,
-                     wo);
+  return search_word(std::span<const float>(row, static_cast<size_t>(n_vocab)), logits_after, has_text,
+                     token_kinds(), wo);
 }
 
 void Session::finish_sentence(bool truncated) {

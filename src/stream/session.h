@@ -155,6 +155,8 @@ class Session {
   // The batch row of target token `id` at target row `idx` (positions and visibility of the paradigm).
   model::BatchToken target_token(int32_t id, int idx, bool logits) const;
   int32_t choose(const float* logits_row);
+  // What each vocabulary id does to a word (word_beam.h), built on first use.
+  const std::vector<TokenKind>& token_kinds();
   // Word beam search (opts_.beam > 1): complete() for a logits row.
   Status complete_beam(const float* row);
   Result<WordChoice> search_next_word(const float* row);
@@ -174,8 +176,7 @@ class Session {
 
   std::vector<int32_t> prompt_ids_, header_ids_, source_end_ids_;
   int32_t eos_id_ = -1;
-  std::vector<bool> word_start_;   // per vocabulary id: a word start or the end marker (lazy)
-  std::vector<TokenKind> token_kinds_;  // word beam search: per vocabulary id (lazy)
+  std::vector<TokenKind> token_kinds_;  // per vocabulary id: inner, word start or end marker (token_kinds())
   std::vector<float> search_logits_;
 
   // Current sentence.

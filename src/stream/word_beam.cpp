@@ -41,11 +41,11 @@ bool is_boundary(TokenKind k) {
 bool is_end(TokenKind k) {
   return k == TokenKind::End;
 }
-bool is_word_start(TokenKind k) {
-  return k == TokenKind::WordStart;
-}
-bool is_not_end(TokenKind k) {
-  return k != TokenKind::End;
+
+Status check_row(std::span<const float> row, std::span<const TokenKind> kinds) {
+  if (row.size() == kinds.size()) return {};
+  return invalid_argument("word beam search: a logits row of " + std::to_string(row.size()) +
+                          " values for a vocabulary of " + std::to_string(kinds.size()));
 }
 
 }  // namespace
@@ -54,17 +54,17 @@ Result<WordChoice> search_word(std::span<const float> first, const LogitsAfter& 
                                const HasText& has_text, std::span<const TokenKind> kinds,
                                const WordBeamOptions& o) {
   if (o.beam < 1) return invalid_argument("word beam search: the beam must be at least 1");
-  if (first.size() != kinds.size())
-    return invalid_argument("word beam search: a logits row of " + std::to_string(first.size()) +
-                            " values for a vocabulary of " + std::to_string(kinds.size()));
+  GPS_TRY(check_row(first, kinds));
   std::vector<double> lp;
   log_softmax(first, lp);
   // The end, token by token: it wins when an end marker is the most likely token allowed here.
   WordChoice best;
   best.end = true;
   best.score = log_max(lp, kinds, is_end);
-  const double first_word_token =
-      o.first_must_start_word ? log_max(lp, kinds, is_word_start) : log_max(lp, kinds, is_not_end);
+  auto may_start_word = [&](TokenKind k) {
+    return k != TokenKind::End && (!o.first_must_start_word || k == TokenKind::WordStart);
+  };
+  const double first_word_token = log_max(lp, kinds, may_start_word);
   if (best.score >= first_word_token || o.max_tokens < 1) return best;
   best.score = kNone;  // a word will be written: the best of them
 
@@ -92,11 +92,8 @@ Result<WordChoice> search_word(std::span<const float> first, const LogitsAfter& 
     open = std::move(next);
   };
 
-  for (size_t t = 0; t < lp.size(); ++t) {
-    const TokenKind k = kinds[t];
-    if (k == TokenKind::End || (o.first_must_start_word && k != TokenKind::WordStart)) continue;
-    candidates.push_back({lp[t], -1, static_cast<int32_t>(t)});
-  }
+  for (size_t t = 0; t < lp.size(); ++t)
+    if (may_start_word(kinds[t])) candidates.push_back({lp[t], -1, static_cast<int32_t>(t)});
   keep_best({});
 
   while (!open.empty()) {
@@ -108,9 +105,7 @@ Result<WordChoice> search_word(std::span<const float> first, const LogitsAfter& 
       if (h.score <= best.score) continue;
       GPS_ASSIGN(std::span<const float> row, logits_after(h.ids));
       ++best.expansions;
-      if (row.size() != kinds.size())
-        return invalid_argument("word beam search: a logits row of " + std::to_string(row.size()) +
-                                " values for a vocabulary of " + std::to_string(kinds.size()));
+      GPS_TRY(check_row(row, kinds));
       log_softmax(row, lp);
       const bool text = has_text(h.ids);
       const bool full = static_cast<int>(h.ids.size()) >= o.max_tokens;
@@ -119,8 +114,9 @@ Result<WordChoice> search_word(std::span<const float> first, const LogitsAfter& 
         // marker); at the length limit a boundary must follow.
         const double complete = full ? h.score : h.score + log_max(lp, kinds, is_boundary);
         if (complete > best.score) {
-          const int expansions = best.expansions;
-          best = {false, h.ids, complete, expansions};
+          best.end = false;
+          best.ids = h.ids;
+          best.score = complete;
         }
       }
       if (full) continue;

@@ -13,7 +13,6 @@
 #include "stream/session.h"
 #include "test_codec.h"
 #include "tokenizer/segment_encoder.h"
-#include "util/splitmix64.h"
 #include "word_beam_oracle.h"
 
 namespace gpstream {
@@ -26,13 +25,7 @@ using testing::CharCodec;
 // Logits after a target prefix (the tokens after the header): pseudo-random in [-3, 3), the end marker
 // growing with the prefix's length so sentences end after a few words.
 std::vector<float> table_row(int32_t n_vocab, const std::vector<int32_t>& prefix) {
-  uint64_t h = 0x1234567ull;
-  for (int32_t id : prefix) h = splitmix64_mix(h ^ static_cast<uint64_t>(id + 1));
-  std::vector<float> row(static_cast<size_t>(n_vocab));
-  for (float& v : row) {
-    h = splitmix64_mix(h);
-    v = static_cast<float>(static_cast<double>(h >> 11) * 0x1.0p-53 * 6.0 - 3.0);
-  }
+  std::vector<float> row = testing::pseudo_random_logits(0x1234567ull, prefix, static_cast<size_t>(n_vocab));
   row[CharCodec::kEos] = -4.0f + 1.5f * static_cast<float>(prefix.size());
   return row;
 }

@@ -9,11 +9,24 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <span>
 #include <vector>
 
 #include "stream/word_beam.h"
+#include "util/splitmix64.h"
 
 namespace gpstream::testing {
+
+// A logits row uniform in [-3, 3), a pseudo-random function of (state, prefix): the "model" of the search tests.
+inline std::vector<float> pseudo_random_logits(uint64_t state, std::span<const int32_t> prefix, size_t n_vocab) {
+  for (int32_t id : prefix) state = splitmix64_mix(state ^ static_cast<uint64_t>(id + 1));
+  std::vector<float> row(n_vocab);
+  for (float& v : row) {
+    state = splitmix64_mix(state);
+    v = static_cast<float>(static_cast<double>(state >> 11) * 0x1.0p-53 * 6.0 - 3.0);
+  }
+  return row;
+}
 
 struct OracleWord {
   bool end = true;

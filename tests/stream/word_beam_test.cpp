@@ -6,7 +6,6 @@
 
 #include <cmath>
 
-#include "util/splitmix64.h"
 #include "word_beam_oracle.h"
 
 namespace gpstream {
@@ -29,14 +28,7 @@ bool has_text(std::span<const int32_t> ids) {
 
 // Logits as a pseudo-random function of (seed, prefix).
 std::vector<float> random_row(uint64_t seed, std::span<const int32_t> ids) {
-  uint64_t h = seed * 0x9E3779B97F4A7C15ull;
-  for (int32_t id : ids) h = splitmix64_mix(h ^ static_cast<uint64_t>(id + 1));
-  std::vector<float> row(kKinds.size());
-  for (float& v : row) {
-    h = splitmix64_mix(h);
-    v = static_cast<float>(static_cast<double>(h >> 11) * 0x1.0p-53 * 6.0 - 3.0);  // uniform in [-3, 3)
-  }
-  return row;
+  return testing::pseudo_random_logits(seed * 0x9E3779B97F4A7C15ull, ids, kKinds.size());
 }
 
 struct Searched {
