@@ -7,20 +7,23 @@
 //             template rows not counted) with 1, 4, 16 and 64 concurrent sessions, each taking the next
 //             sentence of one queue when it finishes (a closed loop), the prompt's rows copied from a
 //             PromptCache (--no-prompt-cache: every session forwards its prompt); --repeat R runs the levels
-//             R times in turn and prints the median ratio of each level to the first.
+//             R times in turn and prints the median ratio of each level to the first; --isa avx2,avx512 runs
+//             every level with each instruction set of the kernels (kernels/cpu_isa.h) in one process.
 // The model is random with Qwen2.5-0.5B's shapes (or --small for a quick run), stored in BF16 (--dtype: the
 // storage types of `gpstream convert --type`); the tokenizer is the Qwen fixture. Usage:
 //   bench_stream [--small] [-n SENTENCES] [-t THREADS] [--mode paradigms|scheduler|all] [--sessions 1,4,16,64]
-//                [--repeat R] [--no-prompt-cache] [--dtype bf16|f32|f16|q8_0|q4_0]
+//                [--repeat R] [--no-prompt-cache] [--dtype bf16|f32|f16|q8_0|q4_0] [--isa avx2,avx512]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "eval/simultaneous.h"
+#include "kernels/cpu_isa.h"
 #include "model/quantize_model.h"
 #include "model/random_init.h"
 #include "model/transformer.h"
@@ -75,6 +78,7 @@ int main(int argc, char** argv) {
   int n = 100, threads = 2, repeat = 1;
   std::string mode = "all", storage = "bf16";
   std::vector<int> session_counts = {1, 4, 16, 64};
+  std::vector<kernels::Isa> isas = {kernels::kernel_isa()};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--small") small = true;
@@ -87,8 +91,18 @@ int main(int argc, char** argv) {
     else if (a == "--sessions" && i + 1 < argc) {
       session_counts.clear();
       for (char* p = std::strtok(argv[++i], ","); p; p = std::strtok(nullptr, ",")) session_counts.push_back(std::atoi(p));
+    } else if (a == "--isa" && i + 1 < argc) {
+      isas.clear();
+      for (char* p = std::strtok(argv[++i], ","); p; p = std::strtok(nullptr, ",")) {
+        const std::string v = p;
+        if (v != "avx2" && v != "avx512") return std::fprintf(stderr, "--isa: avx2 or avx512, not %s\n", p), 2;
+        const kernels::Isa isa = v == "avx2" ? kernels::Isa::Avx2 : kernels::Isa::Avx512;
+        if (isa == kernels::Isa::Avx512 && !kernels::cpu_has_avx512())
+          return std::fprintf(stderr, "--isa avx512: this CPU has no AVX-512F\n"), 2;
+        isas.push_back(isa);
+      }
     } else {
-      std::fprintf(stderr, "usage: bench_stream [--small] [-n N] [-t THREADS] [--mode paradigms|scheduler|all] [--sessions 1,4,16,64] [--repeat R] [--no-prompt-cache] [--dtype bf16|f32|f16|q8_0|q4_0]\n");
+      std::fprintf(stderr, "usage: bench_stream [--small] [-n N] [-t THREADS] [--mode paradigms|scheduler|all] [--sessions 1,4,16,64] [--repeat R] [--no-prompt-cache] [--dtype bf16|f32|f16|q8_0|q4_0] [--isa avx2,avx512]\n");
       return 2;
     }
   }
@@ -160,15 +174,20 @@ int main(int argc, char** argv) {
     }
     std::printf("\n%d sentences per run, wait-5, forced decoding, prompt rows %s\n", static_cast<int>(pairs->size()),
                 cache ? "copied from a PromptCache" : "forwarded by every session");
-    std::printf("%-9s %14s %8s %14s %8s %9s %14s %8s %9s %10s\n", "sessions", "target tok/s", "vs 1", "steady tok/s",
+    // Levels: every session count with each instruction set asked for, in that order.
+    std::vector<std::pair<int, kernels::Isa>> levels;
+    for (kernels::Isa isa : isas)
+      for (int ns : session_counts) levels.emplace_back(ns, isa);
+    std::printf("%-9s %-7s %14s %8s %14s %8s %9s %14s %8s %9s %10s\n", "sessions", "isa", "target tok/s", "vs 1", "steady tok/s",
                 "vs 1", "forwards", "rows/forward", "tail", "seconds", "tokens");
     // Each round runs every level once, "vs 1" against that round's first level; with --repeat the
     // rounds alternate so that a slow spell of the shared machine hits both sides of a ratio.
-    std::vector<std::vector<double>> ratios(session_counts.size());
+    std::vector<std::vector<double>> ratios(levels.size());
     for (int rep = 0; rep < repeat; ++rep) {
       double base = 0, steady_base = 0;
-      for (size_t level = 0; level < session_counts.size(); ++level) {
-        const int ns = session_counts[level];
+      for (size_t level = 0; level < levels.size(); ++level) {
+        const int ns = levels[level].first;
+        kernels::set_kernel_isa(levels[level].second);
         stream::Scheduler sched(tf);
         std::vector<std::unique_ptr<stream::Session>> live(static_cast<size_t>(ns));
         std::vector<int> handle_slot;
@@ -228,7 +247,8 @@ int main(int argc, char** argv) {
         const double tps = static_cast<double>(tgt) / dt;
         const double steady_tps = dry_at > t0 ? static_cast<double>(steady_tgt) / (dry_at - t0) : 0.0;
         if (base == 0) base = tps, steady_base = steady_tps;
-        std::printf("%-9d %14.1f %7.2fx %14.1f %7.2fx %9lld %14.1f %7.0f%% %9.1f %10lld\n", ns, tps,
+        std::printf("%-9d %-7s %14.1f %7.2fx %14.1f %7.2fx %9lld %14.1f %7.0f%% %9.1f %10lld\n", ns,
+                    std::string(kernels::isa_name(levels[level].second)).c_str(), tps,
                     tps / base, steady_tps, steady_base > 0 ? steady_tps / steady_base : 0.0,
                     static_cast<long long>(forwards),
                     static_cast<double>(tf.tokens_forwarded() - rows_before) /
@@ -240,11 +260,12 @@ int main(int argc, char** argv) {
     }
     if (repeat > 1) {
       std::printf("median of %d rounds, target tok/s vs the first level:", repeat);
-      for (size_t level = 0; level < session_counts.size(); ++level) {
+      for (size_t level = 0; level < levels.size(); ++level) {
         std::vector<double>& r = ratios[level];
         std::sort(r.begin(), r.end());
         const size_t m = r.size() / 2;
-        std::printf("  %d: %.2fx", session_counts[level], r.size() % 2 ? r[m] : 0.5 * (r[m - 1] + r[m]));
+        std::printf("  %d %s: %.2fx", levels[level].first, std::string(kernels::isa_name(levels[level].second)).c_str(),
+                    r.size() % 2 ? r[m] : 0.5 * (r[m - 1] + r[m]));
       }
       std::printf("\n");
     }

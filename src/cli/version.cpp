@@ -1,13 +1,18 @@
-// `gpstream version`: prints the version.
+// `gpstream version`: prints the version and the instruction set the kernels use on this CPU.
 #include <cstdio>
+#include <string>
 
 #include "cli/command.h"
+#include "kernels/cpu_isa.h"
 
 namespace {
 int run_version(int, char**) {
+  using namespace gpstream::kernels;
   std::printf("gpstream 0.1.0\n");
+  std::printf("kernels: %s (CPU %s AVX-512F; GPSTREAM_ISA=avx2|avx512 chooses)\n",
+              std::string(isa_name(kernel_isa())).c_str(), cpu_has_avx512() ? "has" : "lacks");
   return 0;
 }
 }  // namespace
 
-GPSTREAM_COMMAND("version", "print the version", run_version);
+GPSTREAM_COMMAND("version", "print the version and the kernels' instruction set", run_version);

@@ -11,15 +11,12 @@
 #define GPSTREAM_PANEL_AVX2 1
 #endif
 
+#include "kernels/bf16_panels_avx512.h"
+#include "kernels/cpu_isa.h"
 #include "util/half.h"
 
 namespace gpstream::kernels {
 namespace {
-
-// Position of row i (0..15) of a panel within one column's sixteen values.
-constexpr int slot_of_row(int i) {
-  return (i % 4) + (i / 8) * 4 + ((i / 4) % 2) * 8;
-}
 
 // Tokens per micro-kernel tile: 2 x 6 accumulators, two widened weight vectors and a broadcast fit the 16
 // ymm registers.
@@ -96,7 +93,7 @@ void panel_tile(float* out, int64_t ldo, const float* x, int64_t ldx, const uint
   float acc[NT][kPanelRows] = {};
   for (int64_t k = 0; k < cols; ++k)
     for (int i = 0; i < kPanelRows; ++i) {
-      const float wv = bf16_to_f32(panel[16 * k + slot_of_row(i)]);
+      const float wv = bf16_to_f32(panel[16 * k + panel_slot_of_row(i)]);
       for (int t = 0; t < NT; ++t) acc[t][i] = std::fma(wv, x[t * ldx + k], acc[t][i]);
     }
   for (int t = 0; t < NT; ++t)
@@ -129,7 +126,7 @@ void panel_bf16_rows(const MatrixView& w, void* dst) {
     uint16_t* panel = out + g * w.cols;
     for (int i = 0; i < kPanelRows; ++i) {
       const auto* src = static_cast<const uint16_t*>(w.row(g + i));
-      const int s = slot_of_row(i);
+      const int s = panel_slot_of_row(i);
       for (int64_t k = 0; k < w.cols; ++k) panel[16 * k + s] = src[k];
     }
   }
@@ -137,12 +134,16 @@ void panel_bf16_rows(const MatrixView& w, void* dst) {
 
 void panel_bf16_read_row(float* dst, const MatrixView& w, int64_t r) {
   const auto* panel = static_cast<const uint16_t*>(w.row(r - r % kPanelRows));
-  const int s = slot_of_row(static_cast<int>(r % kPanelRows));
+  const int s = panel_slot_of_row(static_cast<int>(r % kPanelRows));
   for (int64_t k = 0; k < w.cols; ++k) dst[k] = bf16_to_f32(panel[16 * k + s]);
 }
 
 void bf16_panel_matmul(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w,
                        const float* bias, int64_t r0, int64_t nr, int64_t n_tok) {
+  if (kernel_isa() == Isa::Avx512) {
+    bf16_panel_matmul_avx512(out, ldo, x, ldx, w, bias, r0, nr, n_tok);
+    return;
+  }
   const int64_t cols = w.cols;
   for (int64_t r = r0; r < r0 + nr; r += kPanelRows) {
     const auto* panel = static_cast<const uint16_t*>(w.row(r));

@@ -19,6 +19,9 @@ namespace gpstream::kernels {
 
 inline constexpr int64_t kPanelRows = 16;
 
+// Position of row i (0..15) of a panel within one column's sixteen values (the order above).
+constexpr int panel_slot_of_row(int i) { return (i % 4) + (i / 8) * 4 + ((i / 4) % 2) * 8; }
+
 // True when w is BF16 in plain rows and can be paneled (rows % 16 == 0).
 bool can_panel_bf16(const MatrixView& w);
 
@@ -29,7 +32,8 @@ void panel_bf16_rows(const MatrixView& w, void* dst);
 void panel_bf16_read_row(float* dst, const MatrixView& w, int64_t r);
 
 // out[t * ldo + r] = row r of w · x row t (+ bias[r]) for r in [r0, r0 + nr), t < n_tok; x rows at stride
-// ldx. w.rows_paneled16; r0 and nr multiples of 16.
+// ldx. w.rows_paneled16; r0 and nr multiples of 16. Runs the AVX-512 twin (bf16_panels_avx512.h) when
+// kernel_isa() says so.
 void bf16_panel_matmul(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w,
                        const float* bias, int64_t r0, int64_t nr, int64_t n_tok);
 

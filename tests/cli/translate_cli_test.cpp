@@ -1,9 +1,12 @@
 // End-to-end checks of `gpstream translate` on the shipped en-fr model: with greedy decoding and with the word
 // beam search, one JSON line per input sentence whose delays follow wait-k by hand (word j is written after
 // min(k + j − 1, M) of the M source words: the beam changes the words, never when they are written); bad
-// usage of --beam exits 2 with one line that says why. Skipped when the gpstream binary is not built.
+// usage of --beam exits 2 with one line that says why; the kernels' instruction set (GPSTREAM_ISA) changes no
+// word and no delay, and `version` reports it. Skipped when the gpstream binary is not built.
 #include <gtest/gtest.h>
 #include <unistd.h>
+
+#include <cstdlib>
 
 #include <filesystem>
 #include <fstream>
@@ -60,6 +63,51 @@ TEST_F(TranslateCli, DelaysFollowWaitKWithAndWithoutTheBeam) {
       }
       EXPECT_EQ(i, source_words.size()) << r.out;
     }
+  }
+}
+
+// GPSTREAM_ISA for the commands run while it lives.
+class ScopedIsa {
+ public:
+  explicit ScopedIsa(const char* isa) { setenv("GPSTREAM_ISA", isa, 1); }
+  ~ScopedIsa() { unsetenv("GPSTREAM_ISA"); }
+  ScopedIsa(const ScopedIsa&) = delete;
+  ScopedIsa& operator=(const ScopedIsa&) = delete;
+};
+
+TEST_F(TranslateCli, VersionReportsTheKernelsInstructionSet) {
+  {
+    ScopedIsa isa("avx2");
+    auto r = run("version");
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("kernels: avx2"), std::string::npos) << r.out;
+  }
+  ScopedIsa isa("avx1024");
+  auto r = run("version");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.err.find("GPSTREAM_ISA=avx1024 is not one of auto, avx2, avx512"), std::string::npos) << r.err;
+}
+
+// The AVX-512 twin of the BF16 panel kernel sums in the AVX2 kernel's order: the shipped (BF16) model writes
+// the same words with the same delays under either, greedy and with the beam.
+TEST_F(TranslateCli, SameWordsAndDelaysWithEitherKernel) {
+  if (run("version").out.find("CPU has AVX-512F") == std::string::npos) GTEST_SKIP() << "no AVX-512F here";
+  for (const char* beam : {"1", "4"}) {
+    std::vector<std::string> outputs;
+    for (const char* name : {"avx2", "avx512"}) {
+      ScopedIsa isa(name);
+      auto r = run("translate -m " + kModel + " -k 3 --beam " + beam + " --delays < in.txt");
+      ASSERT_EQ(r.code, 0) << r.err;
+      std::string words_and_delays;
+      std::istringstream lines(r.out);
+      for (std::string line; std::getline(lines, line);) {
+        const json j = json::parse(line);
+        words_and_delays += j.at("prediction").dump() + " " + j.at("delays").dump() + "\n";
+      }
+      outputs.push_back(words_and_delays);
+    }
+    ASSERT_FALSE(outputs[0].empty());
+    EXPECT_EQ(outputs[0], outputs[1]) << "beam " << beam;
   }
 }
 

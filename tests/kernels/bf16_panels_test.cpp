@@ -2,7 +2,8 @@
 // value as the header documents it, which matrices qualify, the micro-kernel (1- to 6-token tiles and their
 // tails, every panel, one and two threads, alone and in a fused share with plain matrices) against a
 // double-precision dot product of the plain rows, and the property the scheduler relies on: a token's
-// outputs are the same bits whatever it is batched with.
+// outputs are the same bits whatever it is batched with. On a CPU with AVX-512 the tests run its twin
+// (bf16_panels_avx512.h), and one more compares the two kernels bit for bit.
 #include "kernels/bf16_panels.h"
 
 #include <gtest/gtest.h>
@@ -11,8 +12,11 @@
 #include <cstring>
 #include <limits>
 #include <tuple>
+#include <utility>
+#include <algorithm>
 
 #include "kernel_test_util.h"
+#include "kernels/cpu_isa.h"
 #include "kernels/linear.h"
 #include "kernels/linear_fused.h"
 
@@ -129,6 +133,35 @@ TEST_P(PanelKernel, TokenOutputsDoNotDependOnTheBatch) {
   (void)threads;
 }
 
+// The AVX-512 twin against the AVX2 kernel, the same bits: whole calls and calls on a sub-range of panels
+// (an odd number of them, so the twin's two-panel tiles leave one), tiles of 1-12 tokens and their splits.
+TEST_P(PanelKernel, Avx512TwinEqualsAvx2BitForBit) {
+  if (!cpu_has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512F";
+  const auto [rows, cols, n_tok, threads] = GetParam();
+  const StoredMatrix p =
+      paneled(store_matrix(random_floats(static_cast<size_t>(rows) * cols, 21), rows, cols, WeightType::BF16));
+  const auto x = random_floats(static_cast<size_t>(n_tok) * cols, 22, -2.0f, 2.0f);
+  const auto bias = random_floats(rows, 23);
+  const Isa before = kernel_isa();
+  auto run = [&](Isa isa, int64_t r0, int64_t nr) {
+    EXPECT_TRUE(set_kernel_isa(isa));
+    std::vector<float> out(static_cast<size_t>(n_tok) * rows, -1.0f);
+    bf16_panel_matmul(out.data(), rows, x.data(), cols, p.view, bias.data(), r0, nr, n_tok);
+    return out;
+  };
+  const int64_t sub_r0 = rows > 16 ? 16 : 0, sub_nr = rows > 16 ? std::min(48, rows - 16) : 16;
+  for (const auto& [r0, nr] : {std::pair<int64_t, int64_t>{0, rows}, {sub_r0, sub_nr}}) {
+    const auto want = run(Isa::Avx2, r0, nr);
+    const auto got = run(Isa::Avx512, r0, nr);
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_EQ(std::memcmp(&got[i], &want[i], sizeof(float)), 0)
+          << "r0=" << r0 << " nr=" << nr << " t=" << i / rows << " r=" << i % rows << ": " << got[i]
+          << " != " << want[i];
+  }
+  set_kernel_isa(before);
+  (void)threads;
+}
+
 // A paneled matrix and a plain BF16 one of 24 rows (not paneled) computed together: one fused share while the
 // plain one takes the few-token kernel (every row once, whatever the thread split), one linear each beyond.
 TEST_P(PanelKernel, FusedShareMatchesReference) {
@@ -153,10 +186,10 @@ TEST_P(PanelKernel, FusedShareMatchesReference) {
       }
 }
 
-// Every tile width (6) and tail (1-5), several panels, columns odd and even.
+// Every tile width (6; the AVX-512 twin's 12) and tail, several panels, columns odd and even.
 INSTANTIATE_TEST_SUITE_P(Shapes, PanelKernel,
                          ::testing::Combine(::testing::Values(16, 48, 160), ::testing::Values(1, 7, 64),
-                                            ::testing::Values(1, 2, 3, 4, 5, 6, 7, 11, 13),
+                                            ::testing::Values(1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 23, 25),
                                             ::testing::Values(1, 2)));
 // Large enough for the parallel regime (rows * cols * n_tok >= 2^18), with prefetching tiles.
 INSTANTIATE_TEST_SUITE_P(Parallel, PanelKernel,
