@@ -1,5 +1,6 @@
 // BF16 panels and their GEMM micro-kernel (see bf16_panels.h). AVX2 + FMA when the build targets them, a
-// scalar twin with the same summation order otherwise.
+// scalar twin with the same summation order otherwise; on CPUs with AVX-512F, bf16_panel_matmul hands the
+// work to the AVX-512 twin (bf16_panels_avx512.cpp), also with the same order.
 #include "kernels/bf16_panels.h"
 
 #include <algorithm>

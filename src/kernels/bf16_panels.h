@@ -8,7 +8,8 @@
 // 0-7 and rows 8-15 to fp32 without a shift on the FMA ports. The kernel keeps 2 x NT accumulators (16 rows
 // of up to six tokens), broadcasts one activation per token and column, and sums every output over k in
 // order with one fp32 FMA per column — the same sequence whatever the tile, thread split or token count,
-// so a token's outputs do not depend on what it is batched with.
+// so a token's outputs do not depend on what it is batched with. On CPUs with AVX-512F an AVX-512 twin
+// (bf16_panels_avx512.h: 32 rows of up to twelve tokens) computes the same sequence, bit for bit.
 #pragma once
 
 #include <cstdint>

@@ -104,6 +104,8 @@ constexpr std::array<std::array<PanelTile, kMaxTileTokens>, 2> kTiles = {
     tiles_of<1>(std::make_integer_sequence<int, kMaxTileTokens>{}),
     tiles_of<2>(std::make_integer_sequence<int, kMaxTileTokens>{})};
 
+#undef GPSTREAM_AVX512
+
 }  // namespace
 
 void bf16_panel_matmul_avx512(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w,
