@@ -76,18 +76,18 @@ GPSTREAM_AVX512 void panel_tile(float* out, int64_t ldo, const float* x, int64_t
     }
   }
   // Lane s holds the row whose slot is s; output lane i takes lane slot_of_row(i).
-  const __m512i order = _mm512_setr_epi32(panel_slot_of_row(0), panel_slot_of_row(1), panel_slot_of_row(2),
-                                          panel_slot_of_row(3), panel_slot_of_row(4), panel_slot_of_row(5),
-                                          panel_slot_of_row(6), panel_slot_of_row(7), panel_slot_of_row(8),
-                                          panel_slot_of_row(9), panel_slot_of_row(10), panel_slot_of_row(11),
-                                          panel_slot_of_row(12), panel_slot_of_row(13), panel_slot_of_row(14),
-                                          panel_slot_of_row(15));
+  const __m512i order = _mm512_setr_epi32(
+      panel_slot_of_row(0), panel_slot_of_row(1), panel_slot_of_row(2), panel_slot_of_row(3),
+      panel_slot_of_row(4), panel_slot_of_row(5), panel_slot_of_row(6), panel_slot_of_row(7),
+      panel_slot_of_row(8), panel_slot_of_row(9), panel_slot_of_row(10), panel_slot_of_row(11),
+      panel_slot_of_row(12), panel_slot_of_row(13), panel_slot_of_row(14), panel_slot_of_row(15));
 #pragma GCC unroll 2
   for (int p = 0; p < NP; ++p) {
     const __m512 bv = bias ? _mm512_loadu_ps(bias + p * kPanelRows) : _mm512_setzero_ps();
 #pragma GCC unroll 12
     for (int t = 0; t < NT; ++t)
-      _mm512_storeu_ps(out + t * ldo + p * kPanelRows, _mm512_add_ps(_mm512_maskz_permutexvar_ps(kAll, order, acc[p][t]), bv));
+      _mm512_storeu_ps(out + t * ldo + p * kPanelRows,
+                       _mm512_add_ps(_mm512_maskz_permutexvar_ps(kAll, order, acc[p][t]), bv));
   }
 }
 
@@ -138,8 +138,8 @@ void bf16_panel_matmul_avx512(float* out, int64_t ldo, const float* x, int64_t l
 #else
 
 // Unreachable: cpu_has_avx512() is false where this file has no AVX-512 code.
-void bf16_panel_matmul_avx512(float*, int64_t, const float*, int64_t, const MatrixView&, const float*, int64_t,
-                              int64_t, int64_t) {
+void bf16_panel_matmul_avx512(float*, int64_t, const float*, int64_t, const MatrixView&, const float*,
+                              int64_t, int64_t, int64_t) {
   std::abort();
 }
 

@@ -16,7 +16,8 @@ Isa isa_from_environment() {
   const std::string v(env);
   if (v == "avx2") return Isa::Avx2;
   if (v == "avx512") {
-    if (!avx512) std::fprintf(stderr, "gpstream: GPSTREAM_ISA=avx512 but this CPU has no AVX-512F; using avx2\n");
+    if (!avx512)
+      std::fprintf(stderr, "gpstream: GPSTREAM_ISA=avx512 but this CPU has no AVX-512F; using avx2\n");
     return avx512 ? Isa::Avx512 : Isa::Avx2;
   }
   std::fprintf(stderr, "gpstream: GPSTREAM_ISA=%s is not one of auto, avx2, avx512; using auto\n", env);
@@ -53,6 +54,8 @@ bool set_kernel_isa(Isa isa) {
   return true;
 }
 
-std::string_view isa_name(Isa isa) { return isa == Isa::Avx512 ? "avx512" : "avx2"; }
+std::string_view isa_name(Isa isa) {
+  return isa == Isa::Avx512 ? "avx512" : "avx2";
+}
 
 }  // namespace gpstream::kernels
