@@ -7,8 +7,9 @@
 //             template rows not counted) with 1, 4, 16 and 64 concurrent sessions, each taking the next
 //             sentence of one queue when it finishes (a closed loop), the prompt's rows copied from a
 //             PromptCache (--no-prompt-cache: every session forwards its prompt); --repeat R runs the levels
-//             R times in turn and prints the median ratio of each level to the first; --isa avx2,avx512 runs
-//             every level with each instruction set of the kernels (kernels/cpu_isa.h) in one process.
+//             R times in turn and prints the median ratio of each level to the first.
+// --isa avx2,avx512 runs each mode's table once with each instruction set of the kernels (kernels/cpu_isa.h)
+// in one process.
 // The model is random with Qwen2.5-0.5B's shapes (or --small for a quick run), stored in BF16 (--dtype: the
 // storage types of `gpstream convert --type`); the tokenizer is the Qwen fixture. Usage:
 //   bench_stream [--small] [-n SENTENCES] [-t THREADS] [--mode paradigms|scheduler|all] [--sessions 1,4,16,64]
@@ -127,7 +128,8 @@ int main(int argc, char** argv) {
   if (!pairs) return std::fprintf(stderr, "%s\n", pairs.error().message().c_str()), 1;
   if (static_cast<int>(pairs->size()) > n) pairs->resize(n);
   std::printf("model: %s shapes, %s, %zu params; %zu en-fr dev sentences; %d threads\n",
-              small ? "small (4x256)" : "Qwen2.5-0.5B", storage.c_str(), cfg.n_params(), pairs->size(), threads);
+              small ? "small (4x256)" : "Qwen2.5-0.5B", storage.c_str(), cfg.n_params(), pairs->size(),
+              threads);
 
   if (mode == "paradigms" || mode == "all") {
     size_t src_words = 0;
@@ -137,26 +139,32 @@ int main(int argc, char** argv) {
       for (char ch : p.source) c += (ch != ' ' && !in), in = ch != ' ';
       src_words += c;
     }
-    std::printf("\n%-12s %3s %12s %14s %12s %10s\n", "paradigm", "k", "s/sentence", "ms/source word", "rows fwd", "vs group");
-    for (int k : {5, 9}) {
-      double group_time = 0;
-      for (auto p : {stream::Paradigm::Group, stream::Paradigm::Reencode, stream::Paradigm::Interleaved}) {
-        const int64_t before = tf.tokens_forwarded();
-        const double t0 = now_s();
-        for (const auto& pair : *pairs) {
-          stream::SessionOptions so;
-          so.paradigm = p;
-          so.k = k;
-          so.forced_target = target_tokens(codec, pair.reference);
-          so.max_target_tokens = static_cast<int>(so.forced_target->size()) + 1;
-          auto r = eval::evaluate_sentence(tf, codec, so, pair, {});
-          if (!r) return std::fprintf(stderr, "%s\n", r.error().message().c_str()), 1;
+    for (kernels::Isa isa : isas) {
+      kernels::set_kernel_isa(isa);
+      std::printf("\nkernels: %s\n%-12s %3s %12s %14s %12s %10s\n",
+                  std::string(kernels::isa_name(isa)).c_str(), "paradigm", "k", "s/sentence",
+                  "ms/source word", "rows fwd", "vs group");
+      for (int k : {5, 9}) {
+        double group_time = 0;
+        for (auto p : {stream::Paradigm::Group, stream::Paradigm::Reencode, stream::Paradigm::Interleaved}) {
+          const int64_t before = tf.tokens_forwarded();
+          const double t0 = now_s();
+          for (const auto& pair : *pairs) {
+            stream::SessionOptions so;
+            so.paradigm = p;
+            so.k = k;
+            so.forced_target = target_tokens(codec, pair.reference);
+            so.max_target_tokens = static_cast<int>(so.forced_target->size()) + 1;
+            auto r = eval::evaluate_sentence(tf, codec, so, pair, {});
+            if (!r) return std::fprintf(stderr, "%s\n", r.error().message().c_str()), 1;
+          }
+          const double dt = now_s() - t0;
+          if (p == stream::Paradigm::Group) group_time = dt;
+          std::printf("%-12s %3d %12.3f %14.2f %12lld %9.2fx\n", stream::paradigm_name(p), k,
+                      dt / pairs->size(), 1000 * dt / src_words,
+                      static_cast<long long>(tf.tokens_forwarded() - before), dt / group_time);
+          std::fflush(stdout);
         }
-        const double dt = now_s() - t0;
-        if (p == stream::Paradigm::Group) group_time = dt;
-        std::printf("%-12s %3d %12.3f %14.2f %12lld %9.2fx\n", stream::paradigm_name(p), k, dt / pairs->size(),
-                    1000 * dt / src_words, static_cast<long long>(tf.tokens_forwarded() - before), dt / group_time);
-        std::fflush(stdout);
       }
     }
   }
