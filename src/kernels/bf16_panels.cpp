@@ -23,21 +23,13 @@ namespace {
 // ymm registers.
 constexpr int kTileTokens = 6;
 
-// Lines of the next panel to fetch into L2 while this one is computed (the matrices stream from memory,
-// and a compute-bound tile should not stall on them). Each tile of a panel takes an even share of the
-// lines, spread over its columns: fetched all at once by the first tile they came late (-8-10 %).
-struct Prefetch {
-  const char* line = nullptr;  // the next line to fetch, or null
-  int64_t every = 0;           // columns computed per line fetched
-};
-
 #ifdef GPSTREAM_PANEL_AVX2
 
 // One panel (16 rows) times NT tokens over all columns. The accumulators are named variables: GCC keeps an
 // array of __m256 in memory inside the loop.
 template <int NT>
 void panel_tile(float* out, int64_t ldo, const float* x, int64_t ldx, const uint16_t* panel, int64_t cols,
-                const float* bias, Prefetch pf) {
+                const float* bias, PanelPrefetch pf) {
   static_assert(NT >= 1 && NT <= kTileTokens);
   int64_t countdown = pf.every;
   __m256 a00 = _mm256_setzero_ps(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00;
@@ -90,7 +82,7 @@ void panel_tile(float* out, int64_t ldo, const float* x, int64_t ldx, const uint
 // The scalar twin: the same per-output order (k ascending, one fused multiply-add each, then the bias).
 template <int NT>
 void panel_tile(float* out, int64_t ldo, const float* x, int64_t ldx, const uint16_t* panel, int64_t cols,
-                const float* bias, Prefetch) {
+                const float* bias, PanelPrefetch) {
   float acc[NT][kPanelRows] = {};
   for (int64_t k = 0; k < cols; ++k)
     for (int i = 0; i < kPanelRows; ++i) {
@@ -105,14 +97,9 @@ void panel_tile(float* out, int64_t ldo, const float* x, int64_t ldx, const uint
 
 // The tile for 1-6 tokens (index: their count).
 using PanelTile = void (*)(float*, int64_t, const float*, int64_t, const uint16_t*, int64_t, const float*,
-                           Prefetch);
+                           PanelPrefetch);
 constexpr PanelTile kTiles[kTileTokens + 1] = {nullptr,       panel_tile<1>, panel_tile<2>, panel_tile<3>,
                                                panel_tile<4>, panel_tile<5>, panel_tile<6>};
-
-// From this many tokens on, fetching the next panel into L2 ahead of use pays (bench_linear on the 272 MB
-// head, two threads: +15 % at 2 tokens, +40 % at 3, +8-10 % at 16-23). At one token it measured no gain:
-// the columns go by slowly enough for the hardware prefetchers.
-constexpr int64_t kPrefetchMinTokens = 2;
 
 }  // namespace
 
@@ -149,7 +136,7 @@ void bf16_panel_matmul(float* out, int64_t ldo, const float* x, int64_t ldx, con
   for (int64_t r = r0; r < r0 + nr; r += kPanelRows) {
     const auto* panel = static_cast<const uint16_t*>(w.row(r));
     const auto* next = reinterpret_cast<const char*>(
-        n_tok >= kPrefetchMinTokens && r + kPanelRows < w.rows ? panel + kPanelRows * cols : nullptr);
+        n_tok >= kPanelPrefetchMinTokens && r + kPanelRows < w.rows ? panel + kPanelRows * cols : nullptr);
     const float* b = bias ? bias + r : nullptr;
     // The fewest tiles that hold n_tok tokens, as even as can be (19 = 5 + 5 + 5 + 4, not 6 + 6 + 6 + 1):
     // a tile of fewer than 4 tokens waits on its accumulators' FMA latency and costs as much per column
@@ -157,12 +144,9 @@ void bf16_panel_matmul(float* out, int64_t ldo, const float* x, int64_t ldx, con
     const int64_t n_tiles = (n_tok + kTileTokens - 1) / kTileTokens;
     const int64_t lines = cols / 2;  // 32 bytes a column
     for (int64_t i = 0, t = 0; i < n_tiles; ++i) {
-      const int64_t nt = n_tok / n_tiles + (i < n_tok % n_tiles);
-      // Tile i fetches its share of the next panel's lines, spread evenly over its columns.
-      Prefetch pf;
-      const int64_t l0 = lines * i / n_tiles, l1 = lines * (i + 1) / n_tiles;
-      if (next && l1 > l0) pf = {next + 64 * l0, std::max<int64_t>(1, cols / (l1 - l0))};
-      kTiles[nt](out + t * ldo + r, ldo, x + t * ldx, ldx, panel, cols, b, pf);
+      const int64_t nt = panel_tile_tokens(n_tok, n_tiles, i);
+      kTiles[nt](out + t * ldo + r, ldo, x + t * ldx, ldx, panel, cols, b,
+                 panel_prefetch_share(next, lines, n_tiles, i, cols));
       t += nt;
     }
   }

@@ -12,6 +12,7 @@
 // (bf16_panels_avx512.h: 32 rows of up to twelve tokens) computes the same sequence, bit for bit.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/kernels.h"
@@ -31,6 +32,33 @@ void panel_bf16_rows(const MatrixView& w, void* dst);
 
 // Row r of a paneled matrix widened to fp32 (n = w.cols floats): for tests and lookups, not for speed.
 void panel_bf16_read_row(float* dst, const MatrixView& w, int64_t r);
+
+// How bf16_panel_matmul and its AVX-512 twin cut a call into tiles, shared so that the two split alike.
+// From this many tokens on, a tile fetches the next panels into L2 ahead of use (bench_linear on the 272 MB
+// head, two threads: +15 % at 2 tokens, +40 % at 3, +8-10 % at 16-23). At one token it measured no gain:
+// the columns go by slowly enough for the hardware prefetchers.
+inline constexpr int64_t kPanelPrefetchMinTokens = 2;
+
+// Lines to fetch while a tile computes: from line, one every `every` columns; none when line is null.
+struct PanelPrefetch {
+  const char* line = nullptr;
+  int64_t every = 0;
+};
+
+// Tokens of tile i when n_tok tokens go into n_tiles tiles as even as can be (19 in 4: 5 + 5 + 5 + 4).
+inline int64_t panel_tile_tokens(int64_t n_tok, int64_t n_tiles, int64_t i) {
+  return n_tok / n_tiles + (i < n_tok % n_tiles);
+}
+
+// Tile i's even share of the `lines` 64-byte lines from next (null: none), spread over its cols columns. The
+// matrices stream from memory, and a compute-bound tile should not stall on them; fetched all at once by the
+// first tile, the lines came late (-8-10 %).
+inline PanelPrefetch panel_prefetch_share(const char* next, int64_t lines, int64_t n_tiles, int64_t i,
+                                          int64_t cols) {
+  const int64_t l0 = lines * i / n_tiles, l1 = lines * (i + 1) / n_tiles;
+  if (next == nullptr || l1 <= l0) return {};
+  return {next + 64 * l0, std::max<int64_t>(1, cols / (l1 - l0))};
+}
 
 // out[t * ldo + r] = row r of w · x row t (+ bias[r]) for r in [r0, r0 + nr), t < n_tok; x rows at stride
 // ldx. w.rows_paneled16; r0 and nr multiples of 16. Runs the AVX-512 twin (bf16_panels_avx512.h) when

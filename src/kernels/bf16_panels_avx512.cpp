@@ -34,9 +34,6 @@ constexpr int kMaxTileTokens = 12;  // 2 panels x 12 tokens = 24 of the 32 zmm r
 // bench_stream --small 1.5x slower.
 constexpr int64_t kTwoPanelMinTokens = 2;
 
-// From this many tokens on, the next panels are fetched into L2 ahead of use (as in the AVX2 kernel).
-constexpr int64_t kPrefetchMinTokens = 2;
-
 // The masked forms with every lane set: GCC 12's unmasked ones start from _mm512_undefined_*, which -Werror
 // rejects as a use of an uninitialised value.
 constexpr __mmask16 kAll = 0xFFFF;
@@ -50,7 +47,7 @@ GPSTREAM_AVX512 inline __m512 widen(const uint16_t* column) {
 // One tile: NP panels (16 rows each, consecutive in memory) times NT tokens over all columns.
 template <int NP, int NT>
 GPSTREAM_AVX512 void panel_tile(float* out, int64_t ldo, const float* x, int64_t ldx, const uint16_t* panel,
-                                int64_t cols, const float* bias, const char* pf_line, int64_t pf_every) {
+                                int64_t cols, const float* bias, PanelPrefetch pf) {
   static_assert((NP == 1 || NP == 2) && NT >= 1 && NT <= kMaxTileTokens);
   __m512 acc[NP][NT];
 #pragma GCC unroll 24
@@ -58,12 +55,12 @@ GPSTREAM_AVX512 void panel_tile(float* out, int64_t ldo, const float* x, int64_t
 #pragma GCC unroll 12
     for (int t = 0; t < NT; ++t) acc[p][t] = _mm512_setzero_ps();
   const uint16_t* second = panel + kPanelRows * cols;
-  int64_t countdown = pf_every;
+  int64_t countdown = pf.every;
   for (int64_t k = 0; k < cols; ++k) {
-    if (pf_line && --countdown == 0) {
-      _mm_prefetch(pf_line, _MM_HINT_T1);
-      pf_line += 64;
-      countdown = pf_every;
+    if (pf.line && --countdown == 0) {
+      _mm_prefetch(pf.line, _MM_HINT_T1);
+      pf.line += 64;
+      countdown = pf.every;
     }
     __m512 wv[NP];
     wv[0] = widen(panel + 16 * k);
@@ -92,7 +89,7 @@ GPSTREAM_AVX512 void panel_tile(float* out, int64_t ldo, const float* x, int64_t
 }
 
 using PanelTile = void (*)(float*, int64_t, const float*, int64_t, const uint16_t*, int64_t, const float*,
-                           const char*, int64_t);
+                           PanelPrefetch);
 
 template <int NP, int... NT>
 constexpr auto tiles_of(std::integer_sequence<int, NT...>) {
@@ -118,17 +115,15 @@ void bf16_panel_matmul_avx512(float* out, int64_t ldo, const float* x, int64_t l
     const auto* panel = static_cast<const uint16_t*>(w.row(r));
     // The group after this one, as far as this call goes (at most two panels), fetched into L2 meanwhile.
     const int64_t next_rows = std::min<int64_t>(2 * kPanelRows, r0 + nr - (r + np * kPanelRows));
-    const char* next = n_tok >= kPrefetchMinTokens && next_rows > 0
+    const char* next = n_tok >= kPanelPrefetchMinTokens && next_rows > 0
                            ? static_cast<const char*>(w.row(r + np * kPanelRows))
                            : nullptr;
     const int64_t lines = next_rows * cols * 2 / 64;
     const float* b = bias ? bias + r : nullptr;
     for (int64_t i = 0, t = 0; i < n_tiles; ++i) {
-      const int64_t nt = n_tok / n_tiles + (i < n_tok % n_tiles);
-      const int64_t l0 = lines * i / n_tiles, l1 = lines * (i + 1) / n_tiles;
-      const char* pf_line = next && l1 > l0 ? next + 64 * l0 : nullptr;
-      const int64_t pf_every = pf_line ? std::max<int64_t>(1, cols / (l1 - l0)) : 0;
-      kTiles[np - 1][nt - 1](out + t * ldo + r, ldo, x + t * ldx, ldx, panel, cols, b, pf_line, pf_every);
+      const int64_t nt = panel_tile_tokens(n_tok, n_tiles, i);
+      kTiles[np - 1][nt - 1](out + t * ldo + r, ldo, x + t * ldx, ldx, panel, cols, b,
+                             panel_prefetch_share(next, lines, n_tiles, i, cols));
       t += nt;
     }
     r += np * kPanelRows;
