@@ -8,7 +8,7 @@ tokens/s over the timed steps. Uses Debian's python3-torch (apt-get install pyth
   scripts/bench-train-torch.py [--threads N] [--steps N] [--embd 256 --layers 8 --heads 8 --kv-heads 4
                                --ff 768 --vocab 8000 --seq 128 --batch 16]
 
-Run it in its fastest setting (the issue asks to compare against the best): try 1 and 2 threads, the OpenMP
+Run it in its fastest setting (gpstream is compared against PyTorch's best): try 1 and 2 threads, the OpenMP
 build of OpenBLAS (LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp) and OMP_WAIT_POLICY=passive;
 scripts/bench-train-compare runs every combination beside bench_train.
 """
