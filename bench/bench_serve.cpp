@@ -1,4 +1,4 @@
-// Server load test (issue 10), loopback only and bounded in time: N concurrent WebSocket streams, each
+// Server load test (docs/performance.md), loopback only and bounded in time: N concurrent WebSocket streams, each
 // a speaker sending W source words per second for T seconds (continuous English text, sentence after
 // sentence), then the end of the source. Reports per-word latency — client side: from sending the
 // last source word a target word needed to receiving it; server side: the events' lag_ms — as p50/p99,

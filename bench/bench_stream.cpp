@@ -1,4 +1,4 @@
-// Streaming benchmarks (issue 4):
+// Streaming benchmarks (docs/performance.md):
 //  paradigms: forced decoding (target tokens from the reference, so every paradigm does identical
 //             work) over en-fr dev sentences at wait-5 and wait-9: group vs reencode vs interleaved,
 //             time per sentence, ratios, cost per source word, and rows forwarded (prompt, source, target,
@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
   auto w = model::weights_from_tensors(cfg, std::move(tensors));
   if (!w) return std::fprintf(stderr, "%s\n", w.error().message().c_str()), 1;
   model::Transformer tf(cfg, std::move(w).value(), threads);
-  auto pairs = eval::read_test_tsv(root + "/../shared/data/corpus/en-fr.dev.tsv");
+  auto pairs = eval::read_test_tsv(root + "/data/corpus/en-fr.dev.tsv");
   if (!pairs) return std::fprintf(stderr, "%s\n", pairs.error().message().c_str()), 1;
   if (static_cast<int>(pairs->size()) > n) pairs->resize(n);
   std::printf("model: %s shapes, %s, %zu params; %zu en-fr dev sentences; %d threads\n",

@@ -1,4 +1,4 @@
-// The training loop of `gpstream train-speech` (issue #12): the streaming speech encoder + projector, and
+// The training loop of `gpstream train-speech` (docs/speech.md): the streaming speech encoder + projector, and
 // LoRA adapters on the LLM (or the whole LLM, or nothing of it), trained jointly through the LLM with the
 // group-streaming layout where the source units are audio chunks (stream::make_layout over chunk row
 // counts; wait-k counted in chunks, k drawn per utterance from [k_min, k_max]). One step: load a batch of

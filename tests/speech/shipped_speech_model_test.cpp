@@ -1,9 +1,9 @@
 // The shipped speech model (models/gpstream-speech-en, docs/speech.md "Results") end to end on three
 // utterances of dev voices it never heard in training (the first three of the dev plan,
 // tests/speech/data/shipped-dev): it loads, streams them at its default chunk wait-k, and its corpus WER
-// against the manifest's transcripts (2.4 % at the default k = 7 and at k = 10 for the session-17 weights,
-// with the word beam of session 18 as token by token,
-// 7 % for session 16's, 33 % and 19 % for session 12's) stays at most 50 %, far below that of a broken
+// against the manifest's transcripts (2.4 % at the default k = 7 and at k = 10 for the shipped weights,
+// with the word beam as token by token)
+// stays at most 50 %, far below that of a broken
 // encoder, projector or LLM (unrelated or no words: ~100 %).
 #include <gtest/gtest.h>
 
