@@ -224,7 +224,8 @@ TEST_P(AudioEquivalence, ForcedSessionMatchesFullForwardOverLayout) {
         EXPECT_EQ(out.delay_ms[j], ms);
       }
 
-      testing::expect_session_matches_full_forward(*layout, full_cache, full, (*session)->cache(), rec, cfg);
+      testing::expect_session_matches_full_forward(*layout, full_cache, full, (*session)->cache(), rec, cfg,
+                                                    tf->weights());
       // §8.3: every audio row forwarded exactly once, target rows once plus the re-feeds.
       // With end_after_source every end marker chosen before the end marker is read reads one more unit and
       // re-feeds once more: M + 1 − min(k + N, M + 1) re-feeds beyond wait-k's.

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "../model/tiny_models.h"
+#include "../testing/fp_bounds.h"
 #include "stream/scheduler.h"
 #include "stream/session.h"
 #include "test_codec.h"
@@ -279,7 +280,8 @@ TEST(AudioReencode, EveryLogitEqualsAPlainCausalForward) {
     ASSERT_TRUE(s.ok());
     run_live(**s, {audio}, cfg.n_embd);
     if (checker.checked <= 3) continue;
-    EXPECT_LT(checker.max_diff, 1e-4);
+    // Two fp32 forwards of the same rows in other batches: forward_order_bound (testing/fp_bounds.h).
+    EXPECT_LE(checker.max_diff, testing::forward_order_bound(cfg, tf->weights()).logits);
     EXPECT_GT(checker.audio_rows, 0);
     found = true;
   }

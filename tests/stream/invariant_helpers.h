@@ -9,6 +9,7 @@
 #include <string>
 
 #include "../model/tiny_models.h"
+#include "../testing/fp_bounds.h"
 #include "stream/layout.h"
 #include "stream/session.h"
 
@@ -64,19 +65,26 @@ inline std::vector<int32_t> forced_target(const stream::Layout& layout, int32_t 
   return forced;
 }
 
-// gpe.md §8.1: the session's cached K/V equal the full forward's (≤ 1e-5) and the logits of each labelled
-// target row's last forward equal the full forward's row (≤ 1e-4).
+// gpe.md §8.1: the session's cached K/V equal the full forward's and the logits of each labelled target row's
+// last forward equal the full forward's row. The session forwards a few rows at a time (the few-token linear
+// kernel), the full forward all rows at once (OpenBLAS sgemm, whose kernel follows the CPU: SkylakeX on
+// AVX-512, Haswell on AVX2): the same operations with each linear layer's dots summed in other orders. The
+// tolerance is forward_order_bound (fp_bounds.h): per layer l, 2·γ_n·max_r‖W_r∘g‖₂√E with n = n_embd plus l
+// layers of (n_embd + head_dim + n_head·head_dim + n_embd + n_ff) accumulations. For the tiny models it
+// exceeds gpe.md §8's 1e-5 (K/V, from layer 0: n = 32, magnitude ≈ 10) and 1e-4 (logits): the derivation wins.
 inline void expect_session_matches_full_forward(const stream::Layout& layout, const model::KvCache& full_cache,
                                                 const std::vector<float>& full, const model::KvCache& cache,
-                                                const Recorder& rec, const model::ModelConfig& cfg) {
+                                                const Recorder& rec, const model::ModelConfig& cfg,
+                                                const model::Weights& weights) {
   using model::Group;
+  const ForwardOrderBound tol = forward_order_bound(cfg, weights);
   for (Group g : {Group::Source, Group::Target}) {
     ASSERT_EQ(cache.rows(g), full_cache.rows(g));
     const int n = cache.rows(g) * static_cast<int>(cache.kv_dim());
     for (int l = 0; l < cfg.n_layer; ++l)
       for (int i = 0; i < n; ++i) {
-        ASSERT_NEAR(cache.k(l, g)[i], full_cache.k(l, g)[i], 1e-5);
-        ASSERT_NEAR(cache.v(l, g)[i], full_cache.v(l, g)[i], 1e-5);
+        ASSERT_NEAR(cache.k(l, g)[i], full_cache.k(l, g)[i], tol.k[l]) << "layer " << l;
+        ASSERT_NEAR(cache.v(l, g)[i], full_cache.v(l, g)[i], tol.v[l]) << "layer " << l;
       }
   }
   // Row logits: the layout's target rows with labels are exactly the rows the session decided from.
@@ -87,7 +95,7 @@ inline void expect_session_matches_full_forward(const stream::Layout& layout, co
     if (layout.rows[r].label >= 0) {
       ASSERT_TRUE(rec.row_logits.count(tgt)) << "target row " << tgt;
       const std::vector<float>& got = rec.row_logits.at(tgt);
-      for (int v = 0; v < V; ++v) ASSERT_NEAR(got[v], full[r * V + v], 1e-4) << "row " << r;
+      for (int v = 0; v < V; ++v) ASSERT_NEAR(got[v], full[r * V + v], tol.logits) << "row " << r;
       ++checked;
     }
     ++tgt;

@@ -97,7 +97,8 @@ TEST_P(Equivalence, ForcedSessionMatchesFullForwardOverLayout) {
       const int M = count_words(c.source);
       for (size_t j = 0; j < delays.size(); ++j) EXPECT_EQ(delays[j], std::min<int>(c.k + static_cast<int>(j), M));
 
-      testing::expect_session_matches_full_forward(*layout, full_cache, full, (*session)->cache(), rec, cfg);
+      testing::expect_session_matches_full_forward(*layout, full_cache, full, (*session)->cache(), rec, cfg,
+                                                    tf->weights());
       // §8.3: forward counts.
       testing::expect_forward_counts(*layout, rec, **session, M, static_cast<int>(delays.size()), c.k);
     }

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "../testing/fp_bounds.h"
 #include "word_beam_oracle.h"
 
 namespace gpstream {
@@ -51,6 +52,15 @@ Searched search(uint64_t seed, int beam, int max_tokens, bool first_start) {
   return out;
 }
 
+// The search (a double log-softmax: ℓ − (mx + log Σ exp(ℓ − mx))) and the oracle (log of exp(ℓ − mx) / z)
+// score a word from the same fp32 rows of V = 7 logits in [-3, 3), in double (u = 2^-53). Per term each
+// side is within 12·γ_{V+3} of exact: the V-term sum, exp, log and the division round (γ_{V+3} relative) on
+// quantities of magnitude ≤ |ℓ − mx| + log V + |mx| + 1 ≤ 6 + 2 + 3 + 1 = 12. A word sums ≤ max_tokens + 1
+// = 5 terms of magnitude ≤ 8 (4 additions: γ_4 · 40). The two sides differ by at most twice that: ≈ 2e-13.
+const double kScoreTol =
+    2.0 * (5.0 * 12.0 * testing::gamma_n(static_cast<int64_t>(kKinds.size()) + 3, testing::kUnitF64) +
+           40.0 * testing::gamma_n(4, testing::kUnitF64));
+
 WordOracle oracle(uint64_t seed) {
   return WordOracle([seed](const std::vector<int32_t>& ids) { return random_row(seed, ids); },
                     [](const std::vector<int32_t>& ids) { return has_text(ids); }, kKinds);
@@ -64,7 +74,7 @@ TEST(WordBeam, AnUnboundedBeamFindsTheExactBestWord) {
       const Searched got = search(seed, 100000, max_tokens, first_start);
       ASSERT_EQ(got.choice.end, want.end) << seed;
       ASSERT_EQ(got.choice.ids, want.ids) << seed;
-      EXPECT_NEAR(got.choice.score, want.score, 1e-9) << seed;
+      EXPECT_NEAR(got.choice.score, want.score, kScoreTol) << seed;
       EXPECT_EQ(got.choice.expansions, got.calls);
     }
   }
@@ -81,9 +91,9 @@ TEST(WordBeam, ANarrowBeamReportsItsWordsTrueScore) {
       // The end is decided token by token, whatever the beam.
       ASSERT_EQ(got.choice.end, best.end) << seed << " beam " << beam;
       if (got.choice.end) continue;
-      EXPECT_NEAR(got.choice.score, o.score(got.choice.ids, max_tokens), 1e-9) << seed << " beam " << beam;
-      EXPECT_LE(got.choice.score, best.score + 1e-12);
-      worse += got.choice.score < best.score - 1e-12;
+      EXPECT_NEAR(got.choice.score, o.score(got.choice.ids, max_tokens), kScoreTol) << seed << " beam " << beam;
+      EXPECT_LE(got.choice.score, best.score + kScoreTol);
+      worse += got.choice.score < best.score - kScoreTol;
       EXPECT_TRUE(has_text(got.choice.ids));
     }
   }
@@ -115,8 +125,19 @@ TEST(WordBeam, AWiderBeamFindsTheWordTheFirstTokenMisses) {
   ASSERT_TRUE(one.ok() && two.ok());
   EXPECT_EQ(two->ids, (std::vector<int32_t>{3}));
   EXPECT_EQ(one->ids, (std::vector<int32_t>{1, 5}));  // "a" then the first of the two 0.32 continuations
-  EXPECT_NEAR(one->score, std::log(0.40) + std::log(0.32) + std::log(0.60), 1e-6);
-  EXPECT_NEAR(two->score, std::log(0.35) + std::log(0.60), 1e-6);
+  // The rows hold fp32 log p (|Δℓ| ≤ u·|log p|, u = 2^-24) of distributions that sum to 1, so the
+  // log-softmax of a row moves by ≤ u·H(p) (H = Σ p |log p|) and a term by ≤ u·(|log p_t| + H(p)).
+  auto term_tol = [](const std::vector<double>& p, double pt) {
+    double h = 0;
+    for (double v : p) h += v * std::fabs(std::log(v));
+    return testing::kUnitF32 * (std::fabs(std::log(pt)) + h) + 12.0 * testing::gamma_n(10, testing::kUnitF64);
+  };
+  const std::vector<double> p_first = {0.05, 0.40, 0.05, 0.35, 0.05, 0.05, 0.05},
+                            p_a = {0.01, 0.02, 0.01, 0.02, 0.30, 0.32, 0.32},
+                            p_b = {0.30, 0.60, 0.01, 0.03, 0.02, 0.02, 0.02};
+  EXPECT_NEAR(one->score, std::log(0.40) + std::log(0.32) + std::log(0.60),
+              term_tol(p_first, 0.40) + term_tol(p_a, 0.32) + term_tol(p_b, 0.60));
+  EXPECT_NEAR(two->score, std::log(0.35) + std::log(0.60), term_tol(p_first, 0.35) + term_tol(p_b, 0.60));
 }
 
 TEST(WordBeam, BadArgumentsAreRefused) {
