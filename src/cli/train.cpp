@@ -9,6 +9,8 @@
 #include "cli/cli_util.h"
 #include "cli/command.h"
 #include "cli/progress_line.h"
+#include "cli/training_interrupt.h"
+#include "train/interrupt.h"
 #include "train/trainer.h"
 #include "util/mapped_file.h"
 
@@ -50,9 +52,12 @@ int run_train(int argc, char** argv) {
                   r.tokens_per_s, r.lr, r.grad_norm, format_hms(r.elapsed_s).c_str(), format_hms(r.eta_s).c_str());
     progress.update(buf, r.dev_loss.has_value(), r.step % every == 0 || r.dev_loss || r.step == r.total_steps);
   };
+  train::InterruptHandler interrupts;  // SIGINT/SIGTERM: checkpoint after the current step, exit 130/143
+  opt.interrupt = train::interrupt_signal;
   auto r = train::run_training(*cfg, opt);
   progress.close();
   if (!r) return fail("train", r.error());
+  if (r->interrupted_by != 0) return report_interrupted("train", r->interrupted_by, cfg->output_dir);
   std::printf("trained %lld steps, %lld tokens, %lld parameters (%lld trained)%s\n",
               static_cast<long long>(r->first_step + static_cast<int64_t>(r->losses.size())),
               static_cast<long long>(r->tokens_seen), static_cast<long long>(r->n_params),

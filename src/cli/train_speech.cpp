@@ -10,7 +10,9 @@
 #include "cli/cli_util.h"
 #include "cli/command.h"
 #include "cli/progress_line.h"
+#include "cli/training_interrupt.h"
 #include "speech/speech_trainer.h"
+#include "train/interrupt.h"
 #include "util/mapped_file.h"
 
 namespace gpstream::cli {
@@ -67,9 +69,12 @@ int run_train_speech(int argc, char** argv) {
                   format_hms(r.eta_s).c_str());
     progress.update(buf, r.dev_loss.has_value(), r.step % every == 0 || r.dev_loss || r.step == r.total_steps);
   };
+  train::InterruptHandler interrupts;  // SIGINT/SIGTERM: checkpoint after the current step, exit 130/143
+  opt.interrupt = train::interrupt_signal;
   auto r = speech::run_speech_training(*cfg, opt);
   progress.close();
   if (!r) return fail("train-speech", r.error());
+  if (r->interrupted_by != 0) return report_interrupted("train-speech", r->interrupted_by, cfg->output_dir);
   std::printf("trained %lld steps; encoder %lld parameters, LLM %lld trained; %lld utterances skipped%s\n",
               static_cast<long long>(r->first_step + static_cast<int64_t>(r->losses.size())),
               static_cast<long long>(r->n_encoder_params), static_cast<long long>(r->n_llm_trainable),

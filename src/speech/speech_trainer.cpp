@@ -413,6 +413,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
   const auto past_budget = [&](double elapsed_s) { return elapsed_s >= budget_s; };
   bool out_of_time = past_budget(elapsed_before);
   while (step < cfg.steps && !out_of_time && !opt.export_only) {
+    if (opt.interrupt && (result.interrupted_by = opt.interrupt()) != 0) break;  // checkpoint below, no export
     // Batch: the next utterances of the epoch's order that fit. The features of as many as are still missing
     // are computed on all threads at once (one utterance per thread: reading, resampling, noise and log-mel
     // would otherwise run on one core while the other waits); the encoder and the layout follow in order.
@@ -542,6 +543,7 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
   const double elapsed = elapsed_before + now_s() - t_start;
   GPS_TRY(save(elapsed));
   metrics.close();
+  if (result.interrupted_by != 0) return result;
 
   if (!dev_m.utterances.empty()) {
     GPS_ASSIGN(DevScores ds, eval_dev());

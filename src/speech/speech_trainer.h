@@ -42,6 +42,9 @@ struct SpeechTrainOptions {
   // Train no step: from the resumed checkpoint straight to the final checkpoint, the dev scores and the
   // export (with this config's export settings). Needs `resume`.
   bool export_only = false;
+  // Polled before each step (train/interrupt.h's interrupt_signal): nonzero (a signal number) stops the run
+  // there with a checkpoint, as a periodic one, and no export; SpeechTrainResult::interrupted_by tells.
+  std::function<int()> interrupt;
 };
 
 struct SpeechTrainResult {
@@ -52,6 +55,7 @@ struct SpeechTrainResult {
   std::string model_dir;  // the exported speech model ("" when stopped early)
   int64_t n_encoder_params = 0, n_llm_trainable = 0;
   int64_t skipped = 0;  // utterances skipped (too long for max_seq, or too short for one encoder row)
+  int interrupted_by = 0;  // the signal that stopped the run after its checkpoint (options.interrupt), or 0
 };
 
 Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& config,

@@ -227,6 +227,7 @@ Result<TrainResult> run_training(const TrainConfig& cfg, const TrainRunOptions& 
   std::vector<TrainBatch> micro(static_cast<size_t>(cfg.grad_accum));
   while (!opt.export_only && step < total_steps &&
          (cfg.token_budget == 0 || tokens_seen < cfg.token_budget)) {
+    if (opt.interrupt && (result.interrupted_by = opt.interrupt()) != 0) break;  // checkpoint below, no export
     // batch
     int64_t n_labels = 0, n_tok = 0;
     for (TrainBatch& b : micro) {
@@ -293,6 +294,7 @@ Result<TrainResult> run_training(const TrainConfig& cfg, const TrainRunOptions& 
   }
   GPS_TRY(save(elapsed_before + now_s() - t_start));
   result.tokens_seen = tokens_seen;
+  if (result.interrupted_by != 0) return result;
   metrics.close();
 
   // Final dev loss, loss curve, export.

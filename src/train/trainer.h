@@ -36,6 +36,9 @@ struct TrainRunOptions {
   // Train no step: from the resumed checkpoint straight to the final checkpoint, the dev loss and the export
   // (e.g. of an averaged checkpoint, docs/training.md "Averaging checkpoints"). Needs `resume`.
   bool export_only = false;
+  // Polled before each step (train/interrupt.h's interrupt_signal): nonzero (a signal number) stops the run
+  // there with a checkpoint, as a periodic one, and no export; TrainResult::interrupted_by tells.
+  std::function<int()> interrupt;
 };
 
 struct TrainResult {
@@ -44,6 +47,7 @@ struct TrainResult {
   std::optional<double> dev_loss;  // final dev loss
   std::string model_dir;           // exported Hugging Face directory ("" when stopped early)
   int64_t n_params = 0, n_trainable = 0, tokens_seen = 0;
+  int interrupted_by = 0;  // the signal that stopped the run after its checkpoint (options.interrupt), or 0
 };
 
 Result<TrainResult> run_training(const TrainConfig& config, const TrainRunOptions& options = {});
