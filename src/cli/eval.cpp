@@ -13,6 +13,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "cli/eval_run_config.h"
 #include "cli/eval_speech.h"
 #include "eval/chrf.h"
 #include "eval/plot.h"
@@ -66,6 +67,7 @@ int run_eval(int argc, char** argv) {
   if (ks.empty()) ks.push_back(m->meta.k);
   if (paradigms.empty()) paradigms.push_back(stream::paradigm_name(m->meta.paradigm));
   if (!output.empty()) std::filesystem::create_directories(output);
+  if (Status st = write_eval_run_config(app, output, o.model, "text"); !st.ok()) return fail("eval", st.error());
 
   const bool tty = isatty(STDERR_FILENO);
   std::map<std::string, eval::PlotSeries> curves;

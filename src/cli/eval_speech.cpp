@@ -18,6 +18,7 @@
 #include "audio/speech_manifest.h"
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "cli/eval_run_config.h"
 #include "cli/score_report.h"
 #include "eval/python_format.h"
 #include "eval/speech_scores.h"
@@ -127,6 +128,7 @@ int run_eval_speech(int argc, char** argv) {
     std::filesystem::create_directories(output, ec);
     if (ec) return fail("eval", io_error(output + ": " + ec.message()));
   }
+  if (Status st = write_eval_run_config(app, output, o.model, "speech"); !st.ok()) return fail("eval", st.error());
   if (!json)
     std::printf("%-22s %4s %6s %7s %8s %8s %8s %8s %6s %6s %8s %8s %6s\n", "paradigm", "k", "phi", "WER", "AL",
                 "AL_CA", "LAAL", "LAAL_CA", "AP", "AP_CA", "DAL", "DAL_CA", "RTF");
