@@ -1,5 +1,5 @@
-// Fuzz target: a speech manifest (audio/speech_manifest.h) parsed from memory. Beyond not crashing, an
-// accepted manifest must satisfy what the header promises of every utterance.
+// Fuzz target: a speech manifest (audio/speech_manifest.h, generated or plain) parsed from memory. Beyond not
+// crashing, an accepted manifest must satisfy what the header promises of every utterance.
 #include <cstdlib>
 #include <set>
 
@@ -16,11 +16,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::set<std::string> seen;
   size_t last_line = 0;
   for (const audio::SpeechUtterance& u : m->utterances) {
-    if (u.wav.empty() || u.wav.front() == '/' || u.transcript.empty() || u.voice.empty()) std::abort();
-    if (u.voice.size() > audio::kSpeechMaxVoiceLength) std::abort();
-    if (u.speed < audio::kSpeechMinSpeed || u.speed > audio::kSpeechMaxSpeed) std::abort();
-    if (u.pitch > audio::kSpeechMaxPitch || u.duration_ms < 1 || u.duration_ms > audio::kSpeechMaxDurationMs)
-      std::abort();
+    if (u.wav.empty() || u.wav.front() == '/' || u.transcript.empty()) std::abort();
+    if (u.has_metadata != m->utterances.front().has_metadata) std::abort();  // one form per manifest
+    if (!u.has_metadata) {  // a plain manifest: no voice, numbers unknown
+      if (!u.voice.empty() || u.speed || u.pitch || u.duration_ms) std::abort();
+    } else {
+      if (u.voice.empty() || u.voice.size() > audio::kSpeechMaxVoiceLength) std::abort();
+      if (u.speed < audio::kSpeechMinSpeed || u.speed > audio::kSpeechMaxSpeed) std::abort();
+      if (u.pitch > audio::kSpeechMaxPitch || u.duration_ms < 1 || u.duration_ms > audio::kSpeechMaxDurationMs)
+        std::abort();
+    }
     if (u.wav_path.rfind("base/", 0) != 0) std::abort();  // resolved under the manifest's folder
     if (!seen.insert(u.wav).second) std::abort();        // duplicates are refused
     if (u.line <= last_line) std::abort();                // lines in file order, after the header

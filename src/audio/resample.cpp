@@ -10,7 +10,6 @@
 #include <numbers>
 #include <numeric>
 
-#include "audio/wav.h"
 
 namespace gpstream::audio {
 namespace {
@@ -64,9 +63,9 @@ struct Kernel {
 
 Result<std::vector<float>> resample(std::span<const float> samples, uint32_t from_rate, uint32_t to_rate) {
   if (from_rate == 0 || to_rate == 0) return invalid_argument("resample: sample rates must be positive");
-  if (from_rate > kWavMaxSampleRate || to_rate > kWavMaxSampleRate)
+  if (from_rate > kResampleMaxRate || to_rate > kResampleMaxRate)
     return invalid_argument("resample: rate " + std::to_string(std::max(from_rate, to_rate)) +
-                            " Hz exceeds the limit of " + std::to_string(kWavMaxSampleRate) + " Hz");
+                            " Hz exceeds the limit of " + std::to_string(kResampleMaxRate) + " Hz");
   if (from_rate == to_rate) return std::vector<float>(samples.begin(), samples.end());
 
   Kernel k;

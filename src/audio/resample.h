@@ -22,9 +22,11 @@ namespace gpstream::audio {
 inline constexpr double kResampleRolloff = 0.94;
 inline constexpr double kResampleKaiserBeta = 8.6;
 inline constexpr int kResampleZeroCrossings = 16;
+// The largest rate the resampler accepts (the readers bound files and streams more tightly: audio/wav.h).
+inline constexpr uint32_t kResampleMaxRate = 1'000'000;
 
 // Converts `samples` from `from_rate` to `to_rate` Hz. InvalidArgument for a zero rate or rates above
-// 1 MHz (the WAV reader's limit).
+// kResampleMaxRate.
 Result<std::vector<float>> resample(std::span<const float> samples, uint32_t from_rate, uint32_t to_rate);
 
 }  // namespace gpstream::audio

@@ -1,7 +1,8 @@
-// Loading one utterance of a speech manifest for training or evaluation: read its WAV, check the length
-// against the manifest, resample to the front end's 16 kHz, and (optionally) mix in seeded noise whose seed
-// comes from (options.seed, epoch, the utterance's wav path as written in the manifest), so an utterance gets
-// the same noise in the same epoch whatever the manifest's order, and new noise in every epoch.
+// Loading one utterance of a speech manifest for training or evaluation: read its audio file (any format
+// audio/audio_file.h reads), check its length against a generated manifest's duration_ms, resample to the
+// front end's 16 kHz, and (optionally) mix in seeded noise whose seed comes from (options.seed, epoch, the
+// utterance's path as written in the manifest), so an utterance gets the same noise in the same epoch
+// whatever the manifest's order, and new noise in every epoch.
 #pragma once
 
 #include <cstdint>
@@ -27,8 +28,8 @@ struct LoadedSpeech {
   NoiseDraw noise;             // what was mixed in (clean = true when add_noise is false)
 };
 
-// Reads, checks, resamples and noises `utterance`. Errors name the WAV (and the manifest line for a length
-// mismatch); InvalidArgument for invalid noise options.
+// Reads, checks, resamples and noises `utterance`. Errors name the audio file (and the manifest line for a
+// length mismatch); InvalidArgument for invalid noise options.
 Result<LoadedSpeech> load_speech_utterance(const SpeechUtterance& utterance, uint64_t epoch,
                                            const SpeechLoadOptions& options);
 

@@ -1,5 +1,5 @@
-// Speech manifest reader: splits lines (LF, optional CR before it), checks the header, then each line's six
-// fields in order, stopping at the first defect with "FILE:LINE: what". The bytes are never trusted: sizes
+// Speech manifest reader: splits lines (LF, optional CR before it), tells the form from the first line, then
+// checks each line's fields (six, or two in a plain manifest) in order, stopping at the first defect with "FILE:LINE: what". The bytes are never trusted: sizes
 // are bounded before anything is allocated, numbers are parsed digit by digit with an overflow bound, text
 // must be valid UTF-8 without control characters, and wav paths must stay inside the manifest's folder.
 #include "audio/speech_manifest.h"
@@ -104,8 +104,8 @@ std::string voice_defect(std::string_view voice) {
   return {};
 }
 
-Result<SpeechUtterance> parse_line(std::string_view line, const std::string& base_dir) {
-  std::string_view fields[6];
+// Splits at tabs into at most 6 fields; returns the number of fields the line has.
+size_t split_fields(std::string_view line, std::string_view (&fields)[6]) {
   size_t count = 0, start = 0;
   while (true) {
     const size_t tab = line.find('\t', start);
@@ -115,10 +115,20 @@ Result<SpeechUtterance> parse_line(std::string_view line, const std::string& bas
     if (tab == std::string_view::npos) break;
     start = tab + 1;
   }
-  if (count != 6)
+  return count;
+}
+
+enum class Form { Generated, Plain };
+
+Result<SpeechUtterance> parse_line(std::string_view line, const std::string& base_dir, Form form) {
+  std::string_view fields[6];
+  const size_t count = split_fields(line, fields);
+  if (form == Form::Generated && count != 6)
     return format_error(
         "expected 6 tab-separated fields (wav, transcript, voice, speed, pitch, duration_ms), got " +
         std::to_string(count));
+  if (form == Form::Plain && count != 2)
+    return format_error("expected 2 tab-separated fields (audio, transcript), got " + std::to_string(count));
   SpeechUtterance u;
   if (auto d = wav_path_defect(fields[0]); !d.empty()) return format_error(d);
   u.wav = fields[0];
@@ -128,6 +138,10 @@ Result<SpeechUtterance> parse_line(std::string_view line, const std::string& bas
   if (text.find_first_not_of(' ') == std::string_view::npos) return format_error("transcript is empty");
   if (auto d = text_defect(text); !d.empty()) return format_error("transcript: " + d);
   u.transcript = text;
+  if (form == Form::Plain) {
+    u.has_metadata = false;
+    return u;
+  }
 
   if (auto d = voice_defect(fields[2]); !d.empty()) return format_error(d);
   u.voice = fields[2];
@@ -151,6 +165,7 @@ Result<SpeechManifest> parse_speech_manifest(std::span<const std::byte> bytes, c
   SpeechManifest m;
   m.path = where;
   std::unordered_map<std::string, size_t> line_of_wav;
+  Form form = Form::Generated;
   size_t pos = 0, line_no = 0;
   while (pos < text.size()) {
     ++line_no;
@@ -164,15 +179,18 @@ Result<SpeechManifest> parse_speech_manifest(std::span<const std::byte> bytes, c
       return format_error(at + "line of " + std::to_string(line.size()) +
                           " bytes, longer than the limit of " + std::to_string(kSpeechManifestMaxLine));
     if (line_no == 1) {
-      if (line != kSpeechManifestHeader)
+      std::string_view fields[6];
+      if (line == kSpeechManifestHeader) continue;
+      if (split_fields(line, fields) != 2)
         return format_error(at +
                             "expected the header 'wav<TAB>transcript<TAB>voice<TAB>speed<TAB>pitch<TAB>"
-                            "duration_ms', got '" +
+                            "duration_ms' or a plain 'audio<TAB>transcript' line, got '" +
                             std::string(line.substr(0, 80)) + "'");
-      continue;
+      form = Form::Plain;
+      if (line == kPlainManifestHeader || line == kPlainManifestWavHeader) continue;
     }
     if (line.empty()) return format_error(at + "empty line");
-    auto u = parse_line(line, base_dir);
+    auto u = parse_line(line, base_dir, form);
     if (!u.ok()) return u.error().with_context(at.substr(0, at.size() - 2));
     u->line = line_no;
     auto [it, inserted] = line_of_wav.emplace(u->wav, line_no);

@@ -1,10 +1,12 @@
 // WAV reader. Layout (little-endian): "RIFF" u32 size "WAVE", then chunks of (4-byte id, u32 size, payload,
 // one pad byte if size is odd). Only "fmt " and "data" are read; other chunks (LIST, fact, cue, ...) are
-// skipped after their bounds are checked. All offsets are 64-bit and compared against the bytes present
+// skipped after their bounds are checked. A data size of 0xFFFFFFFF (or 0 under a RIFF size of 0 or
+// 0xFFFFFFFF) is a recorder's placeholder: the data runs to the end of the form. All offsets are 64-bit and compared against the bytes present
 // before anything is read, so a hostile size can neither read out of bounds nor trigger a large allocation
 // (the sample buffer is bounded by the data chunk, which is bounded by the file).
 #include "audio/wav.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -39,19 +41,54 @@ std::string chunk_id(const uint8_t* p) {
   return s;
 }
 
-struct Format {
-  WavSampleFormat kind = WavSampleFormat::Int;
-  uint16_t channels = 0;
-  uint32_t sample_rate = 0;
-  uint16_t block_align = 0;
-  uint16_t bits = 0;
-};
+// One sample as a double: integers scaled by 2^-(bits-1), floats as stored.
+double decode_sample(const uint8_t* p, const WavFormat& f) {
+  if (f.kind == WavSampleFormat::Float) {
+    if (f.bits == 32) {
+      float v;
+      std::memcpy(&v, p, 4);  // little-endian host (x86-64)
+      return v;
+    }
+    double v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  switch (f.bits) {
+    case 8:
+      return (static_cast<int>(p[0]) - 128) / 128.0;
+    case 16:
+      return static_cast<int16_t>(u16_at(p)) / 32768.0;
+    case 24: {
+      // Sign-extend via the top byte of a 32-bit word.
+      const int32_t v =
+          static_cast<int32_t>(static_cast<uint32_t>(p[0]) << 8 | static_cast<uint32_t>(p[1]) << 16 |
+                               static_cast<uint32_t>(p[2]) << 24) >>
+          8;
+      return v / 8388608.0;
+    }
+    default:
+      return static_cast<int32_t>(u32_at(p)) / 2147483648.0;
+  }
+}
 
-Result<Format> parse_fmt(const uint8_t* p, uint32_t size, const std::string& where) {
+}  // namespace
+
+Status check_sample_rate(uint64_t rate, const std::string& where) {
+  if (rate == 0) return format_error(where + ": a sample rate of 0");
+  if (rate < kWavMinSampleRate)
+    return format_error(where + ": sample rate " + std::to_string(rate) + " Hz is below the minimum of " +
+                        std::to_string(kWavMinSampleRate) + " Hz");
+  if (rate > kWavMaxSampleRate)
+    return format_error(where + ": sample rate " + std::to_string(rate) + " Hz exceeds the limit of " +
+                        std::to_string(kWavMaxSampleRate) + " Hz");
+  return {};
+}
+
+Result<WavFormat> parse_wav_fmt(const uint8_t* p, uint32_t size, const std::string& where) {
   if (size < 16)
     return format_error(where + ": fmt chunk has " + std::to_string(size) + " bytes (need at least 16)");
   uint16_t tag = u16_at(p);
-  Format f;
+  WavFormat f;
   f.channels = u16_at(p + 2);
   f.sample_rate = u32_at(p + 4);
   f.block_align = u16_at(p + 12);
@@ -94,10 +131,7 @@ Result<Format> parse_fmt(const uint8_t* p, uint32_t size, const std::string& whe
   if (f.channels > kWavMaxChannels)
     return format_error(where + ": fmt declares " + std::to_string(f.channels) + " channels (limit " +
                         std::to_string(kWavMaxChannels) + ")");
-  if (f.sample_rate == 0) return format_error(where + ": fmt declares a sample rate of 0");
-  if (f.sample_rate > kWavMaxSampleRate)
-    return format_error(where + ": sample rate " + std::to_string(f.sample_rate) +
-                        " Hz exceeds the limit of " + std::to_string(kWavMaxSampleRate) + " Hz");
+  GPS_TRY(check_sample_rate(f.sample_rate, where));
   const uint32_t expected_align = static_cast<uint32_t>(f.channels) * (f.bits / 8u);
   if (f.block_align != expected_align)
     return format_error(where + ": block align " + std::to_string(f.block_align) + " does not match " +
@@ -106,37 +140,28 @@ Result<Format> parse_fmt(const uint8_t* p, uint32_t size, const std::string& whe
   return f;
 }
 
-// One sample as a double: integers scaled by 2^-(bits-1), floats as stored.
-double decode_sample(const uint8_t* p, const Format& f) {
-  if (f.kind == WavSampleFormat::Float) {
-    if (f.bits == 32) {
-      float v;
-      std::memcpy(&v, p, 4);  // little-endian host (x86-64)
-      return v;
+Status decode_wav_frames(const uint8_t* frames, uint64_t n_frames, const WavFormat& format, uint64_t first_frame,
+                         const std::string& where, std::vector<float>& out) {
+  const uint32_t sample_bytes = format.bits / 8u;
+  if (out.capacity() < out.size() + n_frames) out.reserve(std::max<size_t>(out.size() + n_frames, 2 * out.capacity()));
+  for (uint64_t i = 0; i < n_frames; ++i) {
+    const uint8_t* frame = frames + i * format.block_align;
+    double sum = 0.0;
+    for (uint32_t c = 0; c < format.channels; ++c) {
+      const double v = decode_sample(frame + c * sample_bytes, format);
+      if (!std::isfinite(v))
+        return format_error(where + ": non-finite float sample at frame " + std::to_string(first_frame + i) +
+                            ", channel " + std::to_string(c));
+      sum += v;
     }
-    double v;
-    std::memcpy(&v, p, 8);
-    return v;
+    const double mono = sum / format.channels;
+    // Float files may hold values beyond float's range after averaging 64-bit input; those are corrupt too.
+    if (!std::isfinite(static_cast<float>(mono)))
+      return format_error(where + ": sample at frame " + std::to_string(first_frame + i) + " is out of float range");
+    out.push_back(static_cast<float>(mono));
   }
-  switch (f.bits) {
-    case 8:
-      return (static_cast<int>(p[0]) - 128) / 128.0;
-    case 16:
-      return static_cast<int16_t>(u16_at(p)) / 32768.0;
-    case 24: {
-      // Sign-extend via the top byte of a 32-bit word.
-      const int32_t v =
-          static_cast<int32_t>(static_cast<uint32_t>(p[0]) << 8 | static_cast<uint32_t>(p[1]) << 16 |
-                               static_cast<uint32_t>(p[2]) << 24) >>
-          8;
-      return v / 8388608.0;
-    }
-    default:
-      return static_cast<int32_t>(u32_at(p)) / 2147483648.0;
-  }
+  return {};
 }
-
-}  // namespace
 
 Result<WavAudio> read_wav(std::span<const std::byte> bytes, const std::string& name) {
   const std::string where = name.empty() ? "<memory>" : name;
@@ -152,7 +177,10 @@ Result<WavAudio> read_wav(std::span<const std::byte> bytes, const std::string& n
   if (std::memcmp(base, "RIFF", 4) != 0) return format_error(where + ": not a RIFF file (no 'RIFF' magic)");
   if (std::memcmp(base + 8, "WAVE", 4) != 0)
     return format_error(where + ": RIFF file is not WAVE (no 'WAVE' form)");
-  const uint64_t riff_size = u32_at(base + 4);
+  const uint32_t declared_riff = u32_at(base + 4);
+  // A streaming header (RIFF size 0 or 0xFFFFFFFF): the form, and a data chunk of unknown size, run to the end.
+  const bool streamed = declared_riff == 0 || declared_riff == kWavUnknownSize;
+  const uint64_t riff_size = streamed ? file_size - 8 : declared_riff;
   if (riff_size < 4)
     return format_error(where + ": RIFF size " + std::to_string(riff_size) + " is too small");
   if (riff_size > file_size - 8)
@@ -161,7 +189,7 @@ Result<WavAudio> read_wav(std::span<const std::byte> bytes, const std::string& n
                         " bytes; truncated?)");
   const uint64_t end = 8 + riff_size;  // bytes after the RIFF form (trailing junk) are not ours
 
-  std::optional<Format> fmt;
+  std::optional<WavFormat> fmt;
   const uint8_t* data = nullptr;
   uint64_t data_size = 0;
   uint64_t pos = 12;
@@ -170,17 +198,19 @@ Result<WavAudio> read_wav(std::span<const std::byte> bytes, const std::string& n
       return format_error(where + ": truncated chunk header at offset " + std::to_string(pos) + " (" +
                           std::to_string(end - pos) + " bytes left)");
     const std::string id = chunk_id(base + pos);
-    const uint64_t size = u32_at(base + pos + 4);
+    uint64_t size = u32_at(base + pos + 4);
     const uint64_t payload = pos + 8;
+    const bool is_data = std::memcmp(base + pos, "data", 4) == 0;
+    if (is_data && (size == kWavUnknownSize || (size == 0 && streamed))) size = end - payload;
     if (size > end - payload)
       return format_error(where + ": chunk '" + id + "' at offset " + std::to_string(pos) + " declares " +
                           std::to_string(size) + " bytes but only " + std::to_string(end - payload) +
                           " remain");
     if (std::memcmp(base + pos, "fmt ", 4) == 0) {
       if (fmt) return format_error(where + ": second fmt chunk at offset " + std::to_string(pos));
-      GPS_ASSIGN(Format f, parse_fmt(base + payload, static_cast<uint32_t>(size), where));
+      GPS_ASSIGN(WavFormat f, parse_wav_fmt(base + payload, static_cast<uint32_t>(size), where));
       fmt = f;
-    } else if (std::memcmp(base + pos, "data", 4) == 0) {
+    } else if (is_data) {
       if (data) return format_error(where + ": second data chunk at offset " + std::to_string(pos));
       data = base + payload;
       data_size = size;
@@ -199,25 +229,7 @@ Result<WavAudio> read_wav(std::span<const std::byte> bytes, const std::string& n
   out.channels = fmt->channels;
   out.bits_per_sample = fmt->bits;
   out.format = fmt->kind;
-  const uint64_t n_frames = data_size / fmt->block_align;
-  const uint32_t sample_bytes = fmt->bits / 8u;
-  out.samples.resize(n_frames);
-  for (uint64_t i = 0; i < n_frames; ++i) {
-    const uint8_t* frame = data + i * fmt->block_align;
-    double sum = 0.0;
-    for (uint32_t c = 0; c < fmt->channels; ++c) {
-      const double v = decode_sample(frame + c * sample_bytes, *fmt);
-      if (!std::isfinite(v))
-        return format_error(where + ": non-finite float sample at frame " + std::to_string(i) + ", channel " +
-                            std::to_string(c));
-      sum += v;
-    }
-    const double mono = sum / fmt->channels;
-    // Float files may hold values beyond float's range after averaging 64-bit input; those are corrupt too.
-    if (!std::isfinite(static_cast<float>(mono)))
-      return format_error(where + ": sample at frame " + std::to_string(i) + " is out of float range");
-    out.samples[i] = static_cast<float>(mono);
-  }
+  GPS_TRY(decode_wav_frames(data, data_size / fmt->block_align, *fmt, 0, where, out.samples));
   return out;
 }
 

@@ -9,6 +9,8 @@
 #include <random>
 #include <vector>
 
+#include "../testing/fp_bounds.h"
+
 namespace gpstream::audio {
 namespace {
 
@@ -48,8 +50,17 @@ TEST(ConvModuleOps, DepthwiseBackwardIsTheAdjoint) {
   depthwise_conv_causal(out.data(), in.data(), n, width, w.data(), kernel);
   std::vector<float> d_in(in.size(), 0.0f), d_w(w.size(), 0.0f);
   depthwise_conv_causal_backward(d_in.data(), d_w.data(), y.data(), in.data(), n, width, w.data(), kernel);
-  EXPECT_NEAR(dot(out, y), dot(in, d_in), 1e-4 * std::fabs(dot(out, y)) + 1e-4);
-  EXPECT_NEAR(dot(out, y), dot(w, d_w), 1e-4 * std::fabs(dot(out, y)) + 1e-4);
+  // Both sides are the triple sum Σ_{t,c,k} y[t,c]·w[c,k]·in[t+k,c] (out[t,c] = Σ_k w[c,k] in[t+k,c]), with
+  // different fp32 partial sums: out sums `kernel` terms (γ_kernel), d_in `kernel`, d_w `n` per entry;
+  // the outer dots are in double. So they differ by ≤ (γ_kernel + γ_max(n,kernel)) · S, S = Σ|y||w||in|.
+  double S = 0;
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t c = 0; c < width; ++c)
+      for (int64_t k = 0; k < kernel; ++k)
+        S += std::fabs(static_cast<double>(y[t * width + c]) * w[c * kernel + k] * in[(t + k) * width + c]);
+  const double tol = (gpstream::testing::gamma_n(kernel) + gpstream::testing::gamma_n(std::max(n, kernel))) * S;
+  EXPECT_NEAR(dot(out, y), dot(in, d_in), tol);
+  EXPECT_NEAR(dot(out, y), dot(w, d_w), tol);
 }
 
 // GLU and SiLU against central differences of the forward along a random direction.

@@ -126,6 +126,22 @@ TEST(SpeechLoader, LengthDisagreeingWithTheManifestIsAnError) {
       << r.error().message();
 }
 
+TEST(SpeechLoader, APlainManifestHasNoLengthToCheck) {
+  // The same WAV listed in a plain manifest (audio<TAB>transcript): no duration to compare, the same samples.
+  auto m = fixture_train();
+  ASSERT_FALSE(m.utterances.empty());
+  const std::string text = m.utterances[0].wav + "\t" + m.utterances[0].transcript + "\n";
+  auto plain = parse_speech_manifest({reinterpret_cast<const std::byte*>(text.data()), text.size()}, "plain.tsv",
+                                     kFixture + "train");
+  ASSERT_TRUE(plain.ok()) << plain.error().message();
+  ASSERT_FALSE(plain->utterances[0].has_metadata);
+  auto a = load_speech_utterance(plain->utterances[0], 0, clean_options());
+  ASSERT_TRUE(a.ok()) << a.error().message();
+  auto b = load_speech_utterance(m.utterances[0], 0, clean_options());
+  ASSERT_TRUE(b.ok()) << b.error().message();
+  EXPECT_EQ(a->samples, b->samples);
+}
+
 TEST(SpeechLoader, MissingWavAndBadOptionsAreErrors) {
   auto m = fixture_train();
   ASSERT_FALSE(m.utterances.empty());

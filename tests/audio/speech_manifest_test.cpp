@@ -118,6 +118,43 @@ TEST(SpeechManifest, RejectsBadHeadersAndEmptyManifests) {
   expect_error(kHeader, "m.tsv: ", "no utterances");
 }
 
+TEST(SpeechManifest, PlainManifestsHaveTwoFields) {
+  // With a header (either name for the path column) or without, LF or CRLF; the other fields are unknown.
+  for (const std::string header : {"audio\ttranscript\n", "wav\ttranscript\r\n", ""}) {
+    const auto m = parse_ok(header + "rec/a.flac\tHello there.\r\nb.mp3\tIt's \"me\" \xE2\x80\x94 again!", "/data");
+    ASSERT_EQ(m.utterances.size(), 2u) << header;
+    const auto& a = m.utterances[0];
+    EXPECT_EQ(a.wav, "rec/a.flac");
+    EXPECT_EQ(a.wav_path, "/data/rec/a.flac");
+    EXPECT_EQ(a.transcript, "Hello there.");
+    EXPECT_FALSE(a.has_metadata);
+    EXPECT_EQ(a.voice, "");
+    EXPECT_EQ(a.speed, 0u);
+    EXPECT_EQ(a.pitch, 0u);
+    EXPECT_EQ(a.duration_ms, 0u);
+    EXPECT_EQ(a.line, header.empty() ? 1u : 2u);
+    EXPECT_EQ(m.utterances[1].transcript, "It's \"me\" \xE2\x80\x94 again!");
+    EXPECT_EQ(m.utterances[1].line, header.empty() ? 2u : 3u);
+  }
+  EXPECT_TRUE(parse_ok(kHeader + "a.wav\tHi.\ten\t170\t50\t300\n").utterances[0].has_metadata);
+}
+
+TEST(SpeechManifest, RejectsBadPlainLines) {
+  const std::string head = "audio\ttranscript\na.wav\tHi.\n";
+  expect_error(head + "b.wav\tHi.\textra\n", "m.tsv:3: ", "expected 2 tab-separated fields (audio, transcript), got 3");
+  expect_error(head + "b.wav\ten\t170\t50\t300\tHi.\n", "m.tsv:3: ", "got 6");
+  expect_error(head + "b.wav\n", "m.tsv:3: ", "got 1");
+  expect_error(head + "../b.wav\tHi.\n", "m.tsv:3: ", "'..' component");
+  expect_error(head + "/abs/b.wav\tHi.\n", "m.tsv:3: ", "is absolute");
+  expect_error(head + "b.wav\t  \n", "m.tsv:3: ", "transcript is empty");
+  expect_error(head + "b.wav\tH\x01i\n", "m.tsv:3: ", "control character 0x01");
+  expect_error(head + "a.wav\tAgain.\n", "m.tsv:3: ", "already listed on line 2");
+  expect_error(head + "\n", "m.tsv:3: ", "empty line");
+  expect_error("audio\ttranscript\n", "m.tsv: ", "no utterances");
+  // A generated manifest's lines keep their six fields.
+  expect_error(kHeader + "a.wav\tHi.\n", "m.tsv:2: ", "expected 6 tab-separated fields");
+}
+
 TEST(SpeechManifest, RejectsWrongFieldCounts) {
   expect_bad_line("wav/b.wav\tHi.\ten\t170\t50", "got 5");
   expect_bad_line("wav/b.wav\tHi.\ten\t170\t50\t300\textra", "got 7");

@@ -49,6 +49,8 @@ std::span<const std::byte> as_bytes(const std::string& s) {
   return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
 }
 
+const std::string kGoodFmtForPlaceholders = fmt_chunk(1, 1, 16000, 16);
+
 WavAudio parse_ok(const std::string& file) {
   auto r = read_wav(as_bytes(file), "test.wav");
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message());
@@ -149,6 +151,25 @@ TEST(WavRead, OddDataChunkAtEndWithoutPadByte) {
   EXPECT_EQ(parse_ok(fixed).samples, (std::vector<float>{0.5f}));
 }
 
+TEST(WavRead, RateBoundsAreInclusive) {
+  EXPECT_EQ(parse_ok(riff(fmt_chunk(1, 1, 8000, 16) + chunk("data", le16(1)))).sample_rate, 8000u);
+  EXPECT_EQ(parse_ok(riff(fmt_chunk(1, 1, 192000, 16) + chunk("data", le16(1)))).sample_rate, 192000u);
+}
+
+TEST(WavRead, StreamingPlaceholderSizesReadToTheEnd) {
+  // A recorder writing to a pipe leaves the RIFF and data sizes at 0xFFFFFFFF (or both 0): the data runs to the
+  // end of the file. 16384 → 0.5, 0x8000 → -1.
+  const std::string data = le16(16384) + le16(0x8000);
+  for (const auto& [riff_size, data_size] :
+       {std::pair{0xFFFFFFFFu, 0xFFFFFFFFu}, std::pair{0u, 0u}, std::pair{0u, 0xFFFFFFFFu}}) {
+    const std::string file = "RIFF" + le32(riff_size) + "WAVE" + kGoodFmtForPlaceholders + "data" + le32(data_size) + data;
+    EXPECT_EQ(parse_ok(file).samples, (std::vector<float>{0.5f, -1.0f})) << riff_size << " " << data_size;
+  }
+  // A true RIFF size and a data size of 0xFFFFFFFF: the data runs to the end of the form.
+  const std::string body = kGoodFmtForPlaceholders + "data" + le32(0xFFFFFFFF) + data;
+  EXPECT_EQ(parse_ok(riff(body)).samples, (std::vector<float>{0.5f, -1.0f}));
+}
+
 TEST(WavRead, EmptyDataChunk) {
   EXPECT_TRUE(parse_ok(riff(fmt_chunk(1, 1, 16000, 16) + chunk("data", ""))).samples.empty());
 }
@@ -195,7 +216,7 @@ TEST(WavHostile, TruncatedFile) {
   expect_error(file.substr(0, file.size() - 3), "runs past the end");
 }
 TEST(WavHostile, HugeRiffSize) {
-  expect_error("RIFF" + le32(0xFFFFFFFF) + "WAVE" + kGoodFmt + kGoodData, "runs past the end");
+  expect_error("RIFF" + le32(0xFFFFFFF0) + "WAVE" + kGoodFmt + kGoodData, "runs past the end");
 }
 TEST(WavHostile, ChunkSizePastEnd) {
   expect_error(riff(kGoodFmt + chunk("data", le16(1), 0x7FFFFFF0)),
@@ -227,6 +248,12 @@ TEST(WavHostile, ZeroSampleRate) {
 }
 TEST(WavHostile, HugeSampleRate) {
   expect_error(riff(fmt_chunk(1, 1, 0xFFFFFFFF, 16) + kGoodData), "exceeds the limit");
+  expect_error(riff(fmt_chunk(1, 1, 192001, 16) + kGoodData), "192001 Hz exceeds the limit of 192000 Hz");
+}
+TEST(WavHostile, TinySampleRate) {
+  // 1 Hz would make the resampler to 16 kHz write 16,000 samples per input sample.
+  expect_error(riff(fmt_chunk(1, 1, 1, 16) + kGoodData), "sample rate 1 Hz is below the minimum of 8000 Hz");
+  expect_error(riff(fmt_chunk(1, 1, 7999, 16) + kGoodData), "7999 Hz is below the minimum");
 }
 TEST(WavHostile, BadBlockAlign) {
   expect_error(riff(chunk("fmt ", fmt_payload(1, 2, 16000, 16, 3)) + kGoodData), "block align 3");

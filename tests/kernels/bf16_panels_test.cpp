@@ -15,6 +15,7 @@
 #include <utility>
 #include <algorithm>
 
+#include "../testing/fp_bounds.h"
 #include "kernel_test_util.h"
 #include "kernels/cpu_isa.h"
 #include "kernels/linear.h"
@@ -105,6 +106,7 @@ TEST_P(PanelKernel, MatchesDoubleDotOfPlainRows) {
   std::vector<float> scratch(
       static_cast<size_t>(std::max<int64_t>(1, linear_scratch_floats(p.view, n_tok, threads))));
   linear_forward(out.data(), ldo, x.data(), ldx, p.view, bias.data(), n_tok, scratch.data(), threads);
+  const std::vector<float> wf = gpstream::testing::matrix_rows_f32(plain.view);
   for (int t = 0; t < n_tok; ++t)
     for (int r = 0; r < ldo; ++r) {
       const float got = out[static_cast<size_t>(t) * ldo + r];
@@ -113,8 +115,12 @@ TEST_P(PanelKernel, MatchesDoubleDotOfPlainRows) {
         continue;
       }
       const double want = plain_dot(plain, r, x.data() + t * ldx, bias[r]);
-      // fp32 accumulation of cols products of magnitude <= 3.
-      ASSERT_NEAR(got, want, 1e-6 * 3 * cols + 1e-6) << "t=" << t << " r=" << r;
+      // fp32 accumulation of cols products and the bias against the double dot: γ_{cols+1}(Σ|x ŵ| + |b|)
+      // (Higham (3.5)).
+      const double tol = gpstream::testing::gamma_n(cols + 1) *
+                         (gpstream::testing::abs_dot(x.data() + t * ldx, wf.data() + static_cast<size_t>(r) * cols, cols) +
+                          std::fabs(bias[r]));
+      ASSERT_NEAR(got, want, tol) << "t=" << t << " r=" << r;
     }
 }
 
@@ -177,13 +183,18 @@ TEST_P(PanelKernel, FusedShareMatchesReference) {
   EXPECT_EQ(linear_share_applies(outs, n_tok), linear_takes_few_tokens(WeightType::BF16, n_tok));
   std::vector<float> scratch(static_cast<size_t>(linear_fused_scratch_floats(outs, n_tok, threads)));
   linear_forward_fused(outs, x.data(), cols, n_tok, scratch.data(), threads);
-  for (const auto& [m, o, n_rows] : {std::tuple{&a, &oa, rows}, std::tuple{&b, &ob, 24}})
+  for (const auto& [m, o, n_rows] : {std::tuple{&a, &oa, rows}, std::tuple{&b, &ob, 24}}) {
+    const std::vector<float> wf = gpstream::testing::matrix_rows_f32(m->view);
     for (int t = 0; t < n_tok; ++t)
       for (int r = 0; r < n_rows; ++r) {
         const double want = plain_dot(*m, r, x.data() + t * cols, 0.0f);
-        ASSERT_NEAR((*o)[static_cast<size_t>(t) * n_rows + r], want, 2e-6 * cols + 1e-6)
+        // fp32 accumulation of cols products against the double dot: γ_cols Σ|x ŵ| (Higham (3.5)).
+        const double tol = gpstream::testing::dot_error_bound(x.data() + t * cols,
+                                                              wf.data() + static_cast<size_t>(r) * cols, cols);
+        ASSERT_NEAR((*o)[static_cast<size_t>(t) * n_rows + r], want, tol)
             << "rows=" << n_rows << " t=" << t << " r=" << r;
       }
+  }
 }
 
 // Every tile width (6; the AVX-512 twin's 12) and tail, several panels, columns odd and even.

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "../testing/fp_bounds.h"
 #include "kernel_test_util.h"
 
 namespace gpstream::kernels {
@@ -62,17 +63,19 @@ TEST(DotRow, MatchesTheScalarTwin) {
   for (int64_t n : {1, 5, 8, 13, 31, 32, 33, 63, 64, 65, 100, 896, 4867}) {
     const auto x = random_floats(static_cast<size_t>(n), 3 + n);
     const auto w = random_floats(static_cast<size_t>(n), 4 + n, -2.0f, 2.0f);
-    double mag = 0;
-    for (int64_t i = 0; i < n; ++i) mag += std::fabs(static_cast<double>(x[i]) * w[i]);
+    // fp32 sums of n terms of the stored (widened) weights against the double reference rounded to fp32:
+    // γ_n Σ|x ŵ| (Higham (3.5)) + u·|ref| (linear_output_bound).
     for (WeightType type : {WeightType::F32, WeightType::F16, WeightType::BF16}) {
       auto m = store_matrix(w, 1, n, type);
+      const std::vector<float> wf = gpstream::testing::matrix_rows_f32(m.view);
       const float fast = dot_row(x.data(), m.view.data, type, n);
       const float ref = dot_row_ref(x.data(), m.view.data, type, n);
-      EXPECT_NEAR(fast, ref, 1e-6 * (mag * 1.01 + 1)) << type_name(type) << " n=" << n;
+      EXPECT_NEAR(fast, ref, gpstream::testing::linear_output_bound(x.data(), wf.data(), n, 0, ref))
+          << type_name(type) << " n=" << n;
     }
     const float f = dot_f32(x.data(), w.data(), n);
-    EXPECT_NEAR(f, dot_row_ref(x.data(), w.data(), WeightType::F32, n), 1e-6 * (mag + 1))
-        << "dot_f32 n=" << n;
+    const float ref = dot_row_ref(x.data(), w.data(), WeightType::F32, n);
+    EXPECT_NEAR(f, ref, gpstream::testing::linear_output_bound(x.data(), w.data(), n, 0, ref)) << "dot_f32 n=" << n;
   }
 }
 

@@ -8,6 +8,8 @@
 #include <random>
 #include <vector>
 
+#include "../testing/fp_bounds.h"
+
 namespace gpstream::kernels {
 namespace {
 
@@ -40,6 +42,25 @@ double brute_force(const std::vector<float>& z, int T, int V, const std::vector<
   return -std::log(total);
 }
 
+// Both in double (u = 2^-53). The enumeration: softmax entries (V-term sum, exp, division: γ_{V+2}), a
+// path's product of T of them, the sum of V^T paths: relative γ_{T(V+3) + V^T}, absolute after −log, plus
+// u|loss|. The recursion: log-softmax entries within γ_{V+3}(|z|max + lse) ≤ γ_{V+3}(2|z|max + ln V), added
+// along a path of T frames; ≤ 2T log_adds on it, each rounding u|α| and its log1p/exp 2u.
+double ctc_tol(int T, int V, double zmax, double loss) {
+  const double u = gpstream::testing::kUnitF64;
+  const double paths = std::pow(static_cast<double>(V), T);
+  const double enumeration = gpstream::testing::gamma_n(T * (V + 3) + static_cast<int64_t>(paths), u) + u * loss;
+  const double recursion = T * gpstream::testing::gamma_n(V + 3, u) * (2 * zmax + std::log(static_cast<double>(V))) +
+                           2.0 * T * u * (2 + loss);
+  return enumeration + recursion;
+}
+
+double max_abs(const std::vector<float>& z) {
+  double m = 0;
+  for (float v : z) m = std::max(m, static_cast<double>(std::fabs(v)));
+  return m;
+}
+
 TEST(CtcLoss, MatchesBruteForceEnumeration) {
   std::mt19937 rng(3);
   std::normal_distribution<float> nd(0.0f, 1.5f);
@@ -54,7 +75,7 @@ TEST(CtcLoss, MatchesBruteForceEnumeration) {
       if (std::isinf(want)) {
         EXPECT_TRUE(std::isinf(got)) << "T " << T << " L " << labels.size();
       } else {
-        EXPECT_NEAR(got, want, 1e-9 * std::max(1.0, std::abs(want))) << "T " << T << " L " << labels.size();
+        EXPECT_NEAR(got, want, ctc_tol(T, V, max_abs(z), std::abs(want))) << "T " << T << " L " << labels.size();
       }
     }
 }
@@ -72,10 +93,17 @@ TEST(CtcLoss, GradientMatchesFiniteDifferences) {
     const float h = 1e-2f;
     zp[i] += h;
     zm[i] -= h;
-    const double fd = 0.5 * (ctc_loss(nullptr, zp.data(), T, V, labels.data(), 4, 1.0f) -
-                             ctc_loss(nullptr, zm.data(), T, V, labels.data(), 4, 1.0f)) /
-                      (double(zp[i]) - zm[i]);
-    EXPECT_NEAR(g[i], fd, 2e-4) << i;
+    const double lp = ctc_loss(nullptr, zp.data(), T, V, labels.data(), 4, 1.0f),
+                 lm = ctc_loss(nullptr, zm.data(), T, V, labels.data(), 4, 1.0f);
+    const double step = double(zp[i]) - zm[i];
+    const double fd = 0.5 * (lp - lm) / step;
+    // Central differences are off by (step/2)²/6·|f‴|. Along one logit the loss is a difference of two
+    // log-sum-exps whose exponents hold that logit with coefficient 0 or 1, so f‴ is a third cumulant of a
+    // Bernoulli variable: |f‴| ≤ 2 · 1/(6√3). The two losses round in double (ctc_tol each, over the step)
+    // and the fp32 gradient once (u|g|); all × 0.5, the scale.
+    const double truncation = 0.5 * (step / 2) * (step / 2) / 6 * (2 / (6 * std::sqrt(3.0)));
+    const double rounding = 0.5 * 2 * ctc_tol(T, V, max_abs(zp) + max_abs(zm), std::max(lp, lm)) / step;
+    EXPECT_NEAR(g[i], fd, truncation + rounding + gpstream::testing::kUnitF32 * std::fabs(g[i])) << i;
   }
 }
 
@@ -87,7 +115,8 @@ TEST(CtcLoss, TooFewFramesIsInfiniteWithZeroGradient) {
   for (size_t i = 0; i < 8; ++i) EXPECT_EQ(g[i], 0.0f);
   EXPECT_FALSE(std::isinf(ctc_loss(g.data(), z.data(), 3, 4, labels.data(), 2, 1.0f)));
   // Uniform scores: every one of the V^T paths has probability 4^-3; exactly one emits "2 2".
-  EXPECT_NEAR(ctc_loss(nullptr, z.data(), 3, 4, labels.data(), 2, 1.0f), 3 * std::log(4.0), 1e-12);
+  EXPECT_NEAR(ctc_loss(nullptr, z.data(), 3, 4, labels.data(), 2, 1.0f), 3 * std::log(4.0),
+              ctc_tol(3, 4, 0.5, 3 * std::log(4.0)) + gpstream::testing::kUnitF64 * 3 * std::log(4.0));
 }
 
 }  // namespace

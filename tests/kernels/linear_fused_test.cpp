@@ -14,6 +14,7 @@
 #include <limits>
 #include <vector>
 
+#include "../testing/fp_bounds.h"
 #include "kernel_test_util.h"
 #include "kernels/linear.h"
 
@@ -98,11 +99,13 @@ void check_case(const FusedCase& fc, const std::string& label, bool null_scratch
               // Quantized rows meet Q8_0 activations, which the fp reference does not model; the int8
               // kernels have their own reference tests (quant_dot_test.cpp).
               if (is_quantized(fc.weights[i].view.type)) continue;
-              double mag = with_bias ? std::fabs(fc.biases[i][static_cast<size_t>(r)]) : 0.0;
-              for (int64_t c = 0; c < fc.cols; ++c)
-                mag += std::fabs(static_cast<double>(x[static_cast<size_t>(t * ldx + c)]) *
-                                 fc.values[i][static_cast<size_t>(r * fc.cols + c)]);
-              ASSERT_NEAR(got, ref_buf[i][at], 1e-6 * (1.01 * mag + 1.0))
+              // fp32 sum of cols terms of the stored (widened) weights and the bias against the double
+              // reference rounded to fp32: γ_{cols+1}(Σ|x ŵ| + |b|) + u·|ref| (Higham (3.5)).
+              const std::vector<float> wf = gpstream::testing::matrix_rows_f32(fc.weights[i].view);
+              const double tol = gpstream::testing::linear_output_bound(
+                  x.data() + t * ldx, wf.data() + r * fc.cols, fc.cols,
+                  with_bias ? fc.biases[i][static_cast<size_t>(r)] : 0.0, ref_buf[i][at]);
+              ASSERT_NEAR(got, ref_buf[i][at], tol)
                   << where << ": output " << i << " t " << t << " r " << r;
             }
           }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "../testing/fp_bounds.h"
 #include "kernel_test_util.h"
 #include "kernels/activation.h"
 #include "kernels/norm.h"
@@ -42,10 +43,15 @@ TEST(Rope, HandValuesOfTheRotateHalfForm) {
   float x[4] = {1.0f, 2.0f, 3.0f, 4.0f};
   rope_apply(x, 4, t.cos.data(), t.sin.data(), 1, 1, 4);
   const double c = std::sqrt(0.5);
-  EXPECT_NEAR(x[0], -3.0, 1e-6);           // 1·0 − 3·1
-  EXPECT_NEAR(x[2], 1.0, 1e-6);            // 3·0 + 1·1
-  EXPECT_NEAR(x[1], 2 * c - 4 * c, 1e-6);  // 2cos − 4sin
-  EXPECT_NEAR(x[3], 4 * c + 2 * c, 1e-6);  // 4cos + 2sin
+  // Against the exact angles: fp32 π/2 is off by ≤ u relative (|Δθ| ≤ u·θ), cos and sin round (u each), and
+  // a·c − b·s rounds (γ_2): |err| ≤ (|a| + |b|)(u·θ + γ_3).
+  auto tol = [](double a, double b, double theta) {
+    return (std::fabs(a) + std::fabs(b)) * (gpstream::testing::kUnitF32 * theta + gpstream::testing::gamma_n(3));
+  };
+  EXPECT_NEAR(x[0], -3.0, tol(1, 3, M_PI / 2));           // 1·0 − 3·1
+  EXPECT_NEAR(x[2], 1.0, tol(3, 1, M_PI / 2));            // 3·0 + 1·1
+  EXPECT_NEAR(x[1], 2 * c - 4 * c, tol(2, 4, M_PI / 4));  // 2cos − 4sin
+  EXPECT_NEAR(x[3], 4 * c + 2 * c, tol(4, 2, M_PI / 4));  // 4cos + 2sin
   // Position 0 is the identity; the table's scale multiplies cos and sin.
   Table z = table({0.0f}, {1.0f, 0.5f}, 2.0f);
   EXPECT_EQ(z.cos[0], 2.0f);
@@ -63,13 +69,22 @@ TEST(Rope, InverseRotationUndoesTheRotation) {
   for (size_t i = 0; i < x.size(); ++i) moved = std::max(moved, static_cast<double>(std::fabs(x[i] - x0[i])));
   EXPECT_GT(moved, 0.1);  // it did rotate
   rope_apply(x.data(), ld, t.cos.data(), t.sin.data(), n_tok, n_heads, head_dim, -1.0f);
+  // A rotation of a pair v by a table whose cos and sin are within u of exact: a·c − b·s is within
+  // u(|a| + |b|) + γ_2(|a c| + |b s|) ≤ γ_3 √2 ‖v‖ per element, 2γ_3‖v‖ as a pair; the exact rotations
+  // compose to the identity, so two of them leave ≤ 4γ_3‖v‖ (rotations keep ‖v‖).
+  const int half = head_dim / 2;
+  auto pair_norm = [&](const std::vector<float>& v, size_t k, int i) {
+    const size_t a = k - static_cast<size_t>(i % head_dim) + static_cast<size_t>(i % head_dim % half);
+    return std::hypot(static_cast<double>(v[a]), static_cast<double>(v[a + half]));
+  };
   for (int tk = 0; tk < n_tok; ++tk) {
     for (int i = 0; i < ld; ++i) {
       const size_t k = static_cast<size_t>(tk) * ld + i;
       if (i >= n_heads * head_dim) {
         ASSERT_EQ(x[k], x0[k]) << "padding touched";  // the stride's padding is never written
       } else {
-        ASSERT_NEAR(x[k], x0[k], 2e-6) << "token " << tk << " element " << i;
+        ASSERT_NEAR(x[k], x0[k], 4 * gpstream::testing::gamma_n(3) * pair_norm(x0, k, i))
+            << "token " << tk << " element " << i;
       }
     }
   }
@@ -86,8 +101,14 @@ TEST(Rope, RotationsCompose) {
     rope_apply(two.data(), n_heads * head_dim, ta.cos.data(), ta.sin.data(), 1, n_heads, head_dim);
     rope_apply(two.data(), n_heads * head_dim, tb.cos.data(), tb.sin.data(), 1, n_heads, head_dim);
     rope_apply(one.data(), n_heads * head_dim, tab.cos.data(), tab.sin.data(), 1, n_heads, head_dim);
-    for (size_t i = 0; i < x0.size(); ++i)
-      ASSERT_NEAR(two[i], one[i], 3e-6) << "a=" << a << " b=" << b << " i=" << i;
+    // Angles p·f are exact in double (fp32 × fp32) and a + b is exact here; each rotation by an fp32 table
+    // is within 2γ_3‖v‖ of exact as a pair (see InverseRotationUndoesTheRotation): two plus one rotations,
+    // ≤ 6γ_3‖v‖ apart.
+    for (size_t i = 0; i < x0.size(); ++i) {
+      const size_t p0 = i / head_dim * head_dim + i % head_dim % (head_dim / 2);
+      const double norm = std::hypot(static_cast<double>(x0[p0]), static_cast<double>(x0[p0 + head_dim / 2]));
+      ASSERT_NEAR(two[i], one[i], 6 * gpstream::testing::gamma_n(3) * norm) << "a=" << a << " b=" << b << " i=" << i;
+    }
   }
 }
 
@@ -100,8 +121,14 @@ TEST(Rope, PreservesEachPairsNorm) {
   for (int i = 0; i < head_dim / 2; ++i) {
     const double before = std::hypot(x0[i], x0[i + head_dim / 2]),
                  after = std::hypot(x[i], x[i + head_dim / 2]);
-    EXPECT_NEAR(after, before, 1e-6);
+    EXPECT_NEAR(after, before, 2 * gpstream::testing::gamma_n(3) * before);  // one fp32 rotation: 2γ_3‖v‖
   }
+}
+
+// x·w / √(Σx²/n + eps) in fp32: the n-term sum of squares (γ_n), /n, + eps, √, the reciprocal and two
+// products: ≤ γ_{n+5} relative; the decimal literals carry up to half a unit of their last digit.
+double rms_tol(double want, int n, double literal_ulp) {
+  return gpstream::testing::gamma_n(n + 5) * std::fabs(want) + literal_ulp / 2;
 }
 
 TEST(RmsNorm, HandValues) {
@@ -110,18 +137,18 @@ TEST(RmsNorm, HandValues) {
   const float w[2] = {1.0f, 2.0f};
   float out[2];
   rmsnorm_forward(out, 2, x, 2, w, 1, 2, 0.0f);
-  EXPECT_NEAR(out[0], 0.8485281, 1e-6);
-  EXPECT_NEAR(out[1], 2.2627417, 1e-6);
+  EXPECT_NEAR(out[0], 0.8485281, rms_tol(0.8485281, 2, 1e-7));
+  EXPECT_NEAR(out[1], 2.2627417, rms_tol(2.2627417, 2, 1e-7));
   // Gemma's (1 + w) form: weight [0, 1] with offset 1 scales by [1, 2].
   const float w0[2] = {0.0f, 1.0f};
   rmsnorm_forward(out, 2, x, 2, w0, 1, 2, 0.0f, 1.0f);
-  EXPECT_NEAR(out[0], 0.8485281, 1e-6);
-  EXPECT_NEAR(out[1], 2.2627417, 1e-6);
+  EXPECT_NEAR(out[0], 0.8485281, rms_tol(0.8485281, 2, 1e-7));
+  EXPECT_NEAR(out[1], 2.2627417, rms_tol(2.2627417, 2, 1e-7));
   // eps inside the root: ones with eps 1 → 1/√2.
   const float ones[4] = {1, 1, 1, 1}, wone[4] = {1, 1, 1, 1};
   float o4[4];
   rmsnorm_forward(o4, 4, ones, 4, wone, 1, 4, 1.0f);
-  for (float v : o4) EXPECT_NEAR(v, 0.70710678, 1e-6);
+  for (float v : o4) EXPECT_NEAR(v, 0.70710678, rms_tol(0.70710678, 4, 1e-8));
   // All zeros stay zeros (no 0/0) with a positive eps.
   const float zeros[4] = {};
   rmsnorm_forward(o4, 4, zeros, 4, wone, 1, 4, 1e-6f);
@@ -133,33 +160,42 @@ TEST(RmsNorm, RowsStridesAndInPlace) {
   float x[6] = {3.0f, 4.0f, 99.0f, -1.0f, 1.0f, 99.0f};
   const float w[2] = {1.0f, 1.0f};
   rmsnorm_forward(x, 3, x, 3, w, 2, 2, 0.0f);
-  EXPECT_NEAR(x[0], 0.8485281, 1e-6);
-  EXPECT_NEAR(x[1], 1.1313708, 1e-6);
+  EXPECT_NEAR(x[0], 0.8485281, rms_tol(0.8485281, 2, 1e-7));
+  EXPECT_NEAR(x[1], 1.1313708, rms_tol(1.1313708, 2, 1e-7));
   EXPECT_EQ(x[2], 99.0f);
-  EXPECT_NEAR(x[3], -1.0, 1e-6);  // [-1, 1]: rms 1
-  EXPECT_NEAR(x[4], 1.0, 1e-6);
+  EXPECT_NEAR(x[3], -1.0, rms_tol(1.0, 2, 0));  // [-1, 1]: rms 1
+  EXPECT_NEAR(x[4], 1.0, rms_tol(1.0, 2, 0));
   EXPECT_EQ(x[5], 99.0f);
 }
 
+// fast_exp's relative error (kernels/fast_exp.h: ~2e-7 over its range): 4u ≈ 2.4e-7.
+constexpr double kFastExpRel = 4 * gpstream::testing::kUnitF32;
+// silu(x) = x / (1 + e^-x): fast_exp's error passes at most fully (E/(1+E) ≤ 1), then 1 + E and the
+// division round: ≤ (kFastExpRel + 2u) relative; the decimal literals (10 digits) are exact enough.
+double silu_tol(double want) { return (kFastExpRel + 2 * gpstream::testing::kUnitF32) * std::fabs(want); }
+
 TEST(Activation, HandValues) {
   // silu(x) = x / (1 + e^-x): silu(1) = 0.7310585786, silu(-2) = -0.2384058440, silu(0) = 0.
-  EXPECT_NEAR(silu(1.0f), 0.7310585786, 1e-7);
-  EXPECT_NEAR(silu(-2.0f), -0.2384058440, 1e-7);
+  EXPECT_NEAR(silu(1.0f), 0.7310585786, silu_tol(0.7310585786));
+  EXPECT_NEAR(silu(-2.0f), -0.2384058440, silu_tol(0.2384058440));
   EXPECT_EQ(silu(0.0f), 0.0f);
   EXPECT_EQ(silu(-200.0f), 0.0f);  // e^200 overflows to inf: the result is −0, not NaN
   EXPECT_FALSE(std::isnan(silu(-200.0f)));
   // tanh-GELU(1) = 0.5·(1 + tanh(√(2/π)·1.044715)) = 0.8411919906.
-  EXPECT_NEAR(gelu_tanh(1.0f), 0.8411919906, 1e-6);
+  // x·σ(2k(x + c x³)): 5 roundings in the argument z, passed on times z(1 − σ) ≤ 1; fast_exp; 1 + E, the
+  // division and the product: ≤ kFastExpRel + 8u relative.
+  EXPECT_NEAR(gelu_tanh(1.0f), 0.8411919906, (kFastExpRel + 8 * gpstream::testing::kUnitF32) * 0.8411919906);
   const float gate[3] = {1.0f, -2.0f, 0.0f}, up[3] = {2.0f, 0.5f, 7.0f};
   float out[3];
   gated_act_forward(out, 3, gate, up, 3, 1, 3, Activation::Silu);
-  EXPECT_NEAR(out[0], 1.4621171572, 1e-6);
-  EXPECT_NEAR(out[1], -0.1192029220, 1e-6);
+  // silu(gate)·up: silu's bound plus the product's rounding.
+  EXPECT_NEAR(out[0], 1.4621171572, silu_tol(1.4621171572) + gpstream::testing::kUnitF32 * 1.4621171572);
+  EXPECT_NEAR(out[1], -0.1192029220, silu_tol(0.1192029220) + gpstream::testing::kUnitF32 * 0.1192029220);
   EXPECT_EQ(out[2], 0.0f);
 }
 
 TEST(Activation, SiluAgainstDoubleOverItsRange) {
-  // Against x / (1 + e^-x) in double: relative error ≤ 1e-6 (fast_exp's ~2e-7 plus a rounding or two);
+  // Against x / (1 + e^-x) in double: relative error ≤ kFastExpRel + 2u (silu_tol);
   // below -88 the true value is < 2e-36, so an absolute bound there. Steps of 0.0137 cover every
   // branch of the range reduction.
   double worst = 0;
@@ -173,7 +209,7 @@ TEST(Activation, SiluAgainstDoubleOverItsRange) {
     }
     worst = std::max(worst, std::abs(got - want) / std::max(std::abs(want), 1e-30));
   }
-  EXPECT_LE(worst, 1e-6);
+  EXPECT_LE(worst, kFastExpRel + 2 * gpstream::testing::kUnitF32);
 }
 
 TEST(Activation, GatedSiluIsSiluTimesUpAtEveryLengthAndStride) {

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "model/tensor_names.h"
-#include "../testing/fp_bounds.h"
+#include "../testing/forward_bounds.h"
 #include "tiny_models.h"
 
 namespace gpstream {
@@ -179,7 +179,7 @@ TEST(MixedBatch, EqualsRowByRowDecodingWithTheCache) {
     KvCache cache(f.cfg);
     std::vector<float> got;
     // One row at a time (the few-token kernel) against one batch (sgemm): the same operations with the
-    // linear layers' dots summed in other orders; forward_order_bound (testing/fp_bounds.h) derives the
+    // linear layers' dots summed in other orders; forward_order_bound (testing/forward_bounds.h) derives the
     // tolerance per layer, above gpe.md §8's 1e-4 / 1e-5 for these models.
     const testing::ForwardOrderBound tol = testing::forward_order_bound(f.cfg, tf->weights());
     for (size_t i = 0; i < rows.size(); ++i) {

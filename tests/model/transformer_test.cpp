@@ -5,7 +5,7 @@
 #include <random>
 
 #include "reference_transformer.h"
-#include "../testing/fp_bounds.h"
+#include "../testing/forward_bounds.h"
 #include "tiny_models.h"
 
 namespace gpstream {
@@ -83,8 +83,9 @@ TEST_P(TransformerTest, StructuredMaskMatchesDenseReference) {
     for (const auto& t : toks) rt.push_back({t.id, t.pos});
     auto want = testing::reference_forward(cfg, tensors, rt, dense_mask(toks));
     // One fp32 forward against the double reference over the same (widened) weights: forward_order_bound
-    // against a reference (testing/fp_bounds.h), every row seeing at most all toks.size() rows.
-    const double tol = testing::forward_order_bound(cfg, tf->weights(), {true, static_cast<int64_t>(toks.size())}).logits;
+    // against a reference (testing/forward_bounds.h), every row seeing at most all toks.size() rows.
+    const double tol = testing::forward_order_bound(
+        cfg, tf->weights(), {.against_reference = true, .max_rows = static_cast<int64_t>(toks.size())}).logits;
     for (size_t r = 0; r < toks.size(); ++r)
       for (int i = 0; i < cfg.n_vocab; ++i)
         ASSERT_NEAR(got[r * cfg.n_vocab + i], want[r][i], tol) << "phi " << phi << " row " << r << " col " << i;
@@ -146,7 +147,7 @@ void check_incremental_equals_full(const model::ModelConfig& cfg, const io::Tens
       }
     }
     // Chunks and single rows (the few-token kernel) against one batch (sgemm): the linear layers' dots
-    // summed in other orders; forward_order_bound (testing/fp_bounds.h) derives the tolerance per layer,
+    // summed in other orders; forward_order_bound (testing/forward_bounds.h) derives the tolerance per layer,
     // above gpe.md §8's 1e-4 / 1e-5 for these models.
     const testing::ForwardOrderBound tol = testing::forward_order_bound(cfg, tf->weights());
     for (size_t r = 0; r < toks.size(); ++r)

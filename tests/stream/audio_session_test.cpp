@@ -10,7 +10,7 @@
 #include <random>
 
 #include "../model/tiny_models.h"
-#include "../testing/fp_bounds.h"
+#include "../testing/forward_bounds.h"
 #include "stream/scheduler.h"
 #include "stream/session.h"
 #include "test_codec.h"

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "../model/tiny_models.h"
-#include "../testing/fp_bounds.h"
+#include "../testing/forward_bounds.h"
 #include "stream/layout.h"
 #include "stream/session.h"
 
@@ -69,7 +69,7 @@ inline std::vector<int32_t> forced_target(const stream::Layout& layout, int32_t 
 // last forward equal the full forward's row. The session forwards a few rows at a time (the few-token linear
 // kernel), the full forward all rows at once (OpenBLAS sgemm, whose kernel follows the CPU: SkylakeX on
 // AVX-512, Haswell on AVX2): the same operations with each linear layer's dots summed in other orders. The
-// tolerance is forward_order_bound (fp_bounds.h): per layer l, 2·γ_n·max_r‖W_r∘g‖₂√E with n = n_embd plus l
+// tolerance is forward_order_bound (forward_bounds.h): per layer l, 2·γ_n·max_r‖W_r∘g‖₂√E with n = n_embd plus l
 // layers of (n_embd + head_dim + n_head·head_dim + n_embd + n_ff) accumulations. For the tiny models it
 // exceeds gpe.md §8's 1e-5 (K/V, from layer 0: n = 32, magnitude ≈ 10) and 1e-4 (logits): the derivation wins.
 inline void expect_session_matches_full_forward(const stream::Layout& layout, const model::KvCache& full_cache,

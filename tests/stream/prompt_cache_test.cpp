@@ -11,7 +11,7 @@
 #include <cmath>
 
 #include "../model/tiny_models.h"
-#include "../testing/fp_bounds.h"
+#include "../testing/forward_bounds.h"
 #include "stream/scheduler.h"
 #include "stream/session.h"
 #include "live_run.h"
@@ -94,7 +94,7 @@ TEST_F(PromptCacheTest, SessionsBehaveAsWhenTheyForwardThePrompt) {
           << label;
       // Every cached row, the prompt's included, as the forwarding session computed it.
       // Prompt rows forwarded alone (when the cache was built) or with the first word's rows: batches of
-      // other sizes, whose linear layers take other kernels and summation orders (testing/fp_bounds.h).
+      // other sizes, whose linear layers take other kernels and summation orders (testing/forward_bounds.h).
       const model::KvCache &a = (*cached)->cache(), &b = (*plain)->cache();
       const testing::ForwardOrderBound tol = testing::forward_order_bound(cfg_, tf_->weights());
       for (Group g : {Group::Source, Group::Target}) {

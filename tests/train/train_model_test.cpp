@@ -14,6 +14,7 @@
 #include "io/safetensors.h"
 #include "model/kv_cache.h"
 #include "../testing/scoped_env.h"
+#include "../testing/forward_bounds.h"
 #include "train_test_util.h"
 
 namespace gpstream::train {
@@ -87,9 +88,13 @@ TEST(TrainModel, LogitsEqualInferenceForward) {
       model::KvCache cache(c);
       std::vector<float> logits;
       ASSERT_TRUE(inf->forward(mb, cache, logits).ok());
+      // The training forward (its own attention, norm and activation code, sgemm over all rows) against
+      // the inference one: forward_order_bound with other code on both sides (testing/forward_bounds.h).
+      const double tol = gpstream::testing::forward_order_bound(
+                             c, inf->weights(), {.shared_code = false, .max_rows = static_cast<int64_t>(s.size())})
+                             .logits;
       for (size_t i = 0; i < logits.size(); ++i)
-        ASSERT_NEAR(tm->logits()[row * c.n_vocab + static_cast<int64_t>(i)], logits[i], 1e-4)
-            << "row " << row;
+        ASSERT_NEAR(tm->logits()[row * c.n_vocab + static_cast<int64_t>(i)], logits[i], tol) << "row " << row;
       row += static_cast<int64_t>(s.size());
     }
     EXPECT_EQ(row, tm->n_logit_rows());
@@ -127,7 +132,11 @@ TEST(TrainModel, FullGradientMatchesReferenceFiniteDifferences) {
     ASSERT_TRUE(loss_sum.ok());
     const int64_t n_lab = b.n_labels();
     const double ref0 = testing::reference_loss(c, tm->base().to_tensors(io::DType::F32), b);
-    EXPECT_NEAR(*loss_sum / static_cast<double>(n_lab), ref0, 1e-5);
+    // fp32 training forward against the double reference: forward_order_bound's loss bound.
+    const auto inf = testing::tiny_transformer(c, t);
+    const double loss_tol =
+        testing::forward_order_bound(c, inf->weights(), {.against_reference = true, .max_rows = b.n_tokens()}).loss;
+    EXPECT_NEAR(*loss_sum / static_cast<double>(n_lab), ref0, loss_tol);
     tm->zero_grad();
     tm->backward(1.0f / static_cast<float>(n_lab));
     ParamSet probe = tm->base();
@@ -364,7 +373,12 @@ TEST(TrainModel, GradientsMatchPyTorchFixtures) {
     auto sum = (*tm)->forward(b);
     ASSERT_TRUE(sum.ok());
     const double n_lab = static_cast<double>(b.n_labels());
-    EXPECT_NEAR(*sum / n_lab, j["loss"].get<double>(), 1e-5) << name;
+    // fp32 training forward against PyTorch in float64: forward_order_bound's loss bound.
+    auto w = model::weights_from_tensors(*cfg, *tensors);
+    ASSERT_TRUE(w.ok());
+    const double loss_tol =
+        testing::forward_order_bound(*cfg, *w, {.against_reference = true, .max_rows = b.n_tokens()}).loss;
+    EXPECT_NEAR(*sum / n_lab, j["loss"].get<double>(), loss_tol) << name;
     (*tm)->zero_grad();
     (*tm)->backward(static_cast<float>(1.0 / n_lab));
     io::TensorMap ref;
