@@ -93,7 +93,7 @@ TEST_F(EvalRunConfig, TextEvalWritesConfigYaml) {
 
 TEST_F(EvalRunConfig, SpeechEvalWritesConfigYaml) {
   const std::string manifest = std::string(GPSTREAM_SOURCE_DIR) + "/tests/audio/data/speech/train/manifest.tsv";
-  auto r = run("eval --speech -m model --manifest " + manifest + " --limit 1 -k 2 --no-noise --json -t 1 --output sp");
+  auto r = run("eval --speech -m model --manifest " + manifest + " --limit 1 -k 2 --wer-normalization none --json -t 1 --output sp");
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string y = read_text(kDir + "/sp/config.yaml");
   EXPECT_EQ(y.rfind("source_type: speech\ntarget_type: text\ngpstream:\n", 0), 0u) << y;
@@ -101,8 +101,10 @@ TEST_F(EvalRunConfig, SpeechEvalWritesConfigYaml) {
   const std::string hex = sha256sum_of(kDir + "/model/speech_encoder.safetensors");
   EXPECT_TRUE(has_line(y, "    \"speech_encoder.safetensors\": \"" + hex + "\"")) << y;
   EXPECT_TRUE(has_line(y, "    manifest: \"" + manifest + "\"")) << y;
-  EXPECT_TRUE(has_line(y, "    no-noise: true")) << y;
-  EXPECT_TRUE(has_line(y, "    wer-normalization: \"basic\"")) << y;
+  EXPECT_TRUE(has_line(y, "    wer-normalization: \"none\"")) << y;
+  EXPECT_TRUE(has_line(y, "    limit: 1")) << y;
+  EXPECT_TRUE(has_line(y, "    json: true")) << y;
+  EXPECT_TRUE(has_line(y, "    max-tokens: 256")) << y;
   EXPECT_TRUE(has_line(y, "    wait-k:\n      - 2")) << y;
   EXPECT_TRUE(has_line(y, "    phi:\n      - \"0\"")) << y;  // not given: the model's, filled in
 }
