@@ -36,4 +36,5 @@ int run_average_checkpoints(int argc, char** argv) {
 }  // namespace gpstream::cli
 
 GPSTREAM_COMMAND("average-checkpoints", "average the parameters of checkpoints of one training run",
+                 "gpstream average-checkpoints -o avg.bin runs/en-fr/step-300.bin runs/en-fr/step-400.bin",
                  gpstream::cli::run_average_checkpoints);

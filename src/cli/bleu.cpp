@@ -213,4 +213,5 @@ int run_bleu(int argc, char** argv) {
 
 }  // namespace
 
-GPSTREAM_COMMAND("bleu", "BLEU of a hypothesis file against references (sacreBLEU-exact)", run_bleu);
+GPSTREAM_COMMAND("bleu", "BLEU of a hypothesis file against references (sacreBLEU-exact)",
+                 "gpstream bleu ref.fr -i hyp.fr", run_bleu);

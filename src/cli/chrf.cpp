@@ -93,4 +93,5 @@ int run_chrf(int argc, char** argv) {
 
 }  // namespace
 
-GPSTREAM_COMMAND("chrf", "chrF / chrF++ of a hypothesis file against references (sacreBLEU-exact)", run_chrf);
+GPSTREAM_COMMAND("chrf", "chrF / chrF++ of a hypothesis file against references (sacreBLEU-exact)",
+                 "gpstream chrf ref.fr -i hyp.fr --word-order 2", run_chrf);

@@ -1,10 +1,14 @@
 // Shared command-line helpers.
 #include "cli/cli_util.h"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+
+#include "tokenizer/tokenizer.h"
 
 namespace gpstream::cli {
 namespace {
@@ -78,9 +82,12 @@ void add_stream_options(CLI::App& app, StreamCli& o, bool with_paradigm) {
   app.add_option("--phi", o.phi, "target group start position: a number >= 0 or S (default: the model's)");
   if (with_paradigm)
     app.add_option("--paradigm", o.paradigm, "one of " + stream::paradigm_names() + " (default: the model's)");
-  app.add_option("--template", o.template_name, "prompt template: gpstream, qwen, llama3, gemma2, phi3 (default: the model's)");
-  app.add_option("--src-lang", o.src_lang, "source language code (default: the model's)");
-  app.add_option("--tgt-lang", o.tgt_lang, "target language code (default: the model's)");
+  app.add_option("--template", o.template_name, "prompt template: gpstream, qwen, llama3, gemma2, phi3 (default: the model's)")
+      ->check(CLI::IsMember(tokenizer::Template::builtin_names()));
+  app.add_option("--src-lang", o.src_lang,
+                 "source language code; one the model's gpstream.json names, any without one (default: the model's)");
+  app.add_option("--tgt-lang", o.tgt_lang,
+                 "target language code; one the model's gpstream.json names, any without one (default: the model's)");
   app.add_option("-t,--threads", o.threads, "threads (default: all cores; one for models under 20M parameters)")->check(CLI::Range(0, 1024));
   app.add_option("--max-tokens", o.max_tokens, "target tokens per sentence at most")
       ->check(CLI::Range(1, 1 << 16))
@@ -111,6 +118,105 @@ void add_end_after_source_option(CLI::App& app, StreamCli& o) {
 
 Result<stream::StreamingModel> load_stream_model(const StreamCli& o) {
   return stream::StreamingModel::load(o.model, o.threads, o.template_name, o.src_lang, o.tgt_lang);
+}
+
+namespace {
+
+// The options whose default is the model's, with the ModelMeta field each one shows.
+struct ModelDefault {
+  const char* option;
+  std::string (*value)(const stream::ModelMeta&);
+};
+const ModelDefault kModelDefaults[] = {
+    {"--wait-k", [](const stream::ModelMeta& m) { return std::to_string(m.k); }},
+    {"--phi", [](const stream::ModelMeta& m) { return m.phi.to_string(); }},
+    {"--paradigm", [](const stream::ModelMeta& m) { return std::string(stream::paradigm_name(m.paradigm)); }},
+    {"--template", [](const stream::ModelMeta& m) { return m.prompt_template.name; }},
+    {"--src-lang", [](const stream::ModelMeta& m) { return m.source_lang; }},
+    {"--tgt-lang", [](const stream::ModelMeta& m) { return m.target_lang; }},
+    {"--beam", [](const stream::ModelMeta& m) { return std::to_string(m.beam); }},
+    {"--end-after-source", [](const stream::ModelMeta& m) { return std::string(m.end_after_source ? "on" : "off"); }},
+};
+
+// The value of -m, or "" when the app has no -m or it was not given.
+std::string model_path(const CLI::App& app) {
+  const CLI::Option* m = app.get_option_no_throw("--model");
+  return m && m->count() > 0 && !m->results().empty() ? m->results().front() : "";
+}
+
+Result<stream::ModelMeta> read_meta(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return not_found(path + ": no such model file or directory");
+  return stream::ModelMeta::load(path);
+}
+
+bool same_language(const std::string& a, const std::string& b) {
+  return tokenizer::language_name(a) == tokenizer::language_name(b);
+}
+
+}  // namespace
+
+Result<std::string> show_model_defaults(CLI::App& app) {
+  std::vector<std::pair<CLI::Option*, const ModelDefault*>> present;
+  for (const auto& d : kModelDefaults)
+    if (CLI::Option* opt = app.get_option_no_throw(d.option)) present.push_back({opt, &d});
+  if (present.empty()) return std::string();
+  const std::string path = model_path(app);
+  stream::ModelMeta meta;
+  if (!path.empty()) {
+    GPS_ASSIGN(meta, read_meta(path));
+  }
+  for (auto [opt, d] : present) opt->default_str(d->value(meta));
+  if (path.empty())
+    return std::string("Defaults that are the model's: those of a model without gpstream.json (any language); "
+                       "-m MODEL --help shows MODEL's.");
+  if (!meta.from_file) return "Defaults that are the model's: " + path + " has no gpstream.json, so the built-in ones (any language).";
+  return "Defaults that are the model's: those of " + path + " (its gpstream.json).";
+}
+
+Status check_stream_settings(const CLI::App& app) {
+  auto given = [&](const char* name) -> std::vector<std::string> {
+    const CLI::Option* opt = app.get_option_no_throw(name);
+    return opt && opt->count() > 0 ? opt->results() : std::vector<std::string>{};
+  };
+  const auto src = given("--src-lang"), tgt = given("--tgt-lang"), tmpl = given("--template"),
+             paradigms = given("--paradigm");
+  const std::string path = model_path(app);
+  if (path.empty() || (src.empty() && tgt.empty() && tmpl.empty() && paradigms.empty())) return {};
+  auto meta = read_meta(path);
+  if (!meta.ok()) return {};  // the command's own load reports it
+  if (meta->from_file) {
+    const std::string pair = meta->source_lang + " to " + meta->target_lang;
+    for (const auto& s : src)
+      if (!same_language(s, meta->source_lang))
+        return invalid_argument("--src-lang " + s + ": " + path + " takes " + pair + " only (its gpstream.json)");
+    for (const auto& t : tgt)
+      if (!same_language(t, meta->target_lang))
+        return invalid_argument("--tgt-lang " + t + ": " + path + " takes " + pair + " only (its gpstream.json)");
+    std::vector<stream::Paradigm> seen;
+    std::string untrained;
+    for (const auto& p : paradigms) {
+      auto parsed = stream::parse_paradigm(p);
+      if (!parsed || *parsed == meta->paradigm) continue;  // an unknown name is the command's usage error
+      if (std::find(seen.begin(), seen.end(), *parsed) != seen.end()) continue;
+      seen.push_back(*parsed);
+      untrained += (untrained.empty() ? "" : ", ") + std::string(stream::paradigm_name(*parsed));
+    }
+    if (!untrained.empty())
+      std::fprintf(stderr, "%s: warning: %s was trained for the %s paradigm, not %s\n", app.get_name().c_str(),
+                   path.c_str(), stream::paradigm_name(meta->paradigm), untrained.c_str());
+  }
+  if (!tmpl.empty()) {
+    auto t = tokenizer::Template::builtin(tmpl.front());
+    if (!t.ok()) return t.error().with_context("--template");
+    auto tok = tokenizer::Tokenizer::load(path);
+    if (!tok.ok()) return {};  // the command's own load reports it
+    for (const auto& token : t->special_tokens())
+      if (!tok->token_to_id(token))
+        return invalid_argument("--template " + t->name + ": the tokenizer of " + path + " has no " + token +
+                                " token, so the model was not made for this template");
+  }
+  return {};
 }
 
 Result<stream::SessionOptions> session_options(const StreamCli& o, const stream::StreamingModel& m, int k,

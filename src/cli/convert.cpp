@@ -42,4 +42,5 @@ int run_convert(int argc, char** argv) {
 }  // namespace gpstream::cli
 
 GPSTREAM_COMMAND("convert", "convert a model between a Hugging Face directory and a GGUF file (f32/f16/bf16/q8_0/q4_0)",
+                 "gpstream convert models/gpstream-en-fr en-fr.q8_0.gguf --type q8_0",
                  gpstream::cli::run_convert);

@@ -51,4 +51,5 @@ int run_generate(int argc, char** argv) {
 }  // namespace
 }  // namespace gpstream::cli
 
-GPSTREAM_COMMAND("generate", "greedy-decode token ids", gpstream::cli::run_generate);
+GPSTREAM_COMMAND("generate", "greedy-decode token ids",
+                 "gpstream generate -m models/gpstream-en-fr --ids 1,250,38 --max-new 8", gpstream::cli::run_generate);

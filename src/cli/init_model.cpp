@@ -93,4 +93,6 @@ int run_init_model(int argc, char** argv) {
 }  // namespace
 }  // namespace gpstream::cli
 
-GPSTREAM_COMMAND("init-model", "write a model directory with random weights", gpstream::cli::run_init_model);
+GPSTREAM_COMMAND("init-model", "write a model directory with random weights",
+                 "gpstream init-model -o tiny --tokenizer models/gpstream-en-fr --layers 2 --hidden 64 --heads 2",
+                 gpstream::cli::run_init_model);

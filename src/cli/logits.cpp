@@ -61,4 +61,5 @@ int run_logits(int argc, char** argv) {
 }  // namespace
 }  // namespace gpstream::cli
 
-GPSTREAM_COMMAND("logits", "print a causal forward's logits as JSON (debugging)", gpstream::cli::run_logits);
+GPSTREAM_COMMAND("logits", "print a causal forward's logits as JSON (debugging)",
+                 "gpstream logits -m models/gpstream-en-fr --ids 1,250,38", gpstream::cli::run_logits);

@@ -71,4 +71,5 @@ int run_plot(int argc, char** argv) {
 }  // namespace
 }  // namespace gpstream::cli
 
-GPSTREAM_COMMAND("plot", "quality-latency SVG plot from gpstream eval output folders", gpstream::cli::run_plot);
+GPSTREAM_COMMAND("plot", "quality-latency SVG plot from gpstream eval output folders",
+                 "gpstream plot runs/eval runs/eval-base -o quality_latency.svg", gpstream::cli::run_plot);

@@ -158,4 +158,4 @@ int run_score(int argc, char** argv) {
 GPSTREAM_COMMAND("score",
                  "recompute BLEU and latency from an instances.log (simuleval --score-only); --speech: WER and "
                  "speech latency",
-                 run_score);
+                 "gpstream score --instances runs/eval/group-k5/instances.log", run_score);

@@ -71,4 +71,5 @@ int run_serve(int argc, char** argv) {
 }  // namespace gpstream::cli
 
 GPSTREAM_COMMAND("serve", "serve live streams over WebSocket/HTTP (SimulEval remote agent, web demo)",
+                 "gpstream serve -m models/gpstream-en-fr --port 9000 --max-sessions 16",
                  gpstream::cli::run_serve);

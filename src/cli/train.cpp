@@ -70,4 +70,5 @@ int run_train(int argc, char** argv) {
 }  // namespace
 }  // namespace gpstream::cli
 
-GPSTREAM_COMMAND("train", "train or fine-tune a model from a JSON config", gpstream::cli::run_train);
+GPSTREAM_COMMAND("train", "train or fine-tune a model from a JSON config",
+                 "gpstream train runs/en-fr/train.json", gpstream::cli::run_train);

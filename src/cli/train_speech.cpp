@@ -88,4 +88,5 @@ int run_train_speech(int argc, char** argv) {
 }  // namespace gpstream::cli
 
 GPSTREAM_COMMAND("train-speech", "train a streaming speech recognizer (encoder + LLM) from a JSON config",
+                 "gpstream train-speech runs/speech/train.json --max-minutes 60",
                  gpstream::cli::run_train_speech);

@@ -75,4 +75,5 @@ int run_train_tokenizer(int argc, char** argv) {
 }  // namespace
 
 GPSTREAM_COMMAND("train-tokenizer", "learn a byte-level BPE tokenizer (Hugging Face tokenizer.json)",
+                 "gpstream train-tokenizer corpus.en corpus.fr -o tok --vocab-size 8000",
                  run_train_tokenizer);

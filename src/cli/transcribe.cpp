@@ -141,5 +141,6 @@ int run_transcribe(int argc, char** argv) {
 }  // namespace
 }  // namespace gpstream::cli
 
-GPSTREAM_COMMAND("transcribe", "transcribe WAV audio as a live stream (streaming speech recognition)",
+GPSTREAM_COMMAND("transcribe", "transcribe audio files and streams live (streaming speech recognition)",
+                 "gpstream transcribe -m models/gpstream-speech-en --wav hello.wav",
                  gpstream::cli::run_transcribe);

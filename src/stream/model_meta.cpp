@@ -88,13 +88,17 @@ Result<ModelMeta> ModelMeta::load(const std::string& model_dir) {
     const io::GgufValue* v = g.metadata.find(kGgufKey);
     if (!v) return ModelMeta{};
     if (v->type != io::GgufType::String) return format_error(model_dir + ": metadata key " + kGgufKey + " is not a string");
-    return parse(v->str, model_dir + ": " + kGgufKey);
+    GPS_ASSIGN(ModelMeta m, parse(v->str, model_dir + ": " + kGgufKey));
+    m.from_file = true;
+    return m;
   }
   const std::string path = model_dir + "/gpstream.json";
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return ModelMeta{};
   GPS_ASSIGN(std::string text, read_text_file(path));
-  return parse(text, path);
+  GPS_ASSIGN(ModelMeta m, parse(text, path));
+  m.from_file = true;
+  return m;
 }
 
 std::string ModelMeta::to_json() const {

@@ -27,6 +27,7 @@ struct ModelMeta {
   bool end_after_source = false;  // SessionOptions::end_after_source
   int beam = 1;                   // SessionOptions::beam (word beam search; 1 = token by token)
   std::string trained_json = "{}";  // kept verbatim
+  bool from_file = false;           // set by load(): read from a gpstream.json (or GGUF key), not the defaults
 
   static Result<ModelMeta> parse(const std::string& text, const std::string& where);
   // Reads MODEL_DIR/gpstream.json, or for a .gguf file the text under the metadata key kGgufKey; a model

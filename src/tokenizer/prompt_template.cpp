@@ -1,5 +1,6 @@
 #include "tokenizer/prompt_template.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace gpstream::tokenizer {
@@ -55,6 +56,21 @@ Result<Template> Template::builtin(std::string_view name) {
 Template Template::with_languages(std::string_view src, std::string_view tgt) const {
   return Template{name, substitute(prompt, src, tgt), substitute(source_end, src, tgt),
                   substitute(header, src, tgt), substitute(target_end, src, tgt)};
+}
+
+std::vector<std::string> Template::special_tokens() const {
+  std::vector<std::string> out;
+  for (const std::string* part : {&prompt, &source_end, &header, &target_end}) {
+    for (size_t open = part->find('<'); open != std::string::npos; open = part->find('<', open + 1)) {
+      const size_t close = part->find('>', open + 1);
+      if (close == std::string::npos) break;
+      const std::string inside = part->substr(open + 1, close - open - 1);
+      if (inside.empty() || inside.find_first_of(" \t\n<{}") != std::string::npos) continue;
+      std::string token = part->substr(open, close - open + 1);
+      if (std::find(out.begin(), out.end(), token) == out.end()) out.push_back(std::move(token));
+    }
+  }
+  return out;
 }
 
 std::string Template::joined(const std::vector<std::string>& source_words,
