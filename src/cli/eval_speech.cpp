@@ -1,11 +1,11 @@
-// `gpstream eval --speech -m MODEL --manifest FILE [-k K]... [--phi F]... [--no-noise] [--limit N]
+// `gpstream eval --speech -m MODEL --manifest FILE [-k K]... [--phi F]... [--noise] [--limit N]
 // [--output DIR] [--json]`: streaming speech recognition over a speech manifest (scripts/make-speech-data's
-// dev split). For each (k, φ) every utterance is loaded (noise mixed in at load time, epoch 0, unless
-// --no-noise), streamed through a SpeechTranscriber in 10 ms pieces (speech/speech_evaluation.h), and scored
-// as `gpstream score --speech` scores an instances.log (eval/speech_scores.h): WER, then AL, LAAL, AP, DAL,
-// ATD and their computation-aware _CA variants in ms, plus the real-time factor (transcriber seconds / audio
-// seconds). With --output, DIR/<paradigm>-k<K>-phi<F>[-end-after-source]/ gets SimulEval's instances.log and
-// scores.tsv.
+// dev split, or a plain audio<TAB>transcript list). For each (k, φ) every utterance is loaded as recorded
+// (with --noise: the training loader's seeded noise, epoch 0, mixed in), streamed through a SpeechTranscriber
+// in 10 ms pieces (speech/speech_evaluation.h), and scored as `gpstream score --speech` scores an
+// instances.log (eval/speech_scores.h): WER, then AL, LAAL, AP, DAL, ATD and their computation-aware _CA
+// variants in ms, plus the real-time factor (transcriber seconds / audio seconds). With --output,
+// DIR/<paradigm>-k<K>-phi<F>[-end-after-source]/ gets SimulEval's instances.log and scores.tsv.
 #include "cli/eval_speech.h"
 
 #include <unistd.h>
@@ -56,17 +56,20 @@ int run_eval_speech(int argc, char** argv) {
   std::string manifest_path, output, wer_norm = "basic";
   std::vector<int> ks;
   std::vector<std::string> phis;
-  bool speech = false, no_noise = false, json = false;
+  bool speech = false, noise = false, json = false;
   size_t limit = 0;
   app.add_flag("--speech", speech, "speech evaluation (this command)")->required();
   app.add_option("-m,--model", o.model, "speech model directory (LLM + speech_encoder.safetensors)")->required();
-  app.add_option("--manifest", manifest_path, "speech manifest (manifest.tsv of scripts/make-speech-data)")
+  app.add_option("--manifest", manifest_path,
+                 "speech manifest: manifest.tsv of scripts/make-speech-data, or audio<TAB>transcript lines (paths "
+                 "relative to the manifest)")
       ->required();
   app.add_option("-k,--wait-k", ks, "wait-k in encoder chunks (repeatable; default: the model's)")
       ->check(CLI::Range(1, 1000000));
   app.add_option("--phi", phis, "target group start position, a number >= 0 or S (repeatable; default: the model's)");
   app.add_option("--paradigm", o.paradigm, "one of " + stream::paradigm_names() + " (default: the model's)");
-  app.add_flag("--no-noise", no_noise, "clean audio (default: the loader's seeded noise, epoch 0)");
+  app.add_flag("--noise", noise,
+               "mix the training loader's seeded noise (epoch 0) into the audio (default: the audio as given)");
   app.add_option("--limit", limit, "evaluate only the first N utterances");
   app.add_option("--wer-normalization", wer_norm, "basic (default) or none, as in `gpstream score --speech`")
       ->check(CLI::IsMember({"basic", "none"}));
@@ -119,7 +122,7 @@ int run_eval_speech(int argc, char** argv) {
   }
 
   speech::SpeechEvalOptions eo;
-  eo.load.add_noise = !no_noise;
+  eo.load.add_noise = noise;
   eval::SpeechScoreOptions sco;
   sco.normalization = *norm;
   const bool tty = isatty(STDERR_FILENO);

@@ -1,5 +1,5 @@
 // The speech evaluation: a SpeechTranscriber run over the utterances of a speech manifest
-// (audio/speech_manifest.h), each loaded (and noised) by audio/speech_loader.h, fed in 10 ms pieces as a live
+// (audio/speech_manifest.h), each loaded by audio/speech_loader.h (as recorded unless noise is asked for), fed in 10 ms pieces as a live
 // stream would be, and recorded as SimulEval's speech-to-text instances.log records (eval/instance_log.h:
 // delays and elapsed in ms, source_length = the audio in ms, source = [the wav as written in the manifest],
 // reference = the transcript). `gpstream eval --speech` scores them with eval/speech_scores.h.
@@ -17,8 +17,14 @@
 namespace gpstream::speech {
 
 struct SpeechEvalOptions {
-  audio::SpeechLoadOptions load;  // add_noise, noise options and seed
-  uint64_t epoch = 0;             // the loader's noise epoch (a fixed epoch: reproducible noisy audio)
+  // add_noise, noise options and seed. The audio is evaluated as given unless add_noise is set: noise is a
+  // training augmentation, not part of an evaluation set.
+  audio::SpeechLoadOptions load = [] {
+    audio::SpeechLoadOptions o;
+    o.add_noise = false;
+    return o;
+  }();
+  uint64_t epoch = 0;  // the loader's noise epoch when add_noise (a fixed epoch: reproducible noisy audio)
   // Samples per push (160 = 10 ms). Words and delays do not depend on it; elapsed does: a push computes
   // every chunk its samples complete before the Session writes.
   size_t piece_samples = 160;

@@ -30,6 +30,23 @@ const std::string kFixtureWav = std::string(GPSTREAM_SOURCE_DIR) + "/tests/audio
 
 testing::CommandRun run(const std::string& args) { return run_gpstream(kDir, args); }
 
+// A shell command line run in the test folder (for pipes and writer processes); GPSTREAM is the binary.
+testing::CommandRun run_sh(const std::string& command) {
+  const std::string cmd = "cd " + kDir + " && GPSTREAM=" + testing::kGpstreamBin + " sh -c '" + command + "' 2>" +
+                          kDir + "/stderr_sh.txt";
+  testing::CommandRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return {-1, "", "popen failed"};
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(kDir + "/stderr_sh.txt");
+  r.err.assign(std::istreambuf_iterator<char>(e), {});
+  return r;
+}
+
 std::vector<float> test_audio(size_t n, double f0) {
   std::vector<float> s(n);
   uint64_t x = n * 7919 + 1;
@@ -184,7 +201,7 @@ TEST_F(SpeechCli, EvalSpeechUsageErrors) {
   auto missing = run("eval --speech -m model --manifest nowhere.tsv");
   EXPECT_EQ(missing.code, 1);
   EXPECT_NE(missing.err.find("nowhere.tsv"), std::string::npos) << missing.err;
-  write_text("bad_manifest.tsv", "wav\ttranscript\n");
+  write_text("bad_manifest.tsv", "wav\ttranscript\tvoice\n");
   auto bad = run("eval --speech -m model --manifest bad_manifest.tsv");
   EXPECT_EQ(bad.code, 1);
   EXPECT_NE(bad.err.find("bad_manifest.tsv:1"), std::string::npos) << bad.err;
@@ -248,7 +265,7 @@ TEST_F(SpeechCli, EvalSpeechLogIsScoredToTheSameNumbers) {
   ASSERT_EQ(ending.code, 0) << ending.err;
   EXPECT_EQ(json::parse(ending.out).at("end_after_source"), true);
   EXPECT_EQ(std::count_if(std::filesystem::directory_iterator(kDir + "/eas"), std::filesystem::directory_iterator(),
-                          [](const auto&) { return true; }),
+                          [](const auto& e) { return e.is_directory(); }),
             1);
   EXPECT_TRUE(std::filesystem::exists(kDir + "/eas/group-k1-phi0-end-after-source/instances.log"));
   // --beam (word beam search): said in the JSON line (this model's default: 1); 0 is bad usage.
@@ -258,11 +275,221 @@ TEST_F(SpeechCli, EvalSpeechLogIsScoredToTheSameNumbers) {
   EXPECT_EQ(json::parse(beam.out).at("beam"), 3);
   EXPECT_EQ(run("eval --speech -m model --manifest manifest.tsv --beam 0 -t 1").code, 2);
   // The table: a header and one row per (k, phi); --limit.
-  auto table = run("eval --speech -m model --manifest manifest.tsv --no-noise --limit 2 -t 1");
+  auto table = run("eval --speech -m model --manifest manifest.tsv --noise --limit 2 -t 1");
   ASSERT_EQ(table.code, 0) << table.err;
   EXPECT_EQ(std::count(table.out.begin(), table.out.end(), '\n'), 2) << table.out;
   EXPECT_EQ(table.out.rfind("paradigm", 0), 0u) << table.out;
   EXPECT_NE(table.out.find("\ngroup                     2      0 "), std::string::npos) << table.out;
+  EXPECT_EQ(run("eval --speech -m model --manifest manifest.tsv --no-noise -t 1").code, 2);  // noise is opt-in now
+}
+
+// Instance lines without the elapsed times (which depend on the machine's speed).
+std::string strip_elapsed(const std::string& text) {
+  std::string out;
+  size_t start = 0;
+  for (size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1) {
+    json j = json::parse(text.substr(start, nl - start));
+    j.erase("elapsed");
+    out += j.dump() + "\n";
+  }
+  return out;
+}
+
+TEST_F(SpeechCli, EvalSpeechReadsAPlainManifestAndTheAudioAsGiven) {
+  // The same three utterances as audio<TAB>transcript lines (one header, paths relative to the manifest's
+  // folder, which is not the working folder): the same instances as the generated manifest, clean by default.
+  std::filesystem::create_directories(kDir + "/plain");
+  write_text("plain/list.tsv",
+             "audio\ttranscript\n../wav/utt0.wav\tClose the door.\n../wav/utt1.wav\tOpen it, please!\n"
+             "../wav/utt2.wav\tYes.\n");
+  auto dotdot = run("eval --speech -m model --manifest plain/list.tsv -t 1");
+  EXPECT_EQ(dotdot.code, 1);  // paths must stay inside the manifest's folder
+  EXPECT_NE(dotdot.err.find("plain/list.tsv:2: "), std::string::npos) << dotdot.err;
+  write_text("plain.tsv", "audio\ttranscript\nwav/utt0.wav\tClose the door.\nwav/utt1.wav\tOpen it, please!\n"
+                          "wav/utt2.wav\tYes.\n");
+  write_text("bare.tsv", "wav/utt0.wav\tClose the door.\nwav/utt1.wav\tOpen it, please!\nwav/utt2.wav\tYes.\n");
+  const std::string opts = " -k 2 --phi 0 --json -t 1 --output ";
+  auto gen = run("eval --speech -m model --manifest manifest.tsv" + opts + "gen");
+  ASSERT_EQ(gen.code, 0) << gen.err;
+  for (const char* m : {"plain", "bare"}) {
+    auto r = run(std::string("eval --speech -m model --manifest ") + m + ".tsv" + opts + m);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(json::parse(r.out).at("utterances").get<int>(), 3);
+    EXPECT_EQ(strip_elapsed(read_text(kDir + "/" + m + "/group-k2-phi0/instances.log")),
+              strip_elapsed(read_text(kDir + "/gen/group-k2-phi0/instances.log")))
+        << m;
+  }
+  // --noise: the loader's seeded noise, keyed by the path as written, so the same for both manifests.
+  auto noisy = run("eval --speech -m model --manifest manifest.tsv" + opts + "noisy --noise");
+  ASSERT_EQ(noisy.code, 0) << noisy.err;
+  auto noisy2 = run("eval --speech -m model --manifest plain.tsv" + opts + "noisy2 --noise");
+  ASSERT_EQ(noisy2.code, 0) << noisy2.err;
+  EXPECT_EQ(strip_elapsed(read_text(kDir + "/noisy/group-k2-phi0/instances.log")),
+            strip_elapsed(read_text(kDir + "/noisy2/group-k2-phi0/instances.log")));
+  // A plain manifest's lines have two fields.
+  write_text("plain_bad.tsv", "audio\ttranscript\nwav/utt0.wav\tClose.\textra\n");
+  auto bad = run("eval --speech -m model --manifest plain_bad.tsv -t 1");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("plain_bad.tsv:2: expected 2 tab-separated fields"), std::string::npos) << bad.err;
+}
+
+// The bytes of a file, and a file of bytes.
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+void write_bytes(const std::string& name, const std::string& bytes) {
+  std::ofstream(kDir + "/" + name, std::ios::binary) << bytes;
+}
+std::string le32(uint32_t v) {
+  std::string s;
+  for (int i = 0; i < 4; ++i) s += static_cast<char>((v >> (8 * i)) & 0xff);
+  return s;
+}
+// write_wav16's files: a 44-byte header (RIFF size at 4, data size at 40), then the samples.
+std::string with_sizes(std::string wav, uint32_t riff_size, uint32_t data_size) {
+  return wav.replace(4, 4, le32(riff_size)).replace(40, 4, le32(data_size));
+}
+
+TEST_F(SpeechCli, TranscribeReadsStreamingWavHeadersFromAPipe) {
+  // What `arecord | gpstream transcribe --wav -` sends: sizes a recorder cannot fill in. Each reads to the end
+  // of the pipe and gives the words and delays of the file.
+  const auto want = library_words(kDir + "/long.wav", 1);
+  ASSERT_FALSE(want.empty());
+  auto file = run("transcribe -m model -k 1 --wav long.wav --delays -t 1");
+  ASSERT_EQ(file.code, 0) << file.err;
+  const std::string wav = read_bytes(kDir + "/long.wav");
+  ASSERT_EQ(wav.size(), 44u + 64000u);
+  const std::pair<uint32_t, uint32_t> sizes[] = {{0, 0}, {0xFFFFFFFF, 0xFFFFFFFF}, {0x7fffff24, 0x7fffff00}};
+  for (const auto& [riff_size, data_size] : sizes) {
+    write_bytes("streamed.wav", with_sizes(wav, riff_size, data_size));
+    auto r = run("transcribe -m model -k 1 --wav - --delays -t 1 < streamed.wav");
+    ASSERT_EQ(r.code, 0) << riff_size << ": " << r.err;
+    const json j = json::parse(r.out), f = json::parse(file.out);
+    EXPECT_EQ(j.at("prediction"), f.at("prediction")) << riff_size;
+    EXPECT_EQ(j.at("delays"), f.at("delays")) << riff_size;
+    // Through a real pipe (cat), too.
+    auto piped = run_sh("cat streamed.wav | $GPSTREAM transcribe -m model -k 1 --wav - -t 1");
+    ASSERT_EQ(piped.code, 0) << piped.err;
+    EXPECT_EQ(piped.out, joined(want) + "\n");
+  }
+}
+
+TEST_F(SpeechCli, TranscribeWritesWordsBeforeThePipeCloses) {
+  // A writer sends the header and the first half of the audio, then waits (up to 60 s) until the reader has
+  // printed a word (--live flushes each word) before sending the rest: the words of the first half must come
+  // out while the pipe is still open.
+  const auto want = library_words(kDir + "/long.wav", 1);
+  ASSERT_FALSE(want.empty());
+  ASSERT_LE(want.front().delay_ms + 200, 1000.0) << "the first word needs more than the first second of audio";
+  const std::string wav = with_sizes(read_bytes(kDir + "/long.wav"), 0xFFFFFFFF, 0xFFFFFFFF);
+  write_bytes("first.bin", wav.substr(0, 44 + 32000));
+  write_bytes("second.bin", wav.substr(44 + 32000));
+  std::filesystem::remove(kDir + "/early.txt");
+  auto r = run_sh(
+      "(cat first.bin; i=0; while [ ! -s live.txt ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; "
+      "if [ -s live.txt ]; then echo yes > early.txt; else echo no > early.txt; fi; cat second.bin) | "
+      "$GPSTREAM transcribe -m model -k 1 --wav - --live -t 1 > live.txt && cat live.txt");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(read_text(kDir + "/early.txt"), "yes\n") << "no word before the second half was written";
+  EXPECT_EQ(r.out, joined(want) + "\n");
+  EXPECT_EQ(run("transcribe -m model --wav long.wav --live --delays").code, 2);
+  EXPECT_EQ(run("transcribe -m model --wav long.wav --live --plain").code, 2);
+}
+
+TEST_F(SpeechCli, TranscribeReadsRawPcm) {
+  // The data chunk alone, at the file's rate; as interleaved stereo (each sample twice: the same mean); 22.05 kHz
+  // espeak-ng speech, resampled as its WAV is.
+  const std::string wav = read_bytes(kDir + "/long.wav");
+  write_bytes("long.raw", wav.substr(44));
+  std::string stereo;
+  for (size_t i = 44; i + 1 < wav.size(); i += 2) stereo += wav.substr(i, 2) + wav.substr(i, 2);
+  write_bytes("long_stereo.raw", stereo);
+  const std::string want = joined(library_words(kDir + "/long.wav", 1)) + "\n";
+  for (const char* args : {"--raw --rate 16000 --wav long.raw", "--raw --rate 16000 --wav - < long.raw",
+                           "--raw --rate 16000 --channels 2 --wav long_stereo.raw"}) {
+    auto r = run(std::string("transcribe -m model -k 1 -t 1 ") + args);
+    ASSERT_EQ(r.code, 0) << args << ": " << r.err;
+    EXPECT_EQ(r.out, want) << args;
+  }
+  const std::string fixture = read_bytes(kFixtureWav);
+  write_bytes("fixture.raw", fixture.substr(44));
+  auto r = run("transcribe -m model -k 1 -t 1 --raw --rate 22050 --wav - < fixture.raw");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, joined(library_words(kFixtureWav, 1)) + "\n");
+  // Usage: --raw needs --rate, which must be a speech rate; --rate and --channels need --raw.
+  for (const char* args : {"--raw --wav long.raw", "--raw --rate 1 --wav long.raw", "--raw --rate 7999 --wav long.raw",
+                           "--raw --rate 192001 --wav long.raw", "--raw --rate 16000 --channels 0 --wav long.raw",
+                           "--rate 16000 --wav long.wav", "--channels 2 --wav long.wav"}) {
+    auto u = run(std::string("transcribe -m model ") + args);
+    EXPECT_EQ(u.code, 2) << args << ": " << u.err;
+    EXPECT_FALSE(u.err.empty()) << args;
+  }
+  write_bytes("odd.raw", wav.substr(44, 101));  // 50 samples and a half
+  auto odd = run("transcribe -m model --raw --rate 16000 --wav odd.raw");
+  EXPECT_EQ(odd.code, 1);
+  EXPECT_NE(odd.err.find("odd.raw: the stream ends inside a frame (1 of 2 bytes)"), std::string::npos) << odd.err;
+}
+
+TEST_F(SpeechCli, TranscribeRefusesHostileStreams) {
+  const std::string wav = read_bytes(kDir + "/long.wav");
+  std::string one_hz = wav;
+  one_hz.replace(24, 4, le32(1));  // the fmt chunk's sample rate
+  write_bytes("one_hz.wav", one_hz);
+  write_bytes("cut.wav", wav.substr(0, 30));
+  write_bytes("huge_fmt.wav", wav.substr(0, 16) + le32(0xFFFFFFF0) + wav.substr(20));
+  const std::pair<const char*, const char*> cases[] = {
+      {"--wav - < one_hz.wav", "<stdin>: sample rate 1 Hz is below the minimum of 8000 Hz"},
+      {"--wav one_hz.wav", "one_hz.wav: sample rate 1 Hz is below the minimum of 8000 Hz"},
+      {"--wav - < cut.wav", "<stdin>: the stream ends inside the fmt chunk after 30 bytes"},
+      {"--wav - < huge_fmt.wav", "declares 4294967280 bytes"},
+      {"--wav - < /dev/null", "<stdin>: empty stream"},
+  };
+  for (const auto& [args, what] : cases) {
+    auto r = run(std::string("transcribe -m model ") + args);
+    EXPECT_EQ(r.code, 1) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(what), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+TEST_F(SpeechCli, TranscribeReadsFlacThroughLibsndfile) {
+  // FLAC is lossless: the same samples, so the same words as the WAV it was made from (sox writes it).
+  if (std::system("command -v sox > /dev/null 2>&1") != 0) GTEST_SKIP() << "sox not installed (scripts/setup installs it)";
+  ASSERT_EQ(run_sh("sox long.wav long.flac").code, 0);
+  auto r = run("transcribe -m model -k 1 -t 1 --audio long.flac --delays");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto w = run("transcribe -m model -k 1 -t 1 --wav long.wav --delays");
+  ASSERT_EQ(w.code, 0) << w.err;
+  EXPECT_EQ(json::parse(r.out).at("delays"), json::parse(w.out).at("delays"));
+  EXPECT_EQ(json::parse(r.out).at("prediction"), json::parse(w.out).at("prediction"));
+}
+
+TEST_F(SpeechCli, TheShippedModelReadsTheAudioToItsEnd) {
+  // espeak-ng speech (22.05 kHz, a 44-byte header, n 16-bit samples) as a file, as a streaming-header pipe and as
+  // raw PCM: the last word is written once every chunk, the partial last one included, has been read, so its
+  // delay is the whole audio: the ceil(n * 320 / 441) samples at 16 kHz, / 16 per ms.
+  const std::string model = std::string(GPSTREAM_SOURCE_DIR) + "/models/gpstream-speech-en";
+  const std::string wav_path = std::string(GPSTREAM_SOURCE_DIR) + "/tests/speech/data/shipped-dev/wav/dev-000002.wav";
+  const std::string wav = read_bytes(wav_path);
+  ASSERT_GT(wav.size(), 44u);
+  const uint64_t n = (wav.size() - 44) / 2;
+  const double audio_ms = static_cast<double>((n * 320 + 440) / 441) / 16.0;
+  write_bytes("dev2_streamed.wav", with_sizes(wav, 0xFFFFFFFF, 0xFFFFFFFF));
+  write_bytes("dev2.raw", wav.substr(44));
+  std::string first;
+  for (const std::string& input : {"--wav " + wav_path, std::string("--wav - < dev2_streamed.wav"),
+                                   std::string("--raw --rate 22050 --wav - < dev2.raw")}) {
+    auto r = run("transcribe -m " + model + " -t 1 --delays " + input);
+    ASSERT_EQ(r.code, 0) << input << ": " << r.err;
+    const json j = json::parse(r.out);
+    const auto delays = j.at("delays").get<std::vector<double>>();
+    ASSERT_GE(delays.size(), 5u) << r.out;
+    EXPECT_EQ(delays.back(), audio_ms) << input;
+    EXPECT_LT(delays.front(), audio_ms) << input;
+    if (first.empty()) first = j.at("prediction").get<std::string>();
+    EXPECT_EQ(j.at("prediction").get<std::string>(), first) << input;
+  }
 }
 
 TEST_F(SpeechCli, TextEvalStillRuns) {

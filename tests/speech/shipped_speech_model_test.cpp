@@ -27,7 +27,7 @@ TEST(ShippedSpeechModel, TranscribesUnseenVoices) {
                                               "/tests/speech/data/shipped-dev/manifest.tsv");
   ASSERT_TRUE(manifest.ok()) << manifest.error().message();
   ASSERT_EQ(manifest->utterances.size(), 3u);
-  SpeechEvalOptions options;  // seeded noise, as `gpstream eval --speech` adds by default
+  SpeechEvalOptions options;  // the audio as given, as `gpstream eval --speech` reads it by default
   auto result = evaluate_speech(*model, model->llm.default_options(), manifest->utterances, options);
   ASSERT_TRUE(result.ok()) << result.error().message();
   std::vector<std::string> refs, hyps;

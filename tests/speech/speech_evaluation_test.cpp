@@ -1,5 +1,5 @@
 // evaluate_speech over a small manifest: each record holds what a separately driven SpeechTranscriber writes
-// for the loader's (noised) audio, with SimulEval's speech fields (source list, source_length in ms, float
+// for the loader's audio (noised when asked; clean by default), with SimulEval's speech fields (source list, source_length in ms, float
 // delays), and passes the speech log validation that `gpstream score --speech` applies.
 #include "speech/speech_evaluation.h"
 
@@ -44,7 +44,9 @@ TEST(SpeechEvaluation, RecordsAreTheTranscribersOutput) {
   ASSERT_TRUE(model.ok()) << model.error().message();
   stream::SessionOptions so = model->llm.default_options();
   so.max_target_tokens = 30;
-  SpeechEvalOptions eo;  // noise on, epoch 0
+  EXPECT_FALSE(SpeechEvalOptions{}.load.add_noise);  // the audio as given by default
+  SpeechEvalOptions eo;
+  eo.load.add_noise = true;  // noise on, epoch 0
   size_t calls = 0;
   auto res = evaluate_speech(*model, so, man->utterances, eo, [&](size_t done, size_t total) {
     EXPECT_EQ(done, ++calls);
