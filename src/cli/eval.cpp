@@ -131,7 +131,8 @@ int run_eval(int argc, char** argv) {
     return n;
   }();
   if (!output.empty() && n_points > 1) {
-    eval::PlotSpec spec{"Quality vs latency", "LAAL (source words)", "BLEU", {}};
+    const auto unit = pace > 0 ? eval::DelayUnit::Ms : eval::DelayUnit::SourceWords;  // paced delays are in ms
+    eval::PlotSpec spec{"Quality vs latency", eval::axis_title("LAAL", unit), "BLEU", {}};
     for (auto& [_, c] : curves) spec.series.push_back(c);
     const std::string svg = eval::render_svg(spec);
     if (Status st = write_file_atomic(output + "/quality_latency.svg", std::as_bytes(std::span(svg))); !st.ok())

@@ -1,10 +1,16 @@
-// `gpstream plot DIR... [-o FILE.svg] [--x LAAL|AL|...] [--y BLEU|chrF]`: quality–latency curves from one or
-// more `gpstream eval --output` folders (e.g. models trained per paradigm), one curve per folder and
-// paradigm, points labelled with k; offline runs are drawn as horizontal lines.
+// `gpstream plot DIR... [--label NAME]... [-o FILE.svg] [--x LAAL|AL|...] [--y BLEU|chrF|WER] [--title T]`:
+// quality–latency curves from one or more `gpstream eval --output` (or `eval --speech --output`) folders,
+// one curve per folder and paradigm, named "<label or folder name>, <paradigm>", points labelled with k;
+// offline runs are drawn as horizontal lines. The x axis title carries the unit the runs' instances.log
+// files imply (source words, or ms for speech and paced text).
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <set>
 
 #include "cli/command.h"
 #include "eval/plot.h"
@@ -14,51 +20,135 @@
 namespace gpstream::cli {
 namespace {
 
+// A run folder's name: <paradigm>[-k<K>][-phi<F>][-end-after-source] (gpstream eval writes <paradigm>-k<K>
+// and offline; eval --speech <paradigm>-k<K>-phi<F>[-end-after-source] and offline-phi<F>).
+struct RunName {
+  std::string paradigm;
+  std::optional<std::string> k;
+  std::string variant;  // what follows k, for the legend: "φ=0.5", "φ=0 end-after-source"
+};
+
+std::string variant_text(std::string rest) {
+  std::string out;
+  while (!rest.empty()) {
+    if (rest[0] == '-') rest.erase(0, 1);
+    const bool phi = rest.rfind("phi", 0) == 0;
+    size_t end = phi ? rest.find('-') : std::string::npos;
+    std::string part = rest.substr(0, end);
+    rest = end == std::string::npos ? "" : rest.substr(end);
+    if (phi) part = "φ=" + part.substr(3);
+    out += (out.empty() ? "" : " ") + part;
+  }
+  return out;
+}
+
+RunName parse_run_name(const std::string& name) {
+  auto digits = [&](size_t from) {
+    size_t q = from;
+    while (q < name.size() && std::isdigit(static_cast<unsigned char>(name[q]))) ++q;
+    return q;
+  };
+  for (size_t p = name.find("-k"); p != std::string::npos; p = name.find("-k", p + 1)) {
+    const size_t q = digits(p + 2);
+    if (q > p + 2 && (q == name.size() || name[q] == '-'))
+      return {name.substr(0, p), name.substr(p + 2, q - p - 2), variant_text(name.substr(q))};
+  }
+  const size_t phi = name.find("-phi");
+  if (phi != std::string::npos) return {name.substr(0, phi), std::nullopt, variant_text(name.substr(phi))};
+  return {name, std::nullopt, ""};
+}
+
+// The last component of a folder path ("runs/group/" → "group", "." → the current folder's name).
+std::string folder_name(const std::string& dir) {
+  std::filesystem::path p = std::filesystem::absolute(dir).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();
+  const std::string n = p.filename().string();
+  return n.empty() ? dir : n;
+}
+
 int run_plot(int argc, char** argv) {
   CLI::App app{"Quality-latency plot (SVG) from gpstream eval output folders", "gpstream plot"};
-  std::vector<std::string> dirs;
+  std::vector<std::string> dirs, labels;
   std::string out = "quality_latency.svg", x_metric = "LAAL", y_metric = "BLEU", title = "Quality vs latency";
   app.add_option("dirs", dirs, "gpstream eval --output folders")->required()->check(CLI::ExistingDirectory);
+  app.add_option("--label", labels,
+                 "the name of each folder's curves in the legend (repeatable: one per folder, in order; "
+                 "default: the folder's name when there are several folders)");
   app.add_option("-o,--output", out, "SVG file to write")->capture_default_str();
-  app.add_option("--x", x_metric, "latency metric on the x axis (a scores.tsv column, e.g. LAAL, AL, DAL)")
+  app.add_option("--x", x_metric, "latency metric on the x axis (a scores.tsv column, e.g. LAAL, AL, DAL, LAAL_CA)")
       ->capture_default_str();
-  app.add_option("--y", y_metric, "quality metric on the y axis (BLEU or chrF)")->capture_default_str();
+  app.add_option("--y", y_metric, "quality metric on the y axis (BLEU, chrF; WER for speech runs)")
+      ->capture_default_str();
   app.add_option("--title", title, "plot title")->capture_default_str();
   if (auto rc = parse_args(app, argc, argv)) return *rc;
+  if (!labels.empty() && labels.size() != dirs.size()) {
+    std::fprintf(stderr, "gpstream plot: %zu --label for %zu folders: give one per folder, in order\n",
+                 labels.size(), dirs.size());
+    return kExitUsage;
+  }
   namespace fs = std::filesystem;
-  std::map<std::string, eval::PlotSeries> curves;
-  for (const auto& dir : dirs) {
+  // Curves in folder order, then by paradigm and variant.
+  std::map<std::pair<size_t, std::string>, eval::PlotSeries> curves;
+  std::set<eval::DelayUnit> units;
+  std::vector<std::string> no_log;
+  for (size_t di = 0; di < dirs.size(); ++di) {
+    const std::string& dir = dirs[di];
     std::vector<fs::path> runs;
     for (const auto& e : fs::directory_iterator(dir))
       if (e.is_directory() && fs::exists(e.path() / "scores.tsv")) runs.push_back(e.path());
     if (runs.empty()) return fail("plot", not_found(dir + ": no */scores.tsv (write them with gpstream eval --output)"));
     std::sort(runs.begin(), runs.end());
-    const std::string prefix = dirs.size() > 1 ? fs::path(dir).filename().string() + " " : "";
+    const std::string base = !labels.empty() ? labels[di] : dirs.size() > 1 ? folder_name(dir) : "";
     for (const auto& run : runs) {
       auto scores = eval::read_scores_tsv((run / "scores.tsv").string());
       if (!scores) return fail("plot", scores.error());
-      double x = 0, y = 0;
-      bool hx = false, hy = false;
+      std::optional<double> x, y;
       for (const auto& [n, v] : *scores) {
-        if (n == x_metric) x = v, hx = true;
-        if (n == y_metric) y = v, hy = true;
+        if (n == x_metric) x = v;
+        if (n == y_metric) y = v;
       }
-      if (!hx || !hy)
-        return fail("plot", format_error((run / "scores.tsv").string() + ": no " + (hx ? y_metric : x_metric) + " column"));
-      // Run folders are named <paradigm>-k<k> or <paradigm> (offline).
-      const std::string name = run.filename().string();
-      const size_t kpos = name.rfind("-k");
-      const bool has_k = kpos != std::string::npos && kpos + 2 < name.size() &&
-                         std::all_of(name.begin() + kpos + 2, name.end(), ::isdigit);
-      const std::string paradigm = has_k ? name.substr(0, kpos) : name;
-      auto& c = curves[prefix + paradigm];
-      c.name = prefix + paradigm;
-      c.horizontal_line = !has_k;
-      c.points.push_back({x, y, has_k ? "k=" + name.substr(kpos + 2) : ""});
+      if (!x || !y)
+        return fail("plot", format_error((run / "scores.tsv").string() + ": no " + (x ? y_metric : x_metric) + " column"));
+      if (!std::isfinite(*x) || !std::isfinite(*y)) {
+        std::fprintf(stderr, "gpstream plot: warning: %s: %s or %s is not a number: left out\n",
+                     (run / "scores.tsv").c_str(), x_metric.c_str(), y_metric.c_str());
+        continue;
+      }
+      const fs::path log = run / "instances.log";
+      if (fs::exists(log)) {
+        auto unit = eval::read_delay_unit(log.string());
+        if (!unit) return fail("plot", unit.error());
+        units.insert(*unit);
+      } else {
+        no_log.push_back(run.string());
+      }
+      const RunName rn = parse_run_name(run.filename().string());
+      std::string name = base.empty() || base == rn.paradigm ? rn.paradigm : base + ", " + rn.paradigm;
+      if (!rn.variant.empty()) name += " " + rn.variant;
+      auto& c = curves[{di, rn.paradigm + " " + rn.variant}];
+      c.name = name;
+      c.horizontal_line = rn.paradigm == "offline";
+      c.points.push_back({*x, *y, rn.k ? "k=" + *rn.k : ""});
     }
   }
-  eval::PlotSpec spec{title, x_metric + " (source words)", y_metric, {}};
+  if (units.size() > 1)
+    return fail("plot", format_error("the runs' delays mix source words (text) and ms (speech or paced text): "
+                                     "plot them separately"));
+  std::optional<eval::DelayUnit> unit;
+  if (!no_log.empty()) {
+    std::fprintf(stderr, "gpstream plot: warning: %s has no instances.log: the latency unit is unknown\n",
+                 no_log.front().c_str());
+  } else if (!units.empty()) {
+    unit = *units.begin();
+  }
+  eval::PlotSpec spec{title, eval::axis_title(x_metric, unit), eval::axis_title(y_metric, unit), {}};
+  std::set<std::string> names;
   for (auto& [_, c] : curves) {
+    if (!names.insert(c.name).second) {
+      std::fprintf(stderr, "gpstream plot: two curves are both called '%s': name the folders with --label\n",
+                   c.name.c_str());
+      return kExitUsage;
+    }
     std::sort(c.points.begin(), c.points.end(), [](const auto& a, const auto& b) { return a.x < b.x; });
     spec.series.push_back(c);
   }

@@ -401,6 +401,8 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
     GPS_TRY(train::write_checkpoint(ckpt_dir + name, s));
     GPS_TRY(train::prune_checkpoints(ckpt_dir, cfg.keep_checkpoints, cfg.keep_every_steps));
     message("checkpoint " + ckpt_dir + name);
+    // The loss curve so far, at every checkpoint (the one after training adds the final dev loss).
+    GPS_TRY(train::write_loss_plot(metrics_path, out + "/loss.svg", "gpstream train-speech"));
     return {};
   };
 

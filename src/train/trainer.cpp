@@ -214,6 +214,9 @@ Result<TrainResult> run_training(const TrainConfig& cfg, const TrainRunOptions& 
     GPS_TRY(write_checkpoint(ckpt_dir + name, s));
     GPS_TRY(prune_checkpoints(ckpt_dir, cfg.keep_checkpoints, cfg.keep_every_steps));
     message("checkpoint " + ckpt_dir + name);
+    // The loss curve so far, at every checkpoint (the one after training adds the final dev loss).
+    GPS_TRY(write_loss_plot(metrics_path, out + "/loss.svg",
+                            std::string("gpstream train: ") + train_mode_name(cfg.data.mode)));
     return {};
   };
 

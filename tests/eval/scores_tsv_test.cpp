@@ -5,7 +5,6 @@
 
 #include "eval/scores.h"
 #include "eval/scores_tsv.h"
-#include "eval/plot.h"
 
 namespace gpstream {
 namespace {
@@ -33,20 +32,6 @@ TEST(ScoresTsv, RefusesMalformedFiles) {
   EXPECT_FALSE(eval::read_scores_tsv(write_tmp("b.tsv", "BLEU\nabc\n")).ok());
   EXPECT_FALSE(eval::read_scores_tsv(write_tmp("c.tsv", "BLEU\n")).ok());
   EXPECT_FALSE(eval::read_scores_tsv("/nonexistent/scores.tsv").ok());
-}
-
-TEST(Plot, SvgHasOneCurvePerSeriesAndEscapesText) {
-  eval::PlotSpec spec{"a < b", "LAAL", "BLEU",
-                      {{"group", {{1, 10, "k=1"}, {2, 20, "k=3"}}, false}, {"offline", {{0, 30, ""}}, true}}};
-  const std::string svg = eval::render_svg(spec);
-  EXPECT_NE(svg.find("<svg"), std::string::npos);
-  EXPECT_NE(svg.find("a &lt; b"), std::string::npos);
-  EXPECT_EQ(svg.find("a < b"), std::string::npos);
-  size_t polylines = 0, dashed = 0;
-  for (size_t p = 0; (p = svg.find("<polyline", p)) != std::string::npos; ++p) ++polylines;
-  for (size_t p = 0; (p = svg.find("stroke-dasharray", p)) != std::string::npos; ++p) ++dashed;
-  EXPECT_EQ(polylines, 1u);
-  EXPECT_EQ(dashed, 1u);
 }
 
 }  // namespace
