@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../testing/fp_bounds.h"
+
 namespace gpstream::serve {
 namespace {
 
@@ -24,8 +26,12 @@ TEST(Metrics, QuantileInterpolatesInItsBucket) {
   EXPECT_EQ(h.quantile(0.5), 0.0);
   // 4 observations in (0.01, 0.025]: the median (rank 2 of 4) lies halfway through that bucket.
   for (int i = 0; i < 4; ++i) h.observe(0.02);
-  EXPECT_NEAR(h.quantile(0.5), 0.0175, 1e-12);
-  EXPECT_NEAR(h.quantile(1.0), 0.025, 1e-12);
+  // lo + (hi − lo)·(rank − before)/n in double over the bucket bounds 0.01 and 0.025 (decimal literals, u
+  // each): the subtraction, the product and the sum round once each, and the expected literal is off by u
+  // too; every term is ≤ 0.025: ≤ 6u·0.025 (u = 2^-53).
+  const double tol = 6 * gpstream::testing::kUnitF64 * 0.025;
+  EXPECT_NEAR(h.quantile(0.5), 0.0175, tol);
+  EXPECT_NEAR(h.quantile(1.0), 0.025, tol);
 }
 
 TEST(Metrics, RenderHasTypesAndHelp) {
