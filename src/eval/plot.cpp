@@ -126,6 +126,9 @@ std::string render_svg(const PlotSpec& spec, int width, int height) {
     }
   if (!(x0 <= x1)) x0 = 0, x1 = 1;
   if (!(y0 <= y1)) y0 = 0, y1 = 1;
+  // 3 % of room on each side, so that no point sits on the frame.
+  const double xm = 0.03 * (x1 - x0), ym = 0.03 * (y1 - y0);
+  x0 -= xm, x1 += xm, y0 -= ym, y1 += ym;
 
   // Legend: one row per series, as wide as its widest entry.
   const size_t n_series = spec.series.size();

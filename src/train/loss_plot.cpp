@@ -31,7 +31,7 @@ std::string text_el(const char* cls, double x, double y, double size, const char
 
 }  // namespace
 
-int loss_ema_span(size_t n) { return std::max(1, static_cast<int>(std::lround(static_cast<double>(n) / 25.0))); }
+int loss_ema_span(size_t n) { return std::max(1, static_cast<int>(std::lround(static_cast<double>(n) / 100.0))); }
 
 std::vector<LossPoint> loss_ema(const std::vector<LossPoint>& train, int span) {
   const double alpha = 2.0 / (std::max(span, 1) + 1.0);
@@ -57,6 +57,7 @@ std::string loss_curve_svg(const std::vector<LossPoint>& train, const std::vecto
     }
   if (!(y0 <= y1)) y0 = 0, y1 = 1;
   if (!(x1 > 0)) x1 = 1;
+  y0 -= 0.03 * (y1 - y0), y1 += 0.03 * (y1 - y0);  // no point on the frame
   const int span = loss_ema_span(n_train);
   const std::vector<LossPoint> ema = loss_ema(train, span);
 

@@ -16,7 +16,8 @@ struct LossPoint {
   double step = 0, loss = 0;
 };
 
-// The moving average's span for n training points: max(1, round(n / 25)), i.e. about 4 % of the run.
+// The moving average's span for n training points: max(1, round(n / 100)), about 1 % of the run, so that it
+// lags the raw curve by about half a percent of the plot's width (3 px).
 int loss_ema_span(size_t n);
 // The exponential moving average with α = 2 / (span + 1) (pandas' ewm(span, adjust=False)):
 // s_1 = x_1, s_i = s_{i−1} + α (x_i − s_{i−1}), one point per finite input loss, at its step.

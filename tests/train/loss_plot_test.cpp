@@ -36,12 +36,12 @@ size_t n_points(const std::string& points) {
   return n;
 }
 
-TEST(LossPlot, SpanIsAboutFourPercentOfTheRun) {
+TEST(LossPlot, SpanIsAboutOnePercentOfTheRun) {
   EXPECT_EQ(loss_ema_span(0), 1);
-  EXPECT_EQ(loss_ema_span(37), 1);  // round(1.48)
-  EXPECT_EQ(loss_ema_span(38), 2);  // round(1.52)
-  EXPECT_EQ(loss_ema_span(100), 4);
-  EXPECT_EQ(loss_ema_span(1000), 40);
+  EXPECT_EQ(loss_ema_span(149), 1);  // round(1.49)
+  EXPECT_EQ(loss_ema_span(151), 2);  // round(1.51)
+  EXPECT_EQ(loss_ema_span(400), 4);
+  EXPECT_EQ(loss_ema_span(12000), 120);
 }
 
 TEST(LossPlot, MovingAverageByHand) {
@@ -61,14 +61,14 @@ TEST(LossPlot, MovingAverageByHand) {
 }
 
 TEST(LossPlot, NiceTicksLegendAndBothCurves) {
-  // 100 steps from 6.92 down to 5.47, dev losses at 50 and 100 inside that range.
-  std::vector<LossPoint> train, dev = {{50, 6.1}, {100, 5.6}};
-  for (int s = 1; s <= 100; ++s) train.push_back({double(s), 6.92 - (6.92 - 5.47) * (s - 1) / 99.0});
+  // 400 steps from 6.92 down to 5.47, dev losses at 200 and 400 inside that range.
+  std::vector<LossPoint> train, dev = {{200, 6.1}, {400, 5.6}};
+  for (int s = 1; s <= 400; ++s) train.push_back({double(s), 6.92 - (6.92 - 5.47) * (s - 1) / 399.0});
   const std::string svg = loss_curve_svg(train, dev, "gpstream train: group");
-  // y: 5.47..6.92 in at most 10 steps: 0.1 gives 54..70 (16), 0.2 gives 27..35 (8), 37.5 px apart.
-  // x: 0..100 in at most 10: 5 gives 20, 10 gives 10, 56 px apart.
+  // y: 5.47..6.92 widened by 3 % of 1.45 on each side, 5.4265..6.9635, in at most 10 steps: 0.1 gives 54..70
+  // (16), 0.2 gives 27..35 (8), 37.5 px apart. x: 0..400 in at most 10: 25 gives 16, 50 gives 8, 70 px apart.
   std::vector<std::string> want;
-  for (int s = 0; s <= 100; s += 10) want.push_back(std::to_string(s));
+  for (int s = 0; s <= 400; s += 50) want.push_back(std::to_string(s));
   for (const char* v : {"5.4", "5.6", "5.8", "6.0", "6.2", "6.4", "6.6", "6.8", "7.0"}) want.push_back(v);
   EXPECT_EQ(svg_strings(svg_texts(svg, "tick")), want);
   EXPECT_EQ(svg_strings(svg_texts(svg, "legend")),
@@ -77,8 +77,8 @@ TEST(LossPlot, NiceTicksLegendAndBothCurves) {
             (std::vector<std::string>{"optimizer step", "loss (nats/token)"}));
   const auto lines = polylines(svg);
   ASSERT_EQ(lines.size(), 2u);  // raw, then the moving average over it
-  EXPECT_EQ(n_points(lines[0]), 100u);
-  EXPECT_EQ(n_points(lines[1]), 100u);
+  EXPECT_EQ(n_points(lines[0]), 400u);
+  EXPECT_EQ(n_points(lines[1]), 400u);
   EXPECT_NE(lines[0], lines[1]);
   EXPECT_EQ(gpstream::testing::svg_circles(svg).size(), 3u);  // two dev points, one legend marker
   const util::SvgBox canvas = gpstream::testing::svg_canvas(svg);
