@@ -217,8 +217,20 @@ TEST_F(CliConventions, ATemplateNeedsItsSpecialTokens) {
   EXPECT_EQ(llama.code, 2) << llama.err;
   EXPECT_TRUE(contains(llama.err, "<|begin_of_text|>")) << llama.err;
   // Its own template passes.
+  std::ofstream(kDir + "/one.txt") << "Open the file.\n";
   const auto own = testing::run_gpstream(kDir, "translate -m " + kEnFr + " --template gpstream < one.txt");
   EXPECT_EQ(own.code, 0) << own.err;
+  // A tokenizer that has Qwen's two special tokens passes the check for qwen, and still fails llama3's.
+  ASSERT_EQ(run("train-tokenizer corpus.txt -o qwen-tok --vocab-size 300 --special '<pad>' '<|im_start|>' "
+                "'<|im_end|>'").code, 0);
+  ASSERT_EQ(run("init-model -o qwen-tiny --tokenizer qwen-tok --layers 1 --hidden 32 --heads 2 --kv-heads 1 "
+                "--intermediate 64").code, 0);
+  std::filesystem::remove(kDir + "/qwen-tiny/gpstream.json");
+  const auto fits = testing::run_gpstream(kDir, "translate -m qwen-tiny --template qwen --max-tokens 3 < one.txt");
+  EXPECT_EQ(fits.code, 0) << fits.err;
+  const auto other = run("translate -m qwen-tiny --template llama3");
+  EXPECT_EQ(other.code, 2) << other.err;
+  EXPECT_TRUE(contains(other.err, "<|begin_of_text|>")) << other.err;
 }
 
 TEST_F(CliConventions, AnUntrainedParadigmIsWarnedAbout) {
