@@ -75,7 +75,9 @@ int run_plot(int argc, char** argv) {
                  "the name of each folder's curves in the legend (repeatable: one per folder, in order; "
                  "default: the folder's name when there are several folders)");
   app.add_option("-o,--output", out, "SVG file to write")->capture_default_str();
-  app.add_option("--x", x_metric, "latency metric on the x axis (a scores.tsv column, e.g. LAAL, AL, DAL, LAAL_CA)")
+  app.add_option("--x", x_metric,
+                 "latency metric on the x axis (a scores.tsv column, e.g. LAAL, AL, DAL, LAAL_CA); its unit, source "
+                 "words or ms, is read off the runs' instances.log")
       ->capture_default_str();
   app.add_option("--y", y_metric, "quality metric on the y axis (BLEU, chrF; WER for speech runs)")
       ->capture_default_str();
