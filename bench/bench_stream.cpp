@@ -155,7 +155,9 @@ int main(int argc, char** argv) {
             so.k = k;
             so.forced_target = target_tokens(codec, pair.reference);
             so.max_target_tokens = static_cast<int>(so.forced_target->size()) + 1;
-            auto r = eval::evaluate_sentence(tf, codec, so, pair, {});
+            eval::SimultaneousOptions one_sentence;  // the forced reference is one sentence's target
+            one_sentence.read_whole_line = false;
+            auto r = eval::evaluate_sentence(tf, codec, so, pair, one_sentence);
             if (!r) return std::fprintf(stderr, "%s\n", r.error().message().c_str()), 1;
           }
           const double dt = now_s() - t0;

@@ -54,6 +54,7 @@ Result<InstanceRecord> evaluate_sentence(model::ForwardModel& model, const strea
   auto clock = [&] { return steady_ms() - start + offset; };
   stream::SessionOptions so = session_options;
   so.clock = clock;
+  so.continuous = options.read_whole_line;
   GPS_ASSIGN(auto session, stream::Session::create(model, codec, so));
   const std::vector<std::string> words = tokenizer::split_words(pair.source);
   InstanceRecord rec;
@@ -84,12 +85,15 @@ Result<InstanceRecord> evaluate_sentence(model::ForwardModel& model, const strea
       }
     } else if (e.kind == stream::EventKind::Word) {
       out.push_back(e.word);
-      rec.delays.push_back(paced ? e.delay * word_ms : e.delay);
+      rec.delays.push_back(paced ? e.stream_delay * word_ms : e.stream_delay);
       rec.elapsed.push_back(clock());
-    } else if (e.kind == stream::EventKind::Finished || e.kind == stream::EventKind::SegmentEnd) {
+    } else if (e.kind == stream::EventKind::Finished) {
       break;
     }
   }
+  if (const int read = session->stream_words_read(); so.continuous && read < static_cast<int>(words.size()))
+    return invalid_argument("the model left " + std::to_string(words.size() - read) + " of the line's " +
+                            std::to_string(words.size()) + " words unread, from '" + words[read] + "'");
   for (size_t i = 0; i < out.size(); ++i) rec.prediction += (i ? " " : "") + out[i];
   rec.prediction_length = static_cast<int64_t>(out.size());
   return rec;

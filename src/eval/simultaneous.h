@@ -27,6 +27,10 @@ Result<std::vector<TestPair>> read_test_files(const std::string& source, const s
 
 struct SimultaneousOptions {
   double pace_words_per_s = 0;  // 0: no pace
+  // Every word of the line is read: a continuous session translates all its sentences and the words of a
+  // sentence the model ended early (stream/session.h); delays count the line's words. false: SimulEval's
+  // own protocol (its remote agent), where the instance ends at the model's first end marker.
+  bool read_whole_line = true;
 };
 
 // Runs one sentence; returns its SimulEval record (index set by the caller).

@@ -29,6 +29,7 @@ struct Engine::Stream {
   // the sentence's last word has arrived (continuous streams; a plain stream has one sentence).
   struct Sentence {
     std::vector<double> arrivals;
+    std::vector<int> costs;  // per word: its token bound (bytes + 1)
     bool closed = false;
   };
   std::deque<Sentence> sentences{Sentence{}};
@@ -175,13 +176,22 @@ void Engine::fail(Stream& s, const std::string& code, const std::string& message
 }
 
 void Engine::push_words(Stream& s, std::vector<std::string> words, double at_ms) {
+  const bool continuous = s.opts.session.continuous;
   for (std::string& w : words) {
     if (s.done) return;
     const int cost = static_cast<int>(std::min<size_t>(w.size(), 1 << 20)) + 1;
     if (s.open_sentence_cost + cost > max_sentence_tokens_) {
-      fail(s, "sentence_too_long", "a sentence may hold about " + std::to_string(max_sentence_tokens_) +
-                                       " bytes of source (the model's cache); end sentences with . ! or ?");
-      return;
+      if (!continuous || s.sentences.back().arrivals.empty()) {
+        fail(s, "sentence_too_long", "a sentence may hold about " + std::to_string(max_sentence_tokens_) +
+                                         " bytes of source (the model's cache)");
+        return;
+      }
+      // A continuous stream drops nothing: the open segment ends before this word.
+      if (Status st = s.session->end_segment(); !st.ok()) {
+        fail(s, "engine_error", st.error().message());
+        return;
+      }
+      close_sentence(s);
     }
     if (s.backlog + 1 > limits_.max_backlog_words) {
       fail(s, "backlog_full", "more than " + std::to_string(limits_.max_backlog_words) +
@@ -194,17 +204,20 @@ void Engine::push_words(Stream& s, std::vector<std::string> words, double at_ms)
     }
     count_source(s, cost, at_ms);
     ++metrics_.source_words;
-    if (s.opts.session.continuous && stream::ends_sentence(w)) {
-      s.sentences.back().closed = true;
-      s.sentences.emplace_back();
-      s.open_sentence_cost = 0;
-    }
+    if (continuous && s.session->last_unit_ends_segment()) close_sentence(s);
   }
+}
+
+void Engine::close_sentence(Stream& s) {
+  s.sentences.back().closed = true;
+  s.sentences.emplace_back();
+  s.open_sentence_cost = 0;
 }
 
 void Engine::count_source(Stream& s, int cost, double at_ms) {
   s.open_sentence_cost += cost;
   s.sentences.back().arrivals.push_back(at_ms);
+  s.sentences.back().costs.push_back(cost);
   ++s.backlog;
   ++s.total_words;
   ++metrics_.backlog_words;
@@ -345,6 +358,8 @@ void Engine::on_event(Stream& s, const stream::Event& e) {
       out.delay_ms = e.delay_ms;
       out.audio = s.opts.audio;
       out.elapsed_ms = e.elapsed_ms;
+      out.stream_delay = e.stream_delay;
+      out.stream_elapsed_ms = e.stream_elapsed_ms;
       out.lag_ms = std::max(0.0, now - ref);
       ++metrics_.target_words;
       metrics_.word_lag.observe(out.lag_ms / 1000.0);
@@ -364,22 +379,30 @@ void Engine::on_event(Stream& s, const stream::Event& e) {
       out.index = s.words_in_segment;
       out.truncated = e.truncated;
       s.words_in_segment = 0;
-      // The session drops the finished sentence's words; a sentence cut short by the target limit
-      // before its last word arrived continues as a fresh one.
+      // The session drops the finished sentence's words, except those it had not read: they start the
+      // next segment (a sentence ended early by the model or cut short by the target limit).
       Stream::Sentence& front = s.sentences.front();
-      s.backlog -= static_cast<int64_t>(front.arrivals.size());
-      metrics_.backlog_words -= static_cast<int64_t>(front.arrivals.size());
-      if (front.closed) {
+      const size_t carried = std::min(static_cast<size_t>(e.units_carried), front.arrivals.size());
+      const size_t consumed = front.arrivals.size() - carried;
+      s.backlog -= static_cast<int64_t>(consumed);
+      metrics_.backlog_words -= static_cast<int64_t>(consumed);
+      front.arrivals.erase(front.arrivals.begin(), front.arrivals.begin() + static_cast<std::ptrdiff_t>(consumed));
+      front.costs.erase(front.costs.begin(), front.costs.begin() + static_cast<std::ptrdiff_t>(consumed));
+      if (front.closed && front.arrivals.empty()) {
         s.sentences.pop_front();
         if (s.sentences.empty()) s.sentences.emplace_back();
-      } else {
-        front.arrivals.clear();
+      } else if (&front == &s.sentences.back()) {
         s.open_sentence_cost = 0;
+        for (int c : front.costs) s.open_sentence_cost += c;
       }
       s.sink(out);
       return;
     }
     case stream::EventKind::Finished:
+      if (const int64_t unread = s.total_words - s.session->stream_words_read(); s.opts.session.continuous && unread > 0) {
+        fail(s, "engine_error", "the model left " + std::to_string(unread) + " source units unread");  // never expected
+        return;
+      }
       out.kind = StreamEventKind::Finished;
       out.truncated = e.truncated;
       out.index = s.words_in_segment;

@@ -46,6 +46,8 @@ struct StreamEvent {
   double delay_ms = 0;       // Word: audio of those chunks (audio streams; 0 for text)
   bool audio = false;        // Word: the stream takes audio (delay_ms is meaningful)
   double elapsed_ms = 0;     // Word: since the segment's first source word arrived (Session clock)
+  int stream_delay = 0;      // Word: like delay, counted from the stream's first source unit
+  double stream_elapsed_ms = 0;  // Word: like elapsed_ms, since the stream's first source unit arrived
   double lag_ms = 0;         // Word: since the arrival of the last source it read
   double t_ms = 0;           // any: since the stream was opened
   bool truncated = false;    // SegmentEnd/Finished: stopped by the target length limit
@@ -111,6 +113,8 @@ class Engine {
   void push_words(Stream& s, std::vector<std::string> words, double at_ms);
   void push_units(Stream& s, std::vector<AudioUnit> units, double at_ms);
   void count_source(Stream& s, int cost, double at_ms);
+  // Continuous streams: the open sentence's last word has arrived; later words start a new one.
+  void close_sentence(Stream& s);
   void fail(Stream& s, const std::string& code, const std::string& message);
   void on_event(Stream& s, const stream::Event& e);
   void retire_finished();

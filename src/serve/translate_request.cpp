@@ -121,8 +121,8 @@ void on_event(const std::shared_ptr<Job>& job, size_t line, const StreamEvent& e
       case StreamEventKind::Word:
         r.prediction.append(r.prediction.empty() ? "" : " ").append(e.word);
         ++r.prediction_length;
-        r.delays.push_back(e.delay);
-        r.elapsed.push_back(e.elapsed_ms);
+        r.delays.push_back(e.stream_delay);  // from the line's first word, over all its sentences
+        r.elapsed.push_back(e.stream_elapsed_ms);
         return;
       case StreamEventKind::Idle:
       case StreamEventKind::SegmentEnd:
@@ -183,7 +183,7 @@ Result<TranslateRequest> parse_translate_request(std::string_view body, size_t m
   if (!req.is_object()) return invalid_argument("request body must be a JSON object");
   TranslateRequest r;
   GPS_ASSIGN(r.options, parse_stream_options(req, {"text", "reference"}));
-  if (r.options.continuous) return invalid_argument("unknown field 'continuous' (each line is one sentence)");
+  if (r.options.continuous) return invalid_argument("unknown field 'continuous' (each line is translated sentence by sentence)");
   if (!req.contains("text")) return invalid_argument("request has no 'text'");
   if (!req["text"].is_string()) return invalid_argument("'text': expected a string");
   r.lines = split_lines(req["text"].get<std::string>());
@@ -200,7 +200,8 @@ Result<TranslateRequest> parse_translate_request(std::string_view body, size_t m
 }
 
 void run_translate(Engine& engine, TranslateRequest request, std::function<void(int, std::string)> done) {
-  auto resolved = engine.resolve(request.options, false);
+  // Each line is a continuous stream: all its sentences are translated, none dropped.
+  auto resolved = engine.resolve(request.options, true);
   if (!resolved) return done(400, error_event("bad_request", resolved.error().message()));
   auto job = std::make_shared<Job>();
   job->engine = &engine;

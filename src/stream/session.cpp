@@ -37,10 +37,39 @@ Event make_event(EventKind kind, bool truncated = false) {
 
 }  // namespace
 
+namespace {
+
+// The word without its closing quotes and brackets (" ' ) ] » ” ’), whose last byte is then the mark.
+std::string_view strip_closers(std::string_view w) {
+  for (;;) {
+    if (!w.empty() && (w.back() == '"' || w.back() == '\'' || w.back() == ')' || w.back() == ']')) {
+      w.remove_suffix(1);
+    } else if (w.size() >= 2 && w.substr(w.size() - 2) == "\xC2\xBB") {  // »
+      w.remove_suffix(2);
+    } else if (w.size() >= 3 && (w.substr(w.size() - 3) == "\xE2\x80\x9D" || w.substr(w.size() - 3) == "\xE2\x80\x99")) {
+      w.remove_suffix(3);  // ” ’
+    } else {
+      return w;
+    }
+  }
+}
+
+}  // namespace
+
 bool ends_sentence(std::string_view w) {
-  while (!w.empty() && (w.back() == '"' || w.back() == '\'' || w.back() == ')' || w.back() == ']')) w.remove_suffix(1);
-  if (w.size() >= 3 && w.substr(w.size() - 3) == "\xC2\xBB") w.remove_suffix(2);  // »
+  w = strip_closers(w);
   return !w.empty() && (w.back() == '.' || w.back() == '!' || w.back() == '?');
+}
+
+bool ends_clause(std::string_view w) {
+  w = strip_closers(w);
+  return !w.empty() && (w.back() == ',' || w.back() == ';' || w.back() == ':');
+}
+
+bool segment_ends_at(std::string_view word, int n, int max_words) {
+  if (ends_sentence(word)) return true;
+  if (max_words <= 0) return false;
+  return n >= max_words || (ends_clause(word) && 4 * n >= 3 * max_words);
 }
 
 Session::Session(model::ForwardModel& model, const SegmentCodec& codec, SessionOptions options)
@@ -61,6 +90,7 @@ Session::Session(model::ForwardModel& model, const SegmentCodec& codec, SessionO
 Result<std::unique_ptr<Session>> Session::create(model::ForwardModel& model, const SegmentCodec& codec,
                                                  SessionOptions options) {
   if (options.k < 1) return invalid_argument("wait-k: k must be at least 1 (got " + std::to_string(options.k) + ")");
+  if (options.max_segment_words < 0) return invalid_argument("max_segment_words must be at least 0");
   if (options.max_tokens_per_word < 1 || options.max_target_tokens < 1)
     return invalid_argument("max tokens per word and per sentence must be positive");
   if (options.max_cache_rows < 1) return invalid_argument("max_cache_rows must be positive");
@@ -95,6 +125,8 @@ Result<std::unique_ptr<Session>> Session::create(model::ForwardModel& model, con
 double Session::now_ms() const { return opts_.clock(); }
 
 void Session::add_unit(SourceUnit unit) {
+  last_unit_ends_segment_ = unit.ends_segment;
+  if (!stream_t0_) stream_t0_ = now_ms();
   if (opts_.continuous && (source_finished_ || !next_units_.empty())) {
     next_units_.push_back(std::move(unit));
     return;
@@ -115,7 +147,10 @@ Status Session::push_source(std::string_view text) {
   for (std::string& w : words) {
     SourceUnit u;
     u.word = std::move(w);
-    u.ends_segment = opts_.continuous && ends_sentence(u.word);
+    if (opts_.continuous) {
+      u.ends_segment = segment_ends_at(u.word, ++open_segment_words_, opts_.max_segment_words);
+      if (u.ends_segment) open_segment_words_ = 0;
+    }
     add_unit(std::move(u));
   }
   return {};
@@ -160,6 +195,8 @@ Status Session::end_segment() {
   else if (!source_finished_ && !units_.empty()) last = &units_.back();
   if (!last || last->ends_segment) return invalid_argument("end_segment: no source unit since the last segment end");
   last->ends_segment = true;
+  last_unit_ends_segment_ = true;
+  open_segment_words_ = 0;
   if (next_units_.empty()) source_finished_ = true;
   return {};
 }
@@ -379,14 +416,19 @@ int32_t Session::choose(const float* row) {
 void Session::emit_current_word() {
   if (word_ids_.empty()) return;
   const std::string text = codec_.decode(word_ids_);
-  const double elapsed = now_ms() - t0_.value_or(now_ms());
+  const double now = now_ms();
+  const double elapsed = now - t0_.value_or(now);
+  const double stream_elapsed = now - stream_t0_.value_or(now);
   for (std::string& w : tokenizer::split_words(text)) {
     Event e;
     e.kind = EventKind::Word;
     e.word = std::move(w);
     e.delay = words_read_;
     e.delay_ms = source_ms_read_;
+    e.stream_delay = units_before_segment_ + words_read_;
+    e.stream_delay_ms = ms_before_segment_ + source_ms_read_;
     e.elapsed_ms = elapsed;
+    e.stream_elapsed_ms = stream_elapsed;
     events_.push_back(std::move(e));
   }
   word_ids_.clear();
@@ -522,16 +564,24 @@ void Session::finish_sentence(bool truncated) {
     events_.push_back(make_event(EventKind::Finished, truncated));
     return;
   }
-  events_.push_back(make_event(EventKind::SegmentEnd, truncated));
-  start_segment();
+  // The units the model did not read (it ended the segment early, or hit max_target_tokens) are not
+  // dropped: they start the next segment, in order, their segment end kept.
+  std::vector<SourceUnit> carried(std::make_move_iterator(units_.begin() + words_read_),
+                                  std::make_move_iterator(units_.end()));
+  Event e = make_event(EventKind::SegmentEnd, truncated);
+  e.units_carried = static_cast<int>(carried.size());
+  events_.push_back(std::move(e));
+  start_segment(std::move(carried));
 }
 
-void Session::start_segment() {
+void Session::start_segment(std::vector<SourceUnit> carried) {
   // Drop the finished sentence's rows, keeping the prompt: the next sentence starts again at source
   // position P and target position φ, exactly like a fresh session.
   const int p = static_cast<int>(prompt_ids_.size());
   cache_.erase(model::Group::Source, p, cache_.rows(model::Group::Source));
   cache_.truncate(model::Group::Target, 0);
+  units_before_segment_ += words_read_;
+  ms_before_segment_ += source_ms_read_;
   units_.clear();
   unit_ids_.clear();
   units_read_ = words_read_ = words_written_ = units_released_ = 0;
@@ -546,6 +596,7 @@ void Session::start_segment() {
   row_label_.clear();
   t0_.reset();
   source_finished_ = false;
+  for (auto it = carried.rbegin(); it != carried.rend(); ++it) next_units_.push_front(std::move(*it));
   while (!next_units_.empty() && !source_finished_) {
     if (!t0_) t0_ = now_ms();
     units_.push_back(std::move(next_units_.front()));

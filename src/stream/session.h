@@ -36,6 +36,10 @@
 
 namespace gpstream::stream {
 
+// The default of SessionOptions::max_segment_words: above the longest source sentence of the
+// training corpora (80 words; 99 % have at most 43), so sentences are cut only when nothing ends them.
+constexpr int kDefaultMaxSegmentWords = 64;
+
 struct SessionOptions {
   Paradigm paradigm = Paradigm::Group;
   Phi phi;
@@ -54,8 +58,13 @@ struct SessionOptions {
   int max_cache_rows = 8192;         // per region
   // Continuous streams: a source word ending in . ! ? (optionally followed by closing quotes or
   // brackets) ends the sentence; the session translates sentence by sentence, dropping finished
-  // sentences' rows (keeping the prompt), so memory stays bounded.
+  // sentences' rows (keeping the prompt), so memory stays bounded. No source word is ever dropped: text
+  // with no sentence end is cut into segments at word boundaries (segment_ends_at), and the words of a
+  // segment the model ended before reading them (its end marker, or max_target_tokens) start the next one.
   bool continuous = false;
+  // Continuous text streams: a segment ends at its max_segment_words-th word, or earlier at a word ending
+  // a clause (, ; :) once it has 3/4 of that (segment_ends_at). 0: only sentence ends and end_segment().
+  int max_segment_words = kDefaultMaxSegmentWords;
   // Forced decoding (tests, the training layout): instead of choosing, take these target tokens in
   // order; after them, the end marker.
   std::optional<std::vector<int32_t>> forced_target;
@@ -74,7 +83,14 @@ struct Event {
   int delay = 0;           // Word: source units (words or audio chunks) read when it was written
   double delay_ms = 0;     // Word: summed duration_ms of those units (audio; 0 for text)
   double elapsed_ms = 0;   // Word: ms since the sentence's first source word was pushed
+  // Word: like delay and delay_ms, but counted from the stream's first source unit (continuous streams:
+  // the units of earlier segments included; otherwise equal to them).
+  int stream_delay = 0;
+  double stream_delay_ms = 0;
+  double stream_elapsed_ms = 0;  // Word: ms since the stream's first source unit was pushed
   bool truncated = false;  // Finished/SegmentEnd: stopped by max_target_tokens
+  // SegmentEnd: source units of the segment it had not read, which start the next segment instead.
+  int units_carried = 0;
 };
 
 // Counts of forwarded rows (gpe.md §8.3).
@@ -101,6 +117,9 @@ class Session {
   // the session unchanged: a width other than n_embd, no rows, a size that is not whole rows, non-finite
   // values, a negative or non-finite duration, a push after end_source, a session that took text words.
   Status push_source_embeddings(std::span<const float> rows, int row_width, double duration_ms = 0.0);
+  // Continuous streams: whether the source unit pushed last ended its segment (a sentence end, the word
+  // limit or end_segment()).
+  bool last_unit_ends_segment() const { return last_unit_ends_segment_; }
   // Continuous streams: the unit pushed last ends its segment (an utterance end for audio, where no
   // punctuation can tell). Refused in other sessions and when no unit came since the last segment end.
   Status end_segment();
@@ -127,6 +146,9 @@ class Session {
   int words_read() const { return words_read_; }
   // Summed duration_ms of the source units read (the current sentence's in continuous streams).
   double source_ms_read() const { return source_ms_read_; }
+  // Source units read since the stream started, earlier segments included (words_read() counts the
+  // current segment's only).
+  int stream_words_read() const { return units_before_segment_ + words_read_; }
   // For each target row: the token chosen from that row's last logits (-1 if none): the training
   // label of the row (stream/layout.h).
   const std::vector<int32_t>& target_row_labels() const { return row_label_; }
@@ -162,7 +184,8 @@ class Session {
   Result<WordChoice> search_next_word(const float* row);
   void emit_current_word();
   void finish_sentence(bool truncated);
-  void start_segment();
+  // Starts the next segment; `carried` unread units of the finished one come first.
+  void start_segment(std::vector<SourceUnit> carried);
   bool is_eos(int32_t id) const;
   bool starts_word(int32_t id) const;
   double now_ms() const;
@@ -184,6 +207,10 @@ class Session {
   SourceKind source_kind_ = SourceKind::Unknown;
   std::vector<SourceUnit> units_;            // source units of this sentence
   std::deque<SourceUnit> next_units_;        // continuous mode: units of later sentences
+  int open_segment_words_ = 0;               // continuous text: words pushed since the last segment end
+  bool last_unit_ends_segment_ = false;
+  int units_before_segment_ = 0;             // continuous mode: units read in earlier segments
+  double ms_before_segment_ = 0;             //   and their summed duration_ms
   bool source_finished_ = false;             // this sentence's source has ended
   bool stream_finished_ = false;             // end_source() was called (continuous mode)
   std::vector<std::vector<int32_t>> unit_ids_;
@@ -201,6 +228,7 @@ class Session {
   bool deciding_end_ = false;                // the last boundary's candidate was the end marker
   bool word_fed_ = false;                    // word beam search: the pending forward feeds a chosen word
   std::optional<double> t0_;
+  std::optional<double> stream_t0_;          // the stream's first unit was pushed
   std::vector<int32_t> row_label_;
 
   // Pending forward.
@@ -214,7 +242,14 @@ class Session {
   std::vector<float> logits_;
 };
 
-// True when a source word ends a sentence (continuous streams).
+// True when a source word ends a sentence (continuous streams): its last character, after closing quotes
+// and brackets, is . ! or ?.
 bool ends_sentence(std::string_view word);
+// True when a source word ends a clause: its last character, after closing quotes and brackets, is , ; or :.
+bool ends_clause(std::string_view word);
+// Whether `word`, the n-th word of its segment (from 1), ends the segment of a continuous text stream whose
+// segments hold at most max_words words (0: no limit): a sentence end; the max_words-th word; or a clause
+// end once the segment has at least 3/4 of max_words words.
+bool segment_ends_at(std::string_view word, int n, int max_words);
 
 }  // namespace gpstream::stream

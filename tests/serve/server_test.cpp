@@ -80,8 +80,12 @@ class ServeTest : public ::testing::Test {
       if (!e.ok() || e->kind == stream::EventKind::Finished) break;
       if (e->kind == stream::EventKind::Word) {
         out.words.push_back(e->word);
-        out.delays.push_back(e->delay);
+        out.delays.push_back(e->stream_delay);
       }
+    }
+    // Nothing is dropped in a continuous session (a plain one may end before its last word).
+    if (so.continuous) {
+      EXPECT_EQ((*s)->stream_words_read(), static_cast<int>(tokenizer::split_words(line).size()));
     }
     return out;
   }
@@ -268,6 +272,35 @@ TEST_F(ServeTest, TranslateEndpointGivesWordsDelaysAndLatency) {
   EXPECT_TRUE(sessions_drain());
 }
 
+// Every word of every line is translated: a line of two sentences, one of fifty, and a long one with no
+// sentence end at all (cut into segments at word boundaries), each equal to a continuous Session run alone.
+TEST_F(ServeTest, TranslateEndpointReadsEveryWordOfEveryLine) {
+  std::string two = kSentences[0], fifty, no_end;
+  two.append(" ").append(kSentences[2]);
+  for (int i = 0; i < 50; ++i) fifty.append(i ? " " : "").append(kSentences[i % 3]);
+  for (int i = 0; i < 150; ++i) no_end.append(i ? " " : "").append(i % 2 ? "button" : "document");
+  const std::vector<std::string> lines = {two, fifty, no_end};
+  stream::SessionOptions so = defaults();
+  so.continuous = true;
+  std::vector<Output> want;
+  for (const auto& line : lines) want.push_back(translate_line(line, so));  // before the server shares the model
+  start();
+  HttpReply r = gpstream::testing::http_request(port_, http::verb::post, "/v1/translate",
+                                                json{{"text", two + "\n" + fifty + "\n" + no_end}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  json j = json::parse(r.body);
+  ASSERT_EQ(j["sentences"].size(), 3u);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const json& s = j["sentences"][i];
+    EXPECT_EQ(s["words"].get<std::vector<std::string>>(), want[i].words) << i;
+    EXPECT_EQ(s["delays"].get<std::vector<int>>(), want[i].delays) << i;
+    // Delays count the line's words: the last reaches the line's end.
+    ASSERT_FALSE(want[i].delays.empty());
+    EXPECT_EQ(want[i].delays.back(), static_cast<int>(tokenizer::split_words(lines[i]).size())) << i;
+  }
+  EXPECT_TRUE(sessions_drain());
+}
+
 TEST_F(ServeTest, HttpErrorsAreStructured) {
   ServerOptions o;
   o.max_body_bytes = 1000;
@@ -335,7 +368,9 @@ TEST_F(ServeTest, SimulEvalRemoteProtocolMatchesGpstreamEval) {
   start();
   for (const auto& s : kSentences) {
     eval::InstanceRecord got = simuleval_remote(port_, s);
-    auto want = eval::evaluate_sentence(*model_->model, *model_->codec, defaults(), {s, ""}, {});
+    eval::SimultaneousOptions simuleval_protocol;
+    simuleval_protocol.read_whole_line = false;  // the remote agent's instance ends at the model's end marker
+    auto want = eval::evaluate_sentence(*model_->model, *model_->codec, defaults(), {s, ""}, simuleval_protocol);
     ASSERT_TRUE(want.ok());
     EXPECT_EQ(got.prediction, want->prediction) << s;
     EXPECT_EQ(got.delays, want->delays) << s;

@@ -85,8 +85,8 @@ model::ModelConfig codec_config(model::ModelConfig cfg) {
 }
 
 // gpe.md §8.5 as for text (session_behaviour_test.cpp): the whole stream is pushed first, utterances cut
-// by end_segment. (Pushed live, a segment that ends — EOS or the target limit — before its last chunk
-// arrived leaves the remaining chunks to a fresh segment, as with text: docs/speech.md.)
+// by end_segment. A segment that ends — EOS or the target limit — before reading its last chunk leaves the
+// remaining chunks to a fresh segment, as with text (and as when the chunks arrive live).
 TEST(AudioContinuousStream, EachSegmentEqualsAFreshSession) {
   CharCodec codec;
   for (auto cfg : {codec_config(testing::tiny_config(false, true, false)), codec_config(testing::tiny_gemma2_config(3)),
@@ -112,19 +112,27 @@ TEST(AudioContinuousStream, EachSegmentEqualsAFreshSession) {
       ASSERT_TRUE((*cont)->end_source().ok());
       const Output all = run_live(**cont, {}, E);
       ASSERT_TRUE(all.finished);
-      // Every utterance ends with SegmentEnd, the stream with Finished: one empty tail.
-      ASSERT_EQ(all.segments.size(), utterances.size() + 1);
-      EXPECT_TRUE(all.segments.back().empty());
+      EXPECT_EQ((*cont)->stream_words_read(), 3 + 2 + 4);  // every chunk of the three utterances
       EXPECT_LE(all.max_source_rows, 1 + 7 + 1);  // prompt + the longest utterance + end marker, not the stream
-      for (size_t i = 0; i < utterances.size(); ++i) {
-        stream::SessionOptions fo = so;
-        fo.continuous = false;
-        auto fresh = stream::Session::create(*tf, codec, fo);
-        ASSERT_TRUE(fresh.ok());
-        const Output alone = run_live(**fresh, {utterances[i]}, E);
-        EXPECT_EQ(all.segments[i], alone.segments[0]) << "segment " << i;
-        compared_words = compared_words || !alone.segments[0].empty();
+      // Expected independently: each utterance alone in a fresh session, and the chunks such a session left
+      // unread (its model ended early, or ran out of target tokens) again in a fresh session, until every
+      // chunk is read; every segment ends with SegmentEnd, the stream with Finished: one empty tail.
+      std::vector<std::vector<std::string>> expected;
+      for (const Utterance& u : utterances) {
+        for (size_t from = 0; from < u.size();) {
+          stream::SessionOptions fo = so;
+          fo.continuous = false;
+          auto fresh = stream::Session::create(*tf, codec, fo);
+          ASSERT_TRUE(fresh.ok());
+          const Output alone = run_live(**fresh, {Utterance(u.begin() + static_cast<std::ptrdiff_t>(from), u.end())}, E);
+          expected.push_back(alone.segments[0]);
+          compared_words = compared_words || !alone.segments[0].empty();
+          ASSERT_GE((*fresh)->words_read(), 1);
+          from += static_cast<size_t>((*fresh)->words_read());
+        }
       }
+      expected.emplace_back();
+      EXPECT_EQ(all.segments, expected);
     }
     EXPECT_TRUE(compared_words);
   }
@@ -280,7 +288,7 @@ TEST(AudioReencode, EveryLogitEqualsAPlainCausalForward) {
     ASSERT_TRUE(s.ok());
     run_live(**s, {audio}, cfg.n_embd);
     if (checker.checked <= 3) continue;
-    // Two fp32 forwards of the same rows in other batches: forward_order_bound (testing/fp_bounds.h).
+    // Two fp32 forwards of the same rows in other batches: forward_order_bound (testing/forward_bounds.h).
     EXPECT_LE(checker.max_diff, testing::forward_order_bound(cfg, tf->weights()).logits);
     EXPECT_GT(checker.audio_rows, 0);
     found = true;

@@ -18,10 +18,11 @@ struct LiveOutput {
   std::vector<int> delays;
 };
 
-inline LiveOutput run_live(stream::Session& s, const std::string& source) {
+// The words of a test source (split on spaces; the test sources have no other whitespace).
+inline std::vector<std::string> split_on_spaces(const std::string& text) {
   std::vector<std::string> words;
   std::string w;
-  for (char c : source + " ") {
+  for (char c : text + " ") {
     if (c != ' ') {
       w += c;
     } else if (!w.empty()) {
@@ -29,6 +30,11 @@ inline LiveOutput run_live(stream::Session& s, const std::string& source) {
       w.clear();
     }
   }
+  return words;
+}
+
+inline LiveOutput run_live(stream::Session& s, const std::string& source) {
+  const std::vector<std::string> words = split_on_spaces(source);
   LiveOutput out;
   size_t pushed = 0;
   for (int guard = 0; guard < 10000; ++guard) {

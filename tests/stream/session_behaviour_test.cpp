@@ -155,9 +155,17 @@ TEST(SessionInput, BadInputIsRefusedWithClearErrors) {
   }
 }
 
-// Runs `sentences` as one continuous stream and each sentence alone in a fresh Session (same options,
-// continuous off); expects the words of each segment to equal the fresh session's. Returns the largest
-// source-region row count the continuous stream reached.
+std::string join_words(const std::vector<std::string>& words, size_t from, size_t to) {
+  std::string s;
+  for (size_t i = from; i < to; ++i) s += (i > from ? " " : "") + words[i];
+  return s;
+}
+
+// Runs `sentences` as one continuous stream, and the expected segments independently: each sentence alone
+// in a fresh Session (same options, continuous off), and the words such a session left unread (its model
+// ended early or ran out of target tokens) again in a fresh session, until every word is read. Expects the
+// stream's segments to equal those sessions' words and the stream to read every word it was given.
+// Returns the largest source-region row count the continuous stream reached.
 size_t expect_segments_equal_fresh_sessions(model::ForwardModel& model, const CharCodec& codec,
                                             const std::vector<std::string>& sentences, stream::SessionOptions so) {
   so.continuous = true;
@@ -179,16 +187,27 @@ size_t expect_segments_equal_fresh_sessions(model::ForwardModel& model, const Ch
     if (e->kind == EventKind::SegmentEnd) segments.emplace_back();
     if (e->kind == EventKind::Finished) break;
   }
+  EXPECT_TRUE((*cont)->finished());
+  EXPECT_EQ((*cont)->stream_words_read(), static_cast<int>(testing::split_on_spaces(all).size()));
   // Every sentence ends with SegmentEnd, the stream with Finished: drop the empty tail.
   EXPECT_TRUE(segments.back().empty());
   segments.pop_back();
-  EXPECT_EQ(segments.size(), sentences.size());
-  for (size_t i = 0; i < std::min(segments.size(), sentences.size()); ++i) {
-    stream::SessionOptions fo = so;
-    fo.continuous = false;
-    auto fresh = stream::Session::create(model, codec, fo);
-    EXPECT_EQ(segments[i], run_live(**fresh, sentences[i]).words) << "segment " << i;
+  stream::SessionOptions fo = so;
+  fo.continuous = false;
+  std::vector<std::vector<std::string>> expected;
+  for (const auto& sentence : sentences) {
+    const std::vector<std::string> words = testing::split_on_spaces(sentence);
+    for (size_t from = 0; from < words.size();) {
+      auto fresh = stream::Session::create(model, codec, fo);
+      EXPECT_TRUE(fresh.ok());
+      if (!fresh.ok()) return max_rows;
+      expected.push_back(run_live(**fresh, join_words(words, from, words.size())).words);
+      const int read = (*fresh)->words_read();
+      EXPECT_GE(read, 1);
+      from += static_cast<size_t>(std::max(read, 1));
+    }
   }
+  EXPECT_EQ(segments, expected);
   return max_rows;
 }
 
@@ -220,6 +239,131 @@ TEST(ContinuousStream, EndSourceAfterASegmentEndDecodesNoEmptySegment) {
   EXPECT_TRUE((*s)->finished());
   // Forwarded source rows: the prompt, 5 + 6 characters and one end marker (an empty sentence adds another).
   EXPECT_EQ((*s)->stats().source_tokens, 1 + 5 + 6 + 1);
+}
+
+TEST(ContinuousStream, SegmentEndsAtSentenceEndsWordLimitAndLateClauses) {
+  // By hand from the rule: a sentence end (after closing quotes/brackets); the max-th word; a clause end
+  // once the segment has at least 3/4 of max words (48 of 64).
+  EXPECT_TRUE(stream::segment_ends_at("end.", 1, 64));
+  EXPECT_TRUE(stream::segment_ends_at("end?)", 1, 64));
+  EXPECT_TRUE(stream::segment_ends_at("fin.\xC2\xBB", 1, 64));          // fin.»
+  EXPECT_TRUE(stream::segment_ends_at("\xE2\x80\x9Cok!\xE2\x80\x9D", 1, 64));  // “ok!”
+  EXPECT_FALSE(stream::segment_ends_at("end", 63, 64));
+  EXPECT_TRUE(stream::segment_ends_at("end", 64, 64));
+  EXPECT_FALSE(stream::segment_ends_at("then,", 47, 64));
+  EXPECT_TRUE(stream::segment_ends_at("then,", 48, 64));
+  EXPECT_TRUE(stream::segment_ends_at("then;", 48, 64));
+  EXPECT_TRUE(stream::segment_ends_at("as:", 60, 64));
+  EXPECT_FALSE(stream::segment_ends_at("end", 1000, 0));
+  EXPECT_FALSE(stream::segment_ends_at("then,", 1000, 0));
+  EXPECT_TRUE(stream::segment_ends_at("end.", 1000, 0));
+}
+
+// Runs `source` through a continuous CopyModel session; returns every word written with its delay from the
+// stream's first word, and the number of segments.
+struct ContinuousRun {
+  Output out;
+  int segments = 0;
+  int words_read = 0;
+};
+ContinuousRun run_continuous(const std::string& source, stream::SessionOptions so) {
+  CharCodec codec;
+  CopyModel model(codec);
+  so.continuous = true;
+  auto s = stream::Session::create(model, codec, so);
+  EXPECT_TRUE(s.ok());
+  ContinuousRun r;
+  if (!s.ok()) return r;
+  const std::vector<std::string> words = testing::split_on_spaces(source);
+  size_t pushed = 0;
+  for (int guard = 0; guard < 1000000; ++guard) {
+    auto e = (*s)->step();
+    EXPECT_TRUE(e.ok()) << e.error().message();
+    if (!e.ok() || e->kind == EventKind::Finished) break;
+    if (e->kind == EventKind::NeedSource) {
+      if (pushed < words.size()) EXPECT_TRUE((*s)->push_source(words[pushed++]).ok());
+      else EXPECT_TRUE((*s)->end_source().ok());
+    } else if (e->kind == EventKind::Word) {
+      r.out.words.push_back(e->word);
+      r.out.delays.push_back(e->stream_delay);
+    } else if (e->kind == EventKind::SegmentEnd) {
+      ++r.segments;
+    }
+  }
+  EXPECT_TRUE((*s)->finished());
+  r.words_read = (*s)->stream_words_read();
+  return r;
+}
+
+// The copy model writes every word it reads: words read = words given shows as output = input.
+TEST(ContinuousStream, EveryWordIsReadForOneTwoAndFiftySentencesAndALineWithNoEnd) {
+  stream::SessionOptions so;
+  so.k = 2;
+  std::vector<std::string> sources = {"the cat sat.", "the cat sat. a dog ran far!"};
+  std::string fifty, no_end, clauses;
+  // Distinct words in the test codec's alphabet (letters only): i in base 26.
+  auto word = [](int i) {
+    std::string w;
+    do {
+      w += static_cast<char>('a' + i % 26);
+      i /= 26;
+    } while (i > 0);
+    return w;
+  };
+  for (int i = 0; i < 50; ++i) fifty.append(i ? " " : "").append(word(i)).append(" went home.");
+  for (int i = 0; i < 500; ++i) no_end.append(i ? " " : "").append(word(i));
+  for (int i = 1; i <= 120; ++i) clauses.append(word(i)).append(i % 10 == 0 ? ", " : " ");
+  sources.push_back(fifty);
+  sources.push_back(no_end);
+  sources.push_back(clauses);
+  // Segments by hand: 1; 2; 50 sentences; 500 words at 64 a segment: 7 × 64 + 52 = 8 segments; commas on
+  // every 10th word end a segment once it has 48 words: words 50 and 100, then 20 words to the end.
+  const std::vector<int> segments = {1, 2, 50, 8, 3};
+  for (size_t i = 0; i < sources.size(); ++i) {
+    ContinuousRun r = run_continuous(sources[i], so);
+    const std::vector<std::string> given = testing::split_on_spaces(sources[i]);
+    EXPECT_EQ(r.words_read, static_cast<int>(given.size())) << i;
+    EXPECT_EQ(r.out.words, given) << i;
+    EXPECT_EQ(r.segments, segments[i]) << i;
+    // Delays from the stream's first word never go back and end at the last word.
+    EXPECT_TRUE(std::is_sorted(r.out.delays.begin(), r.out.delays.end())) << i;
+    ASSERT_FALSE(r.out.delays.empty());
+    EXPECT_EQ(r.out.delays.back(), static_cast<int>(given.size())) << i;
+  }
+}
+
+// The model ends a sentence before reading all of it ("stop": the copy model's end marker): the words it
+// did not read start the next segment. By hand, wait-1 over "one two stop four five six.": "one" after 1
+// word, "two" after 2; at 3 words ("stop") the model ends: min(k + N, M + 1) = 3 units allow it. "four
+// five six." is carried: a fresh segment, its words after 1, 2, 3 of its own, i.e. 4, 5, 6 of the stream.
+TEST(ContinuousStream, WordsTheModelDidNotReadStartTheNextSegment) {
+  stream::SessionOptions so;
+  so.k = 1;
+  ContinuousRun r = run_continuous("one two stop four five six. seven.", so);
+  EXPECT_EQ(r.out.words, (std::vector<std::string>{"one", "two", "four", "five", "six.", "seven."}));
+  EXPECT_EQ(r.out.delays, (std::vector<int>{1, 2, 4, 5, 6, 7}));
+  EXPECT_EQ(r.segments, 3);
+  EXPECT_EQ(r.words_read, 7);
+  // The same when the words arrive all at once (queued behind the open segment).
+  CharCodec codec;
+  CopyModel model(codec);
+  so.continuous = true;
+  auto s = stream::Session::create(model, codec, so);
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE((*s)->push_source("one two stop four five six. seven.").ok());
+  ASSERT_TRUE((*s)->end_source().ok());
+  std::vector<int> carried;
+  std::vector<std::string> words;
+  for (int guard = 0; guard < 1000; ++guard) {
+    auto e = (*s)->step();
+    ASSERT_TRUE(e.ok());
+    if (e->kind == EventKind::Finished) break;
+    if (e->kind == EventKind::Word) words.push_back(e->word);
+    if (e->kind == EventKind::SegmentEnd) carried.push_back(e->units_carried);
+  }
+  EXPECT_EQ(words, r.out.words);
+  EXPECT_EQ(carried, (std::vector<int>{3, 0, 0}));
+  EXPECT_EQ((*s)->stream_words_read(), 7);
 }
 
 TEST(Scheduler, BatchedSessionsEqualSessionsRunAlone) {
