@@ -170,7 +170,8 @@ Result<std::string> show_model_defaults(CLI::App& app) {
   if (path.empty())
     return std::string("Defaults that are the model's: those of a model without gpstream.json (any language); "
                        "-m MODEL --help shows MODEL's.");
-  if (!meta.from_file) return "Defaults that are the model's: " + path + " has no gpstream.json, so the built-in ones (any language).";
+  if (!meta.from_file)
+    return "Defaults that are the model's: " + path + " has no gpstream.json, so the built-in ones (any language).";
   return "Defaults that are the model's: those of " + path + " (its gpstream.json).";
 }
 
@@ -185,6 +186,7 @@ Status check_stream_settings(const CLI::App& app) {
   if (path.empty() || (src.empty() && tgt.empty() && tmpl.empty() && paradigms.empty())) return {};
   auto meta = read_meta(path);
   if (!meta.ok()) return {};  // the command's own load reports it
+  std::string warning;
   if (meta->from_file) {
     const std::string pair = meta->source_lang + " to " + meta->target_lang;
     for (const auto& s : src)
@@ -194,17 +196,13 @@ Status check_stream_settings(const CLI::App& app) {
       if (!same_language(t, meta->target_lang))
         return invalid_argument("--tgt-lang " + t + ": " + path + " takes " + pair + " only (its gpstream.json)");
     std::vector<stream::Paradigm> seen;
-    std::string untrained;
     for (const auto& p : paradigms) {
       auto parsed = stream::parse_paradigm(p);
       if (!parsed || *parsed == meta->paradigm) continue;  // an unknown name is the command's usage error
       if (std::find(seen.begin(), seen.end(), *parsed) != seen.end()) continue;
       seen.push_back(*parsed);
-      untrained += (untrained.empty() ? "" : ", ") + std::string(stream::paradigm_name(*parsed));
+      warning += (warning.empty() ? "" : ", ") + std::string(stream::paradigm_name(*parsed));
     }
-    if (!untrained.empty())
-      std::fprintf(stderr, "%s: warning: %s was trained for the %s paradigm, not %s\n", app.get_name().c_str(),
-                   path.c_str(), stream::paradigm_name(meta->paradigm), untrained.c_str());
   }
   if (!tmpl.empty()) {
     auto t = tokenizer::Template::builtin(tmpl.front());
@@ -216,6 +214,10 @@ Status check_stream_settings(const CLI::App& app) {
         return invalid_argument("--template " + t->name + ": the tokenizer of " + path + " has no " + token +
                                 " token, so the model was not made for this template");
   }
+  // Only once every check has passed, so that a usage error stays the one line on stderr.
+  if (!warning.empty())
+    std::fprintf(stderr, "%s: warning: %s was trained for the %s paradigm, not %s\n", app.get_name().c_str(),
+                 path.c_str(), stream::paradigm_name(meta->paradigm), warning.c_str());
   return {};
 }
 

@@ -1,7 +1,8 @@
-// `gpstream info MODEL [--json]`: what a model is, read from its files without loading the weights: family and
-// architecture, parameter count, layers and sizes, stored dtypes, vocabulary, the speech encoder of a speech model,
-// and its streaming settings (template, languages, trained paradigm, φ, k and k range, beam, end_after_source) with
-// the "trained" record of its gpstream.json. MODEL is a Hugging Face directory or a .gguf file.
+// `gpstream info MODEL [--json]`: what a model is, read from its files without loading the weights: family
+// and architecture, parameter count, layers and sizes, stored dtypes, vocabulary, the speech encoder of a
+// speech model, and its streaming settings (template, languages, trained paradigm, φ, k and k range, beam,
+// end_after_source) with the "trained" record of its gpstream.json. MODEL is a Hugging Face directory or a
+// .gguf file.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -88,7 +89,8 @@ ordered_json info_json(const std::string& path, const ModelInfo& info) {
   j["tied_embeddings"] = c.tie_word_embeddings;
   j["dtypes"] = info.dtypes;
   j["vocab_size"] = c.n_vocab;
-  j["tokenizer_vocab_size"] = info.tokenizer_vocab ? ordered_json(*info.tokenizer_vocab) : ordered_json(nullptr);
+  j["tokenizer_vocab_size"] =
+      info.tokenizer_vocab ? ordered_json(*info.tokenizer_vocab) : ordered_json(nullptr);
   if (info.speech_encoder_parameters) j["speech_encoder_parameters"] = *info.speech_encoder_parameters;
   j["gpstream_json"] = m.from_file;
   j["template"] = {{"name", m.prompt_template.name},
@@ -112,7 +114,9 @@ ordered_json info_json(const std::string& path, const ModelInfo& info) {
 void print_text(const std::string& path, const ModelInfo& info) {
   const auto& c = info.config;
   const auto& m = info.meta;
-  auto line = [](const char* key, const std::string& value) { std::printf("%-18s %s\n", key, value.c_str()); };
+  auto line = [](const char* key, const std::string& value) {
+    std::printf("%-18s %s\n", key, value.c_str());
+  };
   char params[64];
   std::snprintf(params, sizeof params, "%zu (%.1fM)", c.n_params(), static_cast<double>(c.n_params()) / 1e6);
   line("model:", path + (info.gguf ? " (GGUF file)" : " (Hugging Face directory)"));
@@ -123,8 +127,9 @@ void print_text(const std::string& path, const ModelInfo& info) {
                            std::to_string(c.n_head_kv) + " key/value heads of " + std::to_string(c.head_dim) +
                            "; feed-forward " + std::to_string(c.n_ff) + ")");
   line("dtype:", dtypes_text(info.dtypes));
-  line("vocabulary:", std::to_string(c.n_vocab) + " embedding rows; tokenizer: " +
-                          (info.tokenizer_vocab ? std::to_string(*info.tokenizer_vocab) + " tokens" : "none found"));
+  line("vocabulary:",
+       std::to_string(c.n_vocab) + " embedding rows; tokenizer: " +
+           (info.tokenizer_vocab ? std::to_string(*info.tokenizer_vocab) + " tokens" : "none found"));
   if (info.speech_encoder_parameters)
     line("speech encoder:", std::to_string(*info.speech_encoder_parameters) + " parameters (" +
                                 speech::kSpeechEncoderFile + ")");
@@ -134,7 +139,8 @@ void print_text(const std::string& path, const ModelInfo& info) {
   line("languages:", m.source_lang + " to " + m.target_lang);
   line("paradigm:", std::string(stream::paradigm_name(m.paradigm)) + (m.from_file ? " (trained for)" : ""));
   line("phi:", m.phi.to_string());
-  line("k:", std::to_string(m.k) + " (range " + std::to_string(m.k_min) + "-" + std::to_string(m.k_max) + ")");
+  line("k:",
+       std::to_string(m.k) + " (range " + std::to_string(m.k_min) + "-" + std::to_string(m.k_max) + ")");
   line("beam:", std::to_string(m.beam));
   line("end_after_source:", m.end_after_source ? "on" : "off");
   const auto trained = ordered_json::parse(m.trained_json);
@@ -144,12 +150,14 @@ void print_text(const std::string& path, const ModelInfo& info) {
   }
   std::printf("trained:\n");
   for (const auto& [key, value] : trained.items())
-    std::printf("  %-16s %s\n", (key + ":").c_str(), value.is_string() ? value.get<std::string>().c_str() : value.dump().c_str());
+    std::printf("  %-16s %s\n", (key + ":").c_str(),
+                value.is_string() ? value.get<std::string>().c_str() : value.dump().c_str());
 }
 
 int run_info(int argc, char** argv) {
-  CLI::App app{"What a model is: architecture, size, dtype, vocabulary and its streaming settings (gpstream.json)",
-               "gpstream info"};
+  CLI::App app{
+      "What a model is: architecture, size, dtype, vocabulary and its streaming settings (gpstream.json)",
+      "gpstream info"};
   std::string path;
   bool json = false;
   app.add_option("model", path, "a Hugging Face model directory or a .gguf file")->required();

@@ -12,7 +12,9 @@
 namespace gpstream::cli {
 namespace {
 
-bool starts_with(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
 
 // The registered example for an app named "gpstream <command>[ <mode>]": the first example line that
 // runs that name ("gpstream eval --speech" picks the line with --speech; "gpstream eval" the first).
@@ -45,9 +47,9 @@ bool passes_checks(CLI::Option& opt, std::string value) {
   }
 }
 
-// Built-in defaults on every value option that has one and does not name its default in words. A value its own
-// checks reject (a "not given" sentinel such as -1 or 0 below the range) is not shown: the option's text says
-// what happens instead.
+// Built-in defaults on every value option that has one and does not name its default in words. A value its
+// own checks reject (a "not given" sentinel such as -1 or 0 below the range) is not shown: the option's text
+// says what happens instead.
 void capture_defaults(CLI::App& app) {
   for (CLI::Option* opt : app.get_options()) {
     if (opt->get_type_size() == 0 || opt->get_expected_min() < 1 || !opt->get_default_str().empty()) continue;
@@ -113,9 +115,10 @@ using gpstream::cli::command_registry;
 void print_usage(FILE* out) {
   auto commands = command_registry();
   std::sort(commands.begin(), commands.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
-  std::fprintf(out,
-               "usage: gpstream <command> [options]   (gpstream <command> --help or gpstream help <command> for its "
-               "options)\n       gpstream --version\n\ncommands:\n");
+  std::fprintf(
+      out,
+      "usage: gpstream <command> [options]   (gpstream <command> --help or gpstream help <command> for its "
+      "options)\n       gpstream --version\n\ncommands:\n");
   int width = 0;
   for (const auto& c : commands) width = std::max(width, static_cast<int>(c.name.size()));
   for (const auto& c : commands) std::fprintf(out, "  %-*s  %s\n", width, c.name.c_str(), c.summary.c_str());
@@ -150,12 +153,15 @@ int unknown_command(const std::string& name) {
   size_t best_distance = std::max<size_t>(1, name.size() / 3) + 1;
   for (const auto& c : command_registry()) {
     const size_t d = edit_distance(name, c.name);
-    if (d < best_distance || (d == best_distance && best && c.name < best->name)) best = &c, best_distance = d;
+    if (d < best_distance || (d == best_distance && best && c.name < best->name))
+      best = &c, best_distance = d;
   }
   if (best)
-    std::fprintf(stderr, "gpstream: unknown command '%s'; did you mean '%s'?\n", name.c_str(), best->name.c_str());
+    std::fprintf(stderr, "gpstream: unknown command '%s'; did you mean '%s'?\n", name.c_str(),
+                 best->name.c_str());
   else
-    std::fprintf(stderr, "gpstream: unknown command '%s' (gpstream --help lists the commands)\n", name.c_str());
+    std::fprintf(stderr, "gpstream: unknown command '%s' (gpstream --help lists the commands)\n",
+                 name.c_str());
   return gpstream::cli::kExitUsage;
 }
 

@@ -1,5 +1,5 @@
-// `gpstream version` (also `gpstream --version`, `-V`): prints the version and the instruction set the kernels
-// use on this CPU.
+// `gpstream version` (also `gpstream --version`, `-V`): prints the version and the instruction set the
+// kernels use on this CPU.
 #include <cstdio>
 #include <string>
 
@@ -18,4 +18,5 @@ int run_version(int argc, char** argv) {
 }
 }  // namespace
 
-GPSTREAM_COMMAND("version", "print the version and the kernels' instruction set", "gpstream version", run_version);
+GPSTREAM_COMMAND("version", "print the version and the kernels' instruction set", "gpstream version",
+                 run_version);

@@ -3,8 +3,8 @@
 // --help exits 0 and ends with an example of the command; `help CMD` is `CMD --help`; --version and -V are
 // `version`; a mistyped command is answered with the nearest name. The settings checked against the model:
 // languages from its gpstream.json (any without one), a template whose special tokens its tokenizer lacks, a
-// warning for a paradigm it was not trained for, and --help showing the model's defaults (values read here from
-// the gpstream.json files the test writes or ships). Skipped when the gpstream binary is not built.
+// warning for a paradigm it was not trained for, and --help showing the model's defaults (values read here
+// from the gpstream.json files the test writes or ships). Skipped when the gpstream binary is not built.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -21,15 +21,22 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kDir = std::string(GPSTREAM_BINARY_DIR) + "/cli_conventions_test_tmp/" + std::to_string(getpid());
+const std::string kDir =
+    std::string(GPSTREAM_BINARY_DIR) + "/cli_conventions_test_tmp/" + std::to_string(getpid());
 const std::string kEnFr = std::string(GPSTREAM_SOURCE_DIR) + "/models/gpstream-en-fr";
 const std::string kSpeech = std::string(GPSTREAM_SOURCE_DIR) + "/models/gpstream-speech-en";
 
-testing::CommandRun run(const std::string& args) { return testing::run_gpstream(kDir, args + " < /dev/null"); }
+testing::CommandRun run(const std::string& args) {
+  return testing::run_gpstream(kDir, args + " < /dev/null");
+}
 
-size_t count_lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+size_t count_lines(const std::string& s) {
+  return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
+}
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 // Exit 2 and exactly one non-empty line on stderr.
 void expect_usage_error(const std::string& args) {
@@ -59,13 +66,15 @@ class CliConventions : public ::testing::Test {
   static void SetUpTestSuite() {
     if (!std::filesystem::exists(testing::kGpstreamBin)) return;
     std::filesystem::create_directories(kDir);
-    std::ofstream(kDir + "/corpus.txt") << "open the file\touvrez le fichier\nsave the document\tenregistrez le document\n"
-                                           "close the window\tfermez la fenetre\n";
+    std::ofstream(kDir + "/corpus.txt")
+        << "open the file\touvrez le fichier\nsave the document\tenregistrez le document\n"
+           "close the window\tfermez la fenetre\n";
     // A tiny random model with the gpstream tokenizer; its gpstream.json is replaced per test.
     auto tok = testing::run_gpstream(kDir, "train-tokenizer corpus.txt -o tok --vocab-size 300");
     ASSERT_EQ(tok.code, 0) << tok.err;
     auto init = testing::run_gpstream(
-        kDir, "init-model -o tiny --tokenizer tok --layers 1 --hidden 32 --heads 2 --kv-heads 1 --intermediate 64");
+        kDir,
+        "init-model -o tiny --tokenizer tok --layers 1 --hidden 32 --heads 2 --kv-heads 1 --intermediate 64");
     ASSERT_EQ(init.code, 0) << init.err;
   }
   void SetUp() override {
@@ -100,7 +109,8 @@ std::vector<std::string> listed_commands() {
 
 TEST_F(CliConventions, EveryCommandRejectsAnUnknownOptionWithExit2AndOneLine) {
   const auto names = listed_commands();
-  for (const char* expected : {"translate", "eval", "serve", "transcribe", "info", "version", "bleu", "convert"})
+  for (const char* expected :
+       {"translate", "eval", "serve", "transcribe", "info", "version", "bleu", "convert"})
     EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
   ASSERT_GE(names.size(), 19u);
   for (const auto& name : names) {
@@ -120,7 +130,8 @@ TEST_F(CliConventions, EveryCommandsHelpExitsZeroAndEndsWithItsExample) {
     ASSERT_NE(at, std::string::npos) << r.out;
     const std::string example = r.out.substr(at + 11);
     EXPECT_EQ(count_lines(example), 1u) << example;  // one line, the last of the help
-    EXPECT_TRUE(contains(example, "gpstream " + name + " ") || contains(example, "gpstream " + name + "\n")) << example;
+    EXPECT_TRUE(contains(example, "gpstream " + name + " ") || contains(example, "gpstream " + name + "\n"))
+        << example;
     // `help CMD` prints the same.
     const auto h = run("help " + name);
     EXPECT_EQ(h.code, 0);
@@ -128,30 +139,31 @@ TEST_F(CliConventions, EveryCommandsHelpExitsZeroAndEndsWithItsExample) {
   }
   const auto speech = run("eval --speech --help");
   EXPECT_EQ(speech.code, 0);
-  EXPECT_TRUE(contains(speech.out.substr(speech.out.rfind("Example:")), "gpstream eval --speech ")) << speech.out;
+  EXPECT_TRUE(contains(speech.out.substr(speech.out.rfind("Example:")), "gpstream eval --speech "))
+      << speech.out;
   const auto text = run("eval --help");
   EXPECT_FALSE(contains(text.out.substr(text.out.rfind("Example:")), "--speech")) << text.out;
 }
 
 TEST_F(CliConventions, MissingOptionsValuesAndBadValuesAreUsageErrors) {
   const std::string m = " -m " + kEnFr;
-  for (const std::string& args : {
-           // a required option or argument missing
-           std::string("translate"), std::string("serve"), std::string("transcribe --wav a.wav"),
-           std::string("eval --tsv x.tsv"), std::string("eval") + m, std::string("eval --speech --manifest m.tsv"),
-           std::string("info"), std::string("init-model -o d"), std::string("convert only-input"),
-           std::string("train"), std::string("train-speech"), std::string("average-checkpoints a.bin"),
-           std::string("bleu"), std::string("chrf"), std::string("score"), std::string("logits") + m,
-           std::string("generate") + m, std::string("tokenize"), std::string("train-tokenizer -o d"),
-           std::string("plot"),
-           // an option without its value
-           std::string("translate -m"), "translate" + m + " -k", "eval" + m + " --tsv", std::string("score --instances"),
-           std::string("bleu ref.txt -i"),
-           // a bad value
-           "translate" + m + " -k 0", "translate" + m + " --paradigm nope", "translate" + m + " --phi x",
-           "translate" + m + " --template nope", "serve" + m + " --template nope", "eval" + m + " --template nope",
-           "translate" + m + " --end-after-source maybe", std::string("init-model -o d --tokenizer t --arch gpt"),
-           std::string("version extra")}) {
+  for (const std::string& args :
+       {// a required option or argument missing
+        std::string("translate"), std::string("serve"), std::string("transcribe --wav a.wav"),
+        std::string("eval --tsv x.tsv"), std::string("eval") + m,
+        std::string("eval --speech --manifest m.tsv"), std::string("info"), std::string("init-model -o d"),
+        std::string("convert only-input"), std::string("train"), std::string("train-speech"),
+        std::string("average-checkpoints a.bin"), std::string("bleu"), std::string("chrf"),
+        std::string("score"), std::string("logits") + m, std::string("generate") + m, std::string("tokenize"),
+        std::string("train-tokenizer -o d"), std::string("plot"),
+        // an option without its value
+        std::string("translate -m"), "translate" + m + " -k", "eval" + m + " --tsv",
+        std::string("score --instances"), std::string("bleu ref.txt -i"),
+        // a bad value
+        "translate" + m + " -k 0", "translate" + m + " --paradigm nope", "translate" + m + " --phi x",
+        "translate" + m + " --template nope", "serve" + m + " --template nope",
+        "eval" + m + " --template nope", "translate" + m + " --end-after-source maybe",
+        std::string("init-model -o d --tokenizer t --arch gpt"), std::string("version extra")}) {
     SCOPED_TRACE(args);
     expect_usage_error(args);
   }
@@ -186,7 +198,8 @@ TEST_F(CliConventions, LanguagesMustBeTheModels) {
   for (const char* langs : {"--src-lang xx", "--src-lang de --tgt-lang es", "--tgt-lang de"}) {
     SCOPED_TRACE(langs);
     expect_usage_error("translate -m " + kEnFr + " " + langs);
-    EXPECT_TRUE(contains(run("translate -m " + kEnFr + " " + langs).err, "en to fr")) << "names what the model takes";
+    EXPECT_TRUE(contains(run("translate -m " + kEnFr + " " + langs).err, "en to fr"))
+        << "names what the model takes";
     expect_usage_error("serve -m " + kEnFr + " " + langs);
   }
   std::ofstream(kDir + "/one.txt") << "Open the file.\n";
@@ -197,10 +210,14 @@ TEST_F(CliConventions, LanguagesMustBeTheModels) {
   }
   // Without gpstream.json any language goes; with one, only its pair.
   write_meta("");
-  auto any = testing::run_gpstream(kDir, "translate -m tiny --src-lang de --tgt-lang es --max-tokens 3 < one.txt");
+  auto any =
+      testing::run_gpstream(kDir, "translate -m tiny --src-lang de --tgt-lang es --max-tokens 3 < one.txt");
   EXPECT_EQ(any.code, 0) << any.err;
   write_meta(R"({"source_lang": "de", "target_lang": "es"})");
-  EXPECT_EQ(testing::run_gpstream(kDir, "translate -m tiny --src-lang de --tgt-lang es --max-tokens 3 < one.txt").code, 0);
+  EXPECT_EQ(
+      testing::run_gpstream(kDir, "translate -m tiny --src-lang de --tgt-lang es --max-tokens 3 < one.txt")
+          .code,
+      0);
   expect_usage_error("translate -m tiny --src-lang en --tgt-lang fr");
   EXPECT_TRUE(contains(run("translate -m tiny --src-lang en").err, "de to es"));
 }
@@ -213,6 +230,8 @@ TEST_F(CliConventions, ATemplateNeedsItsSpecialTokens) {
   EXPECT_EQ(qwen.code, 2) << qwen.err;
   EXPECT_EQ(count_lines(qwen.err), 1u) << qwen.err;
   EXPECT_TRUE(contains(qwen.err, "<|im_start|>")) << qwen.err;
+  // With an untrained paradigm too, the error is still the one line (no warning before it).
+  expect_usage_error("translate -m " + kEnFr + " --template qwen --paradigm reencode");
   const auto llama = run("eval -m " + kEnFr + " --tsv x.tsv --template llama3");
   EXPECT_EQ(llama.code, 2) << llama.err;
   EXPECT_TRUE(contains(llama.err, "<|begin_of_text|>")) << llama.err;
@@ -222,11 +241,16 @@ TEST_F(CliConventions, ATemplateNeedsItsSpecialTokens) {
   EXPECT_EQ(own.code, 0) << own.err;
   // A tokenizer that has Qwen's two special tokens passes the check for qwen, and still fails llama3's.
   ASSERT_EQ(run("train-tokenizer corpus.txt -o qwen-tok --vocab-size 300 --special '<pad>' '<|im_start|>' "
-                "'<|im_end|>'").code, 0);
+                "'<|im_end|>'")
+                .code,
+            0);
   ASSERT_EQ(run("init-model -o qwen-tiny --tokenizer qwen-tok --layers 1 --hidden 32 --heads 2 --kv-heads 1 "
-                "--intermediate 64").code, 0);
+                "--intermediate 64")
+                .code,
+            0);
   std::filesystem::remove(kDir + "/qwen-tiny/gpstream.json");
-  const auto fits = testing::run_gpstream(kDir, "translate -m qwen-tiny --template qwen --max-tokens 3 < one.txt");
+  const auto fits =
+      testing::run_gpstream(kDir, "translate -m qwen-tiny --template qwen --max-tokens 3 < one.txt");
   EXPECT_EQ(fits.code, 0) << fits.err;
   const auto other = run("translate -m qwen-tiny --template llama3");
   EXPECT_EQ(other.code, 2) << other.err;
@@ -281,9 +305,11 @@ TEST_F(CliConventions, HelpShowsBuiltInAndModelDefaults) {
   const json speech = read_json(kSpeech + "/gpstream.json");
   const auto t = run("help transcribe -m " + kSpeech);
   ASSERT_EQ(t.code, 0) << t.err;
-  EXPECT_TRUE(contains(help_line(t.out, "-k,--wait-k"), "=" + std::to_string(speech["k"].get<int>()))) << t.out;
+  EXPECT_TRUE(contains(help_line(t.out, "-k,--wait-k"), "=" + std::to_string(speech["k"].get<int>())))
+      << t.out;
   EXPECT_TRUE(contains(help_line(t.out, "--beam"), "=" + std::to_string(speech["beam"].get<int>()))) << t.out;
-  EXPECT_TRUE(contains(help_line(t.out, "--end-after-source"), speech["end_after_source"].get<bool>() ? "=on" : "=off"));
+  EXPECT_TRUE(contains(help_line(t.out, "--end-after-source"),
+                       speech["end_after_source"].get<bool>() ? "=on" : "=off"));
   // -m naming nothing: one line, exit 1.
   const auto missing = run("translate -m no-such-model --help");
   EXPECT_EQ(missing.code, 1);

@@ -1,6 +1,6 @@
-// `gpstream info MODEL`: on the shipped models, a tiny model made here and its GGUF conversion, every value is
-// checked against the model's files read here independently: config.json (architecture, sizes, the parameter
-// count by the Llama formula), the safetensors headers (stored dtypes, the speech encoder's size),
+// `gpstream info MODEL`: on the shipped models, a tiny model made here and its GGUF conversion, every value
+// is checked against the model's files read here independently: config.json (architecture, sizes, the
+// parameter count by the Llama formula), the safetensors headers (stored dtypes, the speech encoder's size),
 // tokenizer.json (its size) and gpstream.json (streaming settings and the "trained" record).
 // Skipped when the gpstream binary is not built.
 #include <gtest/gtest.h>
@@ -22,7 +22,9 @@ using nlohmann::json;
 const std::string kDir = std::string(GPSTREAM_BINARY_DIR) + "/info_cli_test_tmp/" + std::to_string(getpid());
 const std::string kModels = std::string(GPSTREAM_SOURCE_DIR) + "/models/";
 
-testing::CommandRun run(const std::string& args) { return testing::run_gpstream(kDir, args); }
+testing::CommandRun run(const std::string& args) {
+  return testing::run_gpstream(kDir, args);
+}
 
 json read_json(const std::string& path) {
   std::ifstream in(path);
@@ -43,10 +45,11 @@ json safetensors_header(const std::string& path) {
   return h;
 }
 
-// Parameters of a Llama-style model from its config.json: embeddings (and an untied output), per layer q, k, v,
-// o projections, the SwiGLU's three matrices and two norms, then the final norm.
+// Parameters of a Llama-style model from its config.json: embeddings (and an untied output), per layer q, k,
+// v, o projections, the SwiGLU's three matrices and two norms, then the final norm.
 int64_t llama_parameters(const json& c) {
-  const int64_t h = c["hidden_size"], ff = c["intermediate_size"], v = c["vocab_size"], heads = c["num_attention_heads"];
+  const int64_t h = c["hidden_size"], ff = c["intermediate_size"], v = c["vocab_size"],
+                heads = c["num_attention_heads"];
   const int64_t kv = c["num_key_value_heads"], layers = c["num_hidden_layers"];
   const int64_t head_dim = c.contains("head_dim") ? c["head_dim"].get<int64_t>() : h / heads;
   const bool tied = c.value("tie_word_embeddings", false);
@@ -122,7 +125,8 @@ TEST_F(InfoCli, TheShippedTranslationModel) {
   EXPECT_NE(r.out.find("languages:         en to fr\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("k:                 5 (range 1-9)\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("layers:            6\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("dev_loss:        " + m["trained"]["dev_loss"].dump() + "\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dev_loss:        " + m["trained"]["dev_loss"].dump() + "\n"), std::string::npos)
+      << r.out;
 }
 
 TEST_F(InfoCli, TheShippedSpeechModel) {
@@ -136,14 +140,16 @@ TEST_F(InfoCli, TheShippedSpeechModel) {
     encoder += n;
   }
   EXPECT_EQ(info["speech_encoder_parameters"], encoder);
-  EXPECT_EQ(info["speech_encoder_parameters"], read_json(dir + "/gpstream.json")["trained"]["encoder_parameters"]);
+  EXPECT_EQ(info["speech_encoder_parameters"],
+            read_json(dir + "/gpstream.json")["trained"]["encoder_parameters"]);
 }
 
 TEST_F(InfoCli, ATinyModelWithoutGpstreamJsonAndItsGguf) {
   std::ofstream(kDir + "/corpus.txt") << "open the file\nsave the document\nclose the window\n";
   ASSERT_EQ(run("train-tokenizer corpus.txt -o tok --vocab-size 280").code, 0);
-  const auto init = run("init-model -o tiny --tokenizer tok --layers 2 --hidden 64 --heads 4 --kv-heads 2 "
-                        "--intermediate 96 --dtype bf16 --untied");
+  const auto init =
+      run("init-model -o tiny --tokenizer tok --layers 2 --hidden 64 --heads 4 --kv-heads 2 "
+          "--intermediate 96 --dtype bf16 --untied");
   ASSERT_EQ(init.code, 0) << init.err;
   std::filesystem::remove(kDir + "/tiny/gpstream.json");
   const json info = check_directory(kDir + "/tiny");
