@@ -12,6 +12,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "cli/live_view.h"
 #include "eval/instance_log.h"
 #include "tokenizer/segment_encoder.h"
 
@@ -21,19 +22,6 @@ namespace {
 double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
-
-struct LiveView {
-  bool enabled;
-  bool drawn = false;
-  void draw(const std::string& src, const std::string& tgt) {
-    if (!enabled) return;
-    if (drawn) std::fputs("\033[2A", stdout);
-    std::printf("\r\033[K\033[2m%s\033[0m\n\r\033[K\033[1m%s\033[0m\n", src.c_str(), tgt.c_str());
-    std::fflush(stdout);
-    drawn = true;
-  }
-  void next() { drawn = false; std::fputs("\n", stdout); }
-};
 
 int run_translate(int argc, char** argv) {
   CLI::App app{"Translate stdin line by line as a live stream (one source word at a time)", "gpstream translate"};

@@ -1,0 +1,123 @@
+// The live view of `gpstream translate` (live_view.h).
+#include "cli/live_view.h"
+
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace gpstream::cli {
+namespace {
+
+// Set by the SIGWINCH handler, read and cleared by the view: a signal handler can do nothing else safely, so
+// this one flag is process-wide.
+volatile std::sig_atomic_t g_resized = 0;
+
+extern "C" void on_winch(int) {
+  g_resized = 1;
+}
+
+constexpr const char* kDim = "\033[2m";
+constexpr const char* kBold = "\033[1m";
+constexpr const char* kReset = "\033[0m";
+
+bool env_is(const char* name, const char* value) {
+  const char* v = std::getenv(name);
+  return v != nullptr && std::strcmp(v, value) == 0;
+}
+
+// no-color.org: NO_COLOR present and not empty, whatever its value.
+bool no_color() {
+  const char* v = std::getenv("NO_COLOR");
+  return v != nullptr && v[0] != '\0';
+}
+
+}  // namespace
+
+LiveView::LiveView(bool enabled) : enabled(enabled) {
+  if (!enabled) return;
+  dumb_ = env_is("TERM", "dumb");
+  styled_ = !dumb_ && !no_color();
+  if (dumb_) return;
+  struct sigaction sa {};
+  sa.sa_handler = on_winch;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;  // stdin is read in between: a resize must not fail that read with EINTR
+  handler_ = sigaction(SIGWINCH, &sa, &old_winch_) == 0;
+  read_size();
+}
+
+LiveView::~LiveView() {
+  if (handler_) sigaction(SIGWINCH, &old_winch_, nullptr);
+}
+
+void LiveView::read_size() {
+  struct winsize ws {};
+  const bool ok = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0;
+  cols_ = ok && ws.ws_col > 0 ? ws.ws_col : 80;
+  lines_ = ok && ws.ws_row > 0 ? ws.ws_row : 24;
+}
+
+void LiveView::draw(const std::string& src, const std::string& tgt) {
+  if (!enabled) return;
+  src_ = src;
+  tgt_ = tgt;
+  if (!dumb_) render(false);
+}
+
+void LiveView::render(bool all_rows) {
+  if (g_resized) {  // cleared before reading, so a resize during the read is seen next time
+    g_resized = 0;
+    read_size();
+  }
+  std::vector<util::TextRow> rows = util::wrap_text(src_, cols_);
+  const size_t n_src = rows.size();
+  for (util::TextRow& r : util::wrap_text(tgt_, cols_)) rows.push_back(std::move(r));
+  // The rows and the cursor's row below them must fit on the screen, or the first rows scroll out of reach
+  // of a cursor-up: until the sentence is done, only its last rows are shown.
+  const size_t fit = std::max<size_t>(lines_ - 1, 1);
+  const size_t first = !all_rows && rows.size() > fit ? rows.size() - fit : 0;
+
+  std::string out;
+  if (!shown_.empty()) {
+    // The rows drawn last take reflowed_rows at the width the terminal has now (re-flowed if it shrank).
+    out = "\r\033[" + std::to_string(util::reflowed_rows(shown_, cols_)) + "A";
+  }
+  // Each row clears its line first, and the rest of the screen is cleared only below the new rows: a clear
+  // from the top-left corner would be a whole-screen clear, which some terminals (tmux's scroll-on-clear)
+  // turn into a copy of the screen in the scrollback.
+  for (size_t i = first; i < rows.size(); ++i) {
+    out += "\033[K";
+    if (styled_) out += i < n_src ? kDim : kBold;
+    out += rows[i].text;
+    if (styled_) out += kReset;
+    out += '\n';
+  }
+  out += "\033[J";
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fflush(stdout);
+  shown_.assign(rows.begin() + static_cast<std::ptrdiff_t>(first), rows.end());
+  cut_ = first > 0;
+}
+
+void LiveView::next() {
+  if (!enabled) return;
+  if (dumb_) {
+    std::printf("%s\n%s\n", util::sanitize_for_terminal(src_).c_str(),
+                util::sanitize_for_terminal(tgt_).c_str());
+  } else if (cut_) {
+    render(true);
+  }
+  std::fputs("\n", stdout);
+  std::fflush(stdout);
+  src_.clear();
+  tgt_.clear();
+  shown_.clear();
+  cut_ = false;
+}
+
+}  // namespace gpstream::cli
