@@ -165,6 +165,16 @@ TEST(SpeechTraining, OverfitsResumesExactlyAndExports) {
   stop.stop_after_steps = 4;  // dies after step 4: resumes from the step-3 checkpoint
   auto part = run_speech_training(*cfg6c, stop);
   ASSERT_TRUE(part.ok()) << part.error().message();
+  {
+    // loss.svg is rewritten at every checkpoint: the step-3 one (3 training losses) outlives the dead run.
+    std::ifstream in(dir.file("c") + "/loss.svg");
+    const std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t at = svg.find(" points=\"");
+    ASSERT_NE(at, std::string::npos) << "no loss.svg before training ended";
+    int points = 0;
+    for (size_t i = at + 9; i < svg.size() && svg[i] != '"'; ++i) points += svg[i] == ',' ? 1 : 0;
+    EXPECT_EQ(points, 3);
+  }
   SpeechTrainOptions resume;
   resume.resume = dir.file("c");
   auto rest = run_speech_training(*cfg6c, resume);
