@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "../testing/fp_bounds.h"
 #include "kernels/activation.h"
 #include "kernels/activation_backward.h"
 #include "kernels/attention_backward.h"
@@ -81,9 +82,28 @@ TEST(RmsnormBackward, MatchesFiniteDifferences) {
   expect_close(dx, numeric_grad(x, f), "dx");
   expect_close(dw, numeric_grad(w, f), "dw");
   expect_close(dx_ref, numeric_grad(x, f), "dx_ref");
-  // Backward accumulates.
+  // Backward accumulates: the second call adds the same fp32 value v (0 + v and v + v are exact), so dx is
+  // 2v against 2·dx_ref. v = r·dy_i·w_i − (r³/n)·Σ_j dy_j w_j x_j · x_i with r = 1/√(ss/n + eps) in fp32
+  // (ss in double; the cast, + eps, √ and 1/ leave ≤ 3u in r, 9u in r³): the first term within γ_5, the
+  // second within γ_{n+16} (the n-term dot of two products, r³, /n, · x_i), the subtraction u|v|; the double
+  // reference rounds once to fp32 (u|ref|).
   rmsnorm_backward(dx.data(), n, nullptr, c.data(), n, x.data(), n, w.data(), T, n, eps);
-  for (size_t i = 0; i < dx.size(); ++i) EXPECT_NEAR(dx[i], 2 * dx_ref[i], 1e-5);
+  const double u = gpstream::testing::kUnitF32;
+  for (int64_t t = 0; t < T; ++t) {
+    double ss = 0, dot_abs = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      ss += double(x[t * n + i]) * x[t * n + i];
+      dot_abs += std::fabs(double(c[t * n + i]) * w[i] * x[t * n + i]);
+    }
+    const double r = 1.0 / std::sqrt(ss / n + eps);
+    for (int64_t i = 0; i < n; ++i) {
+      const size_t k = static_cast<size_t>(t * n + i);
+      const double bound = gpstream::testing::gamma_n(5) * r * std::fabs(double(c[k]) * w[i]) +
+                           gpstream::testing::gamma_n(n + 16) * std::fabs(x[k]) * r * r * r / n * dot_abs +
+                           u * std::fabs(dx[k] / 2) + u * std::fabs(dx_ref[k]);
+      EXPECT_NEAR(dx[k], 2 * dx_ref[k], 2 * bound);
+    }
+  }
 }
 
 TEST(GatedActBackward, SiluAndGeluMatchFiniteDifferences) {
@@ -131,7 +151,15 @@ TEST(LinearBackward, MatchesFiniteDifferencesAndReference) {
   std::vector<float> dx2(T * cols, 0), dw2(rows * cols, 0), db2(rows, 0);
   linear_backward_ref(dx2.data(), cols, dw2.data(), db2.data(), c.data(), rows, x.data(), cols, w.data(),
                       rows, cols, T);
-  for (size_t i = 0; i < dw.size(); ++i) EXPECT_NEAR(dw[i], dw2[i], 1e-4);
+  // dW[r][k] = Σ_t dout[t][r]·x[t][k]: T fp32 terms (γ_T Σ|dout x|) against the double reference rounded
+  // to fp32 (u|ref|).
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < cols; ++k) {
+      double mag = 0;
+      for (int64_t t = 0; t < T; ++t) mag += std::fabs(double(c[t * rows + r]) * x[t * cols + k]);
+      const size_t i = static_cast<size_t>(r * cols + k);
+      EXPECT_NEAR(dw[i], dw2[i], gpstream::testing::gamma_n(T) * mag + gpstream::testing::kUnitF32 * std::fabs(dw2[i]));
+    }
 }
 
 TEST(RopeBackward, InverseRotationMatchesFiniteDifferences) {
@@ -174,7 +202,14 @@ TEST(CrossEntropy, ForwardAndBackwardMatchDouble) {
   };
   std::vector<float> losses(R);
   cross_entropy_forward(losses.data(), z.data(), y.data(), R, V);
-  EXPECT_NEAR(0.5 * (losses[0] + losses[1] + losses[2]), f(), 1e-5);
+  // The kernel takes lse in double and rounds lse − z_y to fp32 once (u|loss| per row); both double
+  // evaluations are within γ_{V+3}(2 max|z| + ln V + 1) of exact (u = 2^-53) per row.
+  double zmax = 0;
+  for (float v : z) zmax = std::max(zmax, static_cast<double>(std::fabs(v)));
+  const double ce_tol = 0.5 * (gpstream::testing::kUnitF32 * (std::fabs(losses[0]) + std::fabs(losses[1]) + std::fabs(losses[2])) +
+                               2 * R * gpstream::testing::gamma_n(V + 3, gpstream::testing::kUnitF64) *
+                                   (2 * zmax + std::log(double(V)) + 1));
+  EXPECT_NEAR(0.5 * (losses[0] + losses[1] + losses[2]), f(), ce_tol);
   std::vector<float> dz(R * V);
   cross_entropy_backward(dz.data(), z.data(), y.data(), R, V, 0.5f);
   expect_close(dz, numeric_grad(z, f), "dlogits");
