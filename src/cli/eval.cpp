@@ -145,6 +145,6 @@ int run_eval(int argc, char** argv) {
 }  // namespace gpstream::cli
 
 GPSTREAM_COMMAND("eval", "simultaneous evaluation (BLEU, chrF, SimulEval latency) over a test set",
-                 gpstream::cli::run_eval);
                  "gpstream eval -m models/gpstream-en-fr --tsv ../shared/data/corpus/en-fr.dev.tsv -k 1 -k 3 -k 5 --output runs/eval\n"
                  "gpstream eval --speech -m models/gpstream-speech-en --manifest speech/dev/manifest.tsv -k 7",
+                 gpstream::cli::run_eval);

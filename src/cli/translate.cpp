@@ -126,6 +126,6 @@ int run_translate(int argc, char** argv) {
 }  // namespace
 }  // namespace gpstream::cli
 
-                 "echo 'Open the file.' | gpstream translate -m models/gpstream-en-fr -k 3",
 GPSTREAM_COMMAND("translate", "translate stdin as a live stream (group position encoding, wait-k)",
+                 "echo 'Open the file.' | gpstream translate -m models/gpstream-en-fr -k 3",
                  gpstream::cli::run_translate);
