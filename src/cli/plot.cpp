@@ -3,6 +3,8 @@
 // one curve per folder and paradigm, named "<label or folder name>, <paradigm>", points labelled with k;
 // offline runs are drawn as horizontal lines. The x axis title carries the unit the runs' instances.log
 // files imply (source words, or ms for speech and paced text).
+#include "eval/plot.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -13,7 +15,6 @@
 #include <set>
 
 #include "cli/command.h"
-#include "eval/plot.h"
 #include "eval/scores_tsv.h"
 #include "util/mapped_file.h"
 
@@ -75,9 +76,10 @@ int run_plot(int argc, char** argv) {
                  "the name of each folder's curves in the legend (repeatable: one per folder, in order; "
                  "default: the folder's name when there are several folders)");
   app.add_option("-o,--output", out, "SVG file to write")->capture_default_str();
-  app.add_option("--x", x_metric,
-                 "latency metric on the x axis (a scores.tsv column, e.g. LAAL, AL, DAL, LAAL_CA); its unit, source "
-                 "words or ms, is read off the runs' instances.log")
+  app.add_option(
+         "--x", x_metric,
+         "latency metric on the x axis (a scores.tsv column, e.g. LAAL, AL, DAL, LAAL_CA); its unit, source "
+         "words or ms, is read off the runs' instances.log")
       ->capture_default_str();
   app.add_option("--y", y_metric, "quality metric on the y axis (BLEU, chrF; WER for speech runs)")
       ->capture_default_str();
@@ -98,7 +100,8 @@ int run_plot(int argc, char** argv) {
     std::vector<fs::path> runs;
     for (const auto& e : fs::directory_iterator(dir))
       if (e.is_directory() && fs::exists(e.path() / "scores.tsv")) runs.push_back(e.path());
-    if (runs.empty()) return fail("plot", not_found(dir + ": no */scores.tsv (write them with gpstream eval --output)"));
+    if (runs.empty())
+      return fail("plot", not_found(dir + ": no */scores.tsv (write them with gpstream eval --output)"));
     std::sort(runs.begin(), runs.end());
     const std::string base = !labels.empty() ? labels[di] : dirs.size() > 1 ? folder_name(dir) : "";
     for (const auto& run : runs) {
@@ -110,7 +113,8 @@ int run_plot(int argc, char** argv) {
         if (n == y_metric) y = v;
       }
       if (!x || !y)
-        return fail("plot", format_error((run / "scores.tsv").string() + ": no " + (x ? y_metric : x_metric) + " column"));
+        return fail("plot", format_error((run / "scores.tsv").string() + ": no " + (x ? y_metric : x_metric) +
+                                         " column"));
       if (!std::isfinite(*x) || !std::isfinite(*y)) {
         std::fprintf(stderr, "gpstream plot: warning: %s: %s or %s is not a number: left out\n",
                      (run / "scores.tsv").c_str(), x_metric.c_str(), y_metric.c_str());
@@ -134,8 +138,9 @@ int run_plot(int argc, char** argv) {
     }
   }
   if (units.size() > 1)
-    return fail("plot", format_error("the runs' delays mix source words (text) and ms (speech or paced text): "
-                                     "plot them separately"));
+    return fail("plot",
+                format_error("the runs' delays mix source words (text) and ms (speech or paced text): "
+                             "plot them separately"));
   std::optional<eval::DelayUnit> unit;
   if (!no_log.empty()) {
     std::fprintf(stderr, "gpstream plot: warning: %s has no instances.log: the latency unit is unknown\n",
@@ -155,7 +160,8 @@ int run_plot(int argc, char** argv) {
     spec.series.push_back(c);
   }
   const std::string svg = eval::render_svg(spec);
-  if (Status s = write_file_atomic(out, std::as_bytes(std::span(svg))); !s.ok()) return fail("plot", s.error());
+  if (Status s = write_file_atomic(out, std::as_bytes(std::span(svg))); !s.ok())
+    return fail("plot", s.error());
   std::printf("%s: %zu curves\n", out.c_str(), spec.series.size());
   return kExitOk;
 }

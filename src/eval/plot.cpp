@@ -1,5 +1,5 @@
-// Hand-written SVG quality–latency plots: margins from the text they hold, nice ticks, curves, greedily placed
-// point labels and a legend; the unit of a run's delays.
+// Hand-written SVG quality–latency plots: margins from the text they hold, nice ticks, curves, greedily
+// placed point labels and a legend; the unit of a run's delays.
 #include "eval/plot.h"
 
 #include <algorithm>
@@ -22,17 +22,19 @@ using util::TextAnchor;
 constexpr std::array<const char*, 8> kColors = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                                 "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
 constexpr double kTitleSize = 15, kTextSize = 12, kLabelSize = 10;
-constexpr double kPad = 10;                   // from the canvas edge to any text
+constexpr double kPad = 10;  // from the canvas edge to any text
 constexpr double kMinPlotW = 360, kMinPlotH = 220;
 constexpr double kMarkerR = 3.5;
 constexpr double kLegendRow = 18, kLegendSwatch = 28, kLegendGap = 16;
-constexpr double kLabelHalo = 1.5;            // half the white outline drawn under a point label
-constexpr double kLeaderFrom = 7;             // labels this far from their point get a leader line
+constexpr double kLabelHalo = 1.5;  // half the white outline drawn under a point label
+constexpr double kLeaderFrom = 7;   // labels this far from their point get a leader line
 
-double line_height(double size) { return (util::kSvgAscent + util::kSvgDescent) * size; }
+double line_height(double size) {
+  return (util::kSvgAscent + util::kSvgDescent) * size;
+}
 
-std::string text_el(const char* cls, double x, double y, double size, TextAnchor anchor, std::string_view text,
-                    const std::string& attrs = "") {
+std::string text_el(const char* cls, double x, double y, double size, TextAnchor anchor,
+                    std::string_view text, const std::string& attrs = "") {
   std::string o = std::string("<text class=\"") + cls + "\" x=\"" + svg_num(x) + "\" y=\"" + svg_num(y) +
                   "\" font-size=\"" + svg_num(size) + "\"";
   if (anchor == TextAnchor::Middle) o += " text-anchor=\"middle\"";
@@ -65,12 +67,12 @@ struct Segment {
 };
 
 // The box for a label of size w × h next to a marker at (cx, cy): on each ring of distances, eight directions
-// (upper right first). A box must lie inside `frame` and clear every box in `taken` (markers and labels placed
-// so far); among those, the cost is the distance plus 25 px per curve segment the box crosses, so a label moves
-// a little further out rather than sit on a line. Without any clear box (a crowded plot), the one that
-// overlaps the fewest taken boxes. `gap` receives the chosen distance.
-SvgBox place_label(double cx, double cy, double w, double h, const SvgBox& frame, const std::vector<SvgBox>& taken,
-                   const std::vector<Segment>& lines, double* gap) {
+// (upper right first). A box must lie inside `frame` and clear every box in `taken` (markers and labels
+// placed so far); among those, the cost is the distance plus 25 px per curve segment the box crosses, so a
+// label moves a little further out rather than sit on a line. Without any clear box (a crowded plot), the one
+// that overlaps the fewest taken boxes. `gap` receives the chosen distance.
+SvgBox place_label(double cx, double cy, double w, double h, const SvgBox& frame,
+                   const std::vector<SvgBox>& taken, const std::vector<Segment>& lines, double* gap) {
   constexpr std::array<double, 9> kRings = {1.5, 3, 5, 8, 12, 17, 24, 33, 45};
   constexpr std::array<std::array<int, 2>, 8> kDirs = {
       {{1, -1}, {1, 0}, {-1, -1}, {-1, 0}, {1, 1}, {-1, 1}, {0, -1}, {0, 1}}};
@@ -110,7 +112,9 @@ SvgBox place_label(double cx, double cy, double w, double h, const SvgBox& frame
   return fallback;
 }
 
-bool finite_point(const PlotPoint& p) { return std::isfinite(p.x) && std::isfinite(p.y); }
+bool finite_point(const PlotPoint& p) {
+  return std::isfinite(p.x) && std::isfinite(p.y);
+}
 
 }  // namespace
 
@@ -133,7 +137,8 @@ std::string render_svg(const PlotSpec& spec, int width, int height) {
   // Legend: one row per series, as wide as its widest entry.
   const size_t n_series = spec.series.size();
   double legend_text_w = 0;
-  for (const auto& s : spec.series) legend_text_w = std::max(legend_text_w, svg_text_width(s.name, kTextSize));
+  for (const auto& s : spec.series)
+    legend_text_w = std::max(legend_text_w, svg_text_width(s.name, kTextSize));
   const double legend_w = n_series ? 8 + kLegendSwatch + 6 + legend_text_w + 8 : 0;
   const double legend_h = n_series ? 6 + kLegendRow * static_cast<double>(n_series) + 4 : 0;
 
@@ -152,12 +157,14 @@ std::string render_svg(const PlotSpec& spec, int width, int height) {
     if ((B - T) / static_cast<double>(yt.values.size() - 1) >= 2 * kTextSize) break;
   }
   double y_tick_w = 0;
-  for (double v : yt.values) y_tick_w = std::max(y_tick_w, svg_text_width(format_tick(v, yt.decimals), kTextSize));
+  for (double v : yt.values)
+    y_tick_w = std::max(y_tick_w, svg_text_width(format_tick(v, yt.decimals), kTextSize));
   double L = kPad + line_height(kTextSize) + 8 + y_tick_w + 6;
 
   // Horizontal layout: the plot (wide enough for the x title), then the legend; the title spans the canvas.
   const double right = n_series ? kLegendGap + legend_w + kPad : kPad;
-  double W = std::max({static_cast<double>(width), L + std::max(kMinPlotW, svg_text_width(spec.x_label, kTextSize)) + right,
+  double W = std::max({static_cast<double>(width),
+                       L + std::max(kMinPlotW, svg_text_width(spec.x_label, kTextSize)) + right,
                        svg_text_width(spec.title, kTitleSize) + 2 * kPad});
   W = std::ceil(W);
   const double R = W - right;
@@ -181,30 +188,31 @@ std::string render_svg(const PlotSpec& spec, int width, int height) {
   auto px = [&](double x) { return L + (x - xt.lo) / (xt.hi - xt.lo) * (R - L); };
   auto py = [&](double y) { return B - (y - yt.lo) / (yt.hi - yt.lo) * (B - T); };
 
-  std::string o = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + svg_num(W) + "\" height=\"" + svg_num(H) +
-                  "\" viewBox=\"0 0 " + svg_num(W) + " " + svg_num(H) + "\" font-family=\"" +
+  std::string o = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + svg_num(W) + "\" height=\"" +
+                  svg_num(H) + "\" viewBox=\"0 0 " + svg_num(W) + " " + svg_num(H) + "\" font-family=\"" +
                   util::kSvgFontFamily + "\" font-size=\"" + svg_num(kTextSize) + "\">\n";
   o += "<rect width=\"" + svg_num(W) + "\" height=\"" + svg_num(H) + "\" fill=\"white\"/>\n";
   if (!spec.title.empty())
-    o += text_el("title", W / 2, kPad + util::kSvgAscent * kTitleSize, kTitleSize, TextAnchor::Middle, spec.title);
+    o += text_el("title", W / 2, kPad + util::kSvgAscent * kTitleSize, kTitleSize, TextAnchor::Middle,
+                 spec.title);
   for (size_t i = 0; i < xt.values.size(); ++i) {
     const double x = px(xt.values[i]);
-    o += "<line x1=\"" + svg_num(x) + "\" y1=\"" + svg_num(T) + "\" x2=\"" + svg_num(x) + "\" y2=\"" + svg_num(B) +
-         "\" stroke=\"#eee\"/>\n";
+    o += "<line x1=\"" + svg_num(x) + "\" y1=\"" + svg_num(T) + "\" x2=\"" + svg_num(x) + "\" y2=\"" +
+         svg_num(B) + "\" stroke=\"#eee\"/>\n";
     o += text_el("tick", x, B + 6 + util::kSvgAscent * kTextSize, kTextSize, TextAnchor::Middle,
                  format_tick(xt.values[i], xt.decimals));
   }
   for (double v : yt.values) {
     const double y = py(v);
-    o += "<line x1=\"" + svg_num(L) + "\" y1=\"" + svg_num(y) + "\" x2=\"" + svg_num(R) + "\" y2=\"" + svg_num(y) +
-         "\" stroke=\"#eee\"/>\n";
+    o += "<line x1=\"" + svg_num(L) + "\" y1=\"" + svg_num(y) + "\" x2=\"" + svg_num(R) + "\" y2=\"" +
+         svg_num(y) + "\" stroke=\"#eee\"/>\n";
     o += text_el("tick", L - 6, y + 0.5 * (util::kSvgAscent - util::kSvgDescent) * kTextSize, kTextSize,
                  TextAnchor::End, format_tick(v, yt.decimals));
   }
   o += "<rect x=\"" + svg_num(L) + "\" y=\"" + svg_num(T) + "\" width=\"" + svg_num(R - L) + "\" height=\"" +
        svg_num(B - T) + "\" fill=\"none\" stroke=\"#333\"/>\n";
-  o += text_el("axis-title", (L + R) / 2, H - kPad - util::kSvgDescent * kTextSize, kTextSize, TextAnchor::Middle,
-               spec.x_label);
+  o += text_el("axis-title", (L + R) / 2, H - kPad - util::kSvgDescent * kTextSize, kTextSize,
+               TextAnchor::Middle, spec.x_label);
   const double yt_x = kPad + util::kSvgAscent * kTextSize, yt_y = (T + B) / 2;
   o += text_el("axis-title", yt_x, yt_y, kTextSize, TextAnchor::Middle, spec.y_label,
                " transform=\"rotate(-90 " + svg_num(yt_x) + " " + svg_num(yt_y) + ")\"");
@@ -219,8 +227,8 @@ std::string render_svg(const PlotSpec& spec, int width, int height) {
       const auto p = std::find_if(s.points.begin(), s.points.end(), finite_point);
       if (p == s.points.end()) continue;
       const double y = py(p->y);
-      o += "<line x1=\"" + svg_num(L) + "\" y1=\"" + svg_num(y) + "\" x2=\"" + svg_num(R) + "\" y2=\"" + svg_num(y) +
-           "\" stroke=\"" + c + "\" stroke-width=\"1.5\" stroke-dasharray=\"6,4\"/>\n";
+      o += "<line x1=\"" + svg_num(L) + "\" y1=\"" + svg_num(y) + "\" x2=\"" + svg_num(R) + "\" y2=\"" +
+           svg_num(y) + "\" stroke=\"" + c + "\" stroke-width=\"1.5\" stroke-dasharray=\"6,4\"/>\n";
       lines.push_back({L, y, R, y});
       continue;
     }
@@ -242,8 +250,8 @@ std::string render_svg(const PlotSpec& spec, int width, int height) {
     if (s.horizontal_line) continue;
     for (const auto& p : s.points)
       if (finite_point(p))
-        o += "<circle cx=\"" + svg_num(px(p.x)) + "\" cy=\"" + svg_num(py(p.y)) + "\" r=\"" + svg_num(kMarkerR) +
-             "\" fill=\"" + kColors[i % kColors.size()] + "\"/>\n";
+        o += "<circle cx=\"" + svg_num(px(p.x)) + "\" cy=\"" + svg_num(py(p.y)) + "\" r=\"" +
+             svg_num(kMarkerR) + "\" fill=\"" + kColors[i % kColors.size()] + "\"/>\n";
   }
   const SvgBox frame{L + 1, T + 1, R - 1, B - 1};
   const double label_h = line_height(kLabelSize);
@@ -256,7 +264,8 @@ std::string render_svg(const PlotSpec& spec, int width, int height) {
       const double cx = px(p.x), cy = py(p.y);
       const double w = svg_text_width(p.label, kLabelSize);
       double gap = 0;
-      const SvgBox halo = place_label(cx, cy, w + 2 * kLabelHalo, label_h + 2 * kLabelHalo, frame, taken, lines, &gap);
+      const SvgBox halo =
+          place_label(cx, cy, w + 2 * kLabelHalo, label_h + 2 * kLabelHalo, frame, taken, lines, &gap);
       taken.push_back(halo);
       const SvgBox b = halo.grown(-kLabelHalo);
       if (gap >= kLeaderFrom) {
@@ -264,11 +273,12 @@ std::string render_svg(const PlotSpec& spec, int width, int height) {
         const double len = std::hypot(nx - cx, ny - cy);
         if (len > kMarkerR + 1) {
           o += "<line x1=\"" + svg_num(cx + (nx - cx) / len * kMarkerR) + "\" y1=\"" +
-               svg_num(cy + (ny - cy) / len * kMarkerR) + "\" x2=\"" + svg_num(nx) + "\" y2=\"" + svg_num(ny) +
-               "\" stroke=\"" + c + "\" stroke-width=\"0.75\"/>\n";
+               svg_num(cy + (ny - cy) / len * kMarkerR) + "\" x2=\"" + svg_num(nx) + "\" y2=\"" +
+               svg_num(ny) + "\" stroke=\"" + c + "\" stroke-width=\"0.75\"/>\n";
         }
       }
-      o += text_el("point-label", b.x0, b.y1 - util::kSvgDescent * kLabelSize, kLabelSize, TextAnchor::Start, p.label,
+      o += text_el("point-label", b.x0, b.y1 - util::kSvgDescent * kLabelSize, kLabelSize, TextAnchor::Start,
+                   p.label,
                    " fill=\"" + c + "\" stroke=\"white\" stroke-width=\"" + svg_num(2 * kLabelHalo) +
                        "\" paint-order=\"stroke\"");
     }
@@ -277,27 +287,29 @@ std::string render_svg(const PlotSpec& spec, int width, int height) {
   // Legend, right of the plot.
   if (n_series) {
     const double lx = R + kLegendGap;
-    o += "<rect x=\"" + svg_num(lx) + "\" y=\"" + svg_num(T) + "\" width=\"" + svg_num(legend_w) + "\" height=\"" +
-         svg_num(legend_h) + "\" fill=\"white\" stroke=\"#ccc\"/>\n";
+    o += "<rect x=\"" + svg_num(lx) + "\" y=\"" + svg_num(T) + "\" width=\"" + svg_num(legend_w) +
+         "\" height=\"" + svg_num(legend_h) + "\" fill=\"white\" stroke=\"#ccc\"/>\n";
     for (size_t i = 0; i < n_series; ++i) {
       const auto& s = spec.series[i];
       const std::string c = kColors[i % kColors.size()];
       const double cy = T + 6 + kLegendRow * static_cast<double>(i) + kLegendRow / 2;
-      o += "<line x1=\"" + svg_num(lx + 8) + "\" y1=\"" + svg_num(cy) + "\" x2=\"" + svg_num(lx + 8 + kLegendSwatch) +
-           "\" y2=\"" + svg_num(cy) + "\" stroke=\"" + c + "\" stroke-width=\"" +
-           (s.horizontal_line ? "1.5\" stroke-dasharray=\"6,4\"/>\n" : "2\"/>\n");
+      o += "<line x1=\"" + svg_num(lx + 8) + "\" y1=\"" + svg_num(cy) + "\" x2=\"" +
+           svg_num(lx + 8 + kLegendSwatch) + "\" y2=\"" + svg_num(cy) + "\" stroke=\"" + c +
+           "\" stroke-width=\"" + (s.horizontal_line ? "1.5\" stroke-dasharray=\"6,4\"/>\n" : "2\"/>\n");
       if (!s.horizontal_line)
         o += "<circle cx=\"" + svg_num(lx + 8 + kLegendSwatch / 2) + "\" cy=\"" + svg_num(cy) + "\" r=\"" +
              svg_num(kMarkerR) + "\" fill=\"" + c + "\"/>\n";
       o += text_el("legend", lx + 8 + kLegendSwatch + 6,
-                   cy + 0.5 * (util::kSvgAscent - util::kSvgDescent) * kTextSize, kTextSize, TextAnchor::Start,
-                   s.name);
+                   cy + 0.5 * (util::kSvgAscent - util::kSvgDescent) * kTextSize, kTextSize,
+                   TextAnchor::Start, s.name);
     }
   }
   return o + "</svg>\n";
 }
 
-const char* delay_unit_name(DelayUnit unit) { return unit == DelayUnit::Ms ? "ms" : "source words"; }
+const char* delay_unit_name(DelayUnit unit) {
+  return unit == DelayUnit::Ms ? "ms" : "source words";
+}
 
 DelayUnit delay_unit_of(const InstanceRecord& record) {
   return record.source_length_int ? DelayUnit::SourceWords : DelayUnit::Ms;
@@ -318,7 +330,8 @@ Result<DelayUnit> read_delay_unit(const std::string& instances_log_path) {
 std::string axis_title(std::string_view metric, std::optional<DelayUnit> unit) {
   std::string_view base = metric;
   if (base.size() > 3 && base.substr(base.size() - 3) == "_CA") base.remove_suffix(3);
-  static constexpr std::array<std::string_view, 6> kTimed = {"AL", "LAAL", "DAL", "ATD", "StartOffset", "EndOffset"};
+  static constexpr std::array<std::string_view, 6> kTimed = {"AL",  "LAAL",        "DAL",
+                                                             "ATD", "StartOffset", "EndOffset"};
   const bool timed = std::find(kTimed.begin(), kTimed.end(), base) != kTimed.end();
   if (!timed || !unit) return std::string(metric);
   return std::string(metric) + " (" + delay_unit_name(*unit) + ")";

@@ -21,17 +21,22 @@ constexpr double kLegendRow = 18, kLegendSwatch = 28, kLegendGap = 16;
 constexpr const char* kTrainColor = "#1f77b4";
 constexpr const char* kDevColor = "#d62728";
 
-double line_height(double size) { return (util::kSvgAscent + util::kSvgDescent) * size; }
+double line_height(double size) {
+  return (util::kSvgAscent + util::kSvgDescent) * size;
+}
 
-std::string text_el(const char* cls, double x, double y, double size, const char* anchor, const std::string& text,
-                    const std::string& attrs = "") {
-  return std::string("<text class=\"") + cls + "\" x=\"" + svg_num(x) + "\" y=\"" + svg_num(y) + "\" font-size=\"" +
-         svg_num(size) + "\" text-anchor=\"" + anchor + "\"" + attrs + ">" + util::svg_escape(text) + "</text>\n";
+std::string text_el(const char* cls, double x, double y, double size, const char* anchor,
+                    const std::string& text, const std::string& attrs = "") {
+  return std::string("<text class=\"") + cls + "\" x=\"" + svg_num(x) + "\" y=\"" + svg_num(y) +
+         "\" font-size=\"" + svg_num(size) + "\" text-anchor=\"" + anchor + "\"" + attrs + ">" +
+         util::svg_escape(text) + "</text>\n";
 }
 
 }  // namespace
 
-int loss_ema_span(size_t n) { return std::max(1, static_cast<int>(std::lround(static_cast<double>(n) / 100.0))); }
+int loss_ema_span(size_t n) {
+  return std::max(1, static_cast<int>(std::lround(static_cast<double>(n) / 100.0)));
+}
 
 std::vector<LossPoint> loss_ema(const std::vector<LossPoint>& train, int span) {
   const double alpha = 2.0 / (std::max(span, 1) + 1.0);
@@ -62,8 +67,8 @@ std::string loss_curve_svg(const std::vector<LossPoint>& train, const std::vecto
   const std::vector<LossPoint> ema = loss_ema(train, span);
 
   // Legend entries, right of the plot.
-  std::vector<std::string> legend = {"train loss (each step)",
-                                     "train loss, moving average (span " + std::to_string(span) + ")", "dev loss"};
+  std::vector<std::string> legend = {
+      "train loss (each step)", "train loss, moving average (span " + std::to_string(span) + ")", "dev loss"};
   double legend_text_w = 0;
   for (const auto& s : legend) legend_text_w = std::max(legend_text_w, svg_text_width(s, kTextSize));
   const double legend_w = 8 + kLegendSwatch + 6 + legend_text_w + 8;
@@ -77,14 +82,16 @@ std::string loss_curve_svg(const std::vector<LossPoint>& train, const std::vecto
     if (kPlotH / static_cast<double>(yt.values.size() - 1) >= 2 * kTextSize) break;
   }
   double y_tick_w = 0;
-  for (double v : yt.values) y_tick_w = std::max(y_tick_w, svg_text_width(format_tick(v, yt.decimals), kTextSize));
+  for (double v : yt.values)
+    y_tick_w = std::max(y_tick_w, svg_text_width(format_tick(v, yt.decimals), kTextSize));
   const double L = kPad + line_height(kTextSize) + 8 + y_tick_w + 6, R = L + kPlotW;
   util::AxisTicks xt;
   double last_w = 0;
   for (int n = 10; n >= 2; --n) {
     xt = util::nice_ticks(0, x1, n);
     double widest = 0;
-    for (double v : xt.values) widest = std::max(widest, svg_text_width(format_tick(v, xt.decimals), kTextSize));
+    for (double v : xt.values)
+      widest = std::max(widest, svg_text_width(format_tick(v, xt.decimals), kTextSize));
     last_w = svg_text_width(format_tick(xt.values.back(), xt.decimals), kTextSize);
     if (kPlotW / static_cast<double>(xt.values.size() - 1) >= widest + 8) break;
   }
@@ -93,21 +100,22 @@ std::string loss_curve_svg(const std::vector<LossPoint>& train, const std::vecto
   auto X = [&](double s) { return L + (s - xt.lo) / (xt.hi - xt.lo) * (R - L); };
   auto Y = [&](double l) { return B - (l - yt.lo) / (yt.hi - yt.lo) * (B - T); };
 
-  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + svg_num(W) + "\" height=\"" + svg_num(H) +
-                  "\" viewBox=\"0 0 " + svg_num(W) + " " + svg_num(H) + "\" font-family=\"" +
+  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + svg_num(W) + "\" height=\"" +
+                  svg_num(H) + "\" viewBox=\"0 0 " + svg_num(W) + " " + svg_num(H) + "\" font-family=\"" +
                   util::kSvgFontFamily + "\" font-size=\"" + svg_num(kTextSize) + "\">\n";
   s += "<rect width=\"" + svg_num(W) + "\" height=\"" + svg_num(H) + "\" fill=\"white\"/>\n";
   s += text_el("title", W / 2, kPad + util::kSvgAscent * kTitleSize, kTitleSize, "middle", title);
   for (double v : xt.values) {
     s += "<line x1=\"" + svg_num(X(v)) + "\" y1=\"" + svg_num(T) + "\" x2=\"" + svg_num(X(v)) + "\" y2=\"" +
          svg_num(B) + "\" stroke=\"#eee\"/>\n";
-    s += text_el("tick", X(v), B + 6 + util::kSvgAscent * kTextSize, kTextSize, "middle", format_tick(v, xt.decimals));
+    s += text_el("tick", X(v), B + 6 + util::kSvgAscent * kTextSize, kTextSize, "middle",
+                 format_tick(v, xt.decimals));
   }
   for (double v : yt.values) {
     s += "<line x1=\"" + svg_num(L) + "\" y1=\"" + svg_num(Y(v)) + "\" x2=\"" + svg_num(R) + "\" y2=\"" +
          svg_num(Y(v)) + "\" stroke=\"#eee\"/>\n";
-    s += text_el("tick", L - 6, Y(v) + 0.5 * (util::kSvgAscent - util::kSvgDescent) * kTextSize, kTextSize, "end",
-                 format_tick(v, yt.decimals));
+    s += text_el("tick", L - 6, Y(v) + 0.5 * (util::kSvgAscent - util::kSvgDescent) * kTextSize, kTextSize,
+                 "end", format_tick(v, yt.decimals));
   }
   s += "<rect x=\"" + svg_num(L) + "\" y=\"" + svg_num(T) + "\" width=\"" + svg_num(R - L) + "\" height=\"" +
        svg_num(B - T) + "\" fill=\"none\" stroke=\"#333\"/>\n";
@@ -117,9 +125,11 @@ std::string loss_curve_svg(const std::vector<LossPoint>& train, const std::vecto
   s += text_el("axis-title", yx, yy, kTextSize, "middle", "loss (nats/token)",
                " transform=\"rotate(-90 " + svg_num(yx) + " " + svg_num(yy) + ")\"");
   auto polyline = [&](const std::vector<LossPoint>& pts, const std::string& attrs) {
-    std::string o = "<polyline fill=\"none\" stroke=\"" + std::string(kTrainColor) + "\"" + attrs + " points=\"";
+    std::string o =
+        "<polyline fill=\"none\" stroke=\"" + std::string(kTrainColor) + "\"" + attrs + " points=\"";
     for (const LossPoint& p : pts)
-      if (std::isfinite(p.loss) && std::isfinite(p.step)) o += svg_num(X(p.step)) + "," + svg_num(Y(p.loss)) + " ";
+      if (std::isfinite(p.loss) && std::isfinite(p.step))
+        o += svg_num(X(p.step)) + "," + svg_num(Y(p.loss)) + " ";
     return o + "\"/>\n";
   };
   if (!train.empty()) {
@@ -132,27 +142,29 @@ std::string loss_curve_svg(const std::vector<LossPoint>& train, const std::vecto
            kDevColor + "\"/>\n";
 
   const double lx = R + kLegendGap;
-  s += "<rect x=\"" + svg_num(lx) + "\" y=\"" + svg_num(T) + "\" width=\"" + svg_num(legend_w) + "\" height=\"" +
-       svg_num(legend_h) + "\" fill=\"white\" stroke=\"#ccc\"/>\n";
+  s += "<rect x=\"" + svg_num(lx) + "\" y=\"" + svg_num(T) + "\" width=\"" + svg_num(legend_w) +
+       "\" height=\"" + svg_num(legend_h) + "\" fill=\"white\" stroke=\"#ccc\"/>\n";
   for (size_t i = 0; i < legend.size(); ++i) {
     const double cy = T + 6 + kLegendRow * static_cast<double>(i) + kLegendRow / 2;
     const std::string x0 = svg_num(lx + 8), x1s = svg_num(lx + 8 + kLegendSwatch), ys = svg_num(cy);
     if (i == 0)
-      s += "<line x1=\"" + x0 + "\" y1=\"" + ys + "\" x2=\"" + x1s + "\" y2=\"" + ys + "\" stroke=\"" + kTrainColor +
-           "\" stroke-width=\"1\" stroke-opacity=\"0.35\"/>\n";
+      s += "<line x1=\"" + x0 + "\" y1=\"" + ys + "\" x2=\"" + x1s + "\" y2=\"" + ys + "\" stroke=\"" +
+           kTrainColor + "\" stroke-width=\"1\" stroke-opacity=\"0.35\"/>\n";
     if (i == 1)
-      s += "<line x1=\"" + x0 + "\" y1=\"" + ys + "\" x2=\"" + x1s + "\" y2=\"" + ys + "\" stroke=\"" + kTrainColor +
-           "\" stroke-width=\"2\"/>\n";
+      s += "<line x1=\"" + x0 + "\" y1=\"" + ys + "\" x2=\"" + x1s + "\" y2=\"" + ys + "\" stroke=\"" +
+           kTrainColor + "\" stroke-width=\"2\"/>\n";
     if (i == 2)
       s += "<circle cx=\"" + svg_num(lx + 8 + kLegendSwatch / 2) + "\" cy=\"" + ys + "\" r=\"3.5\" fill=\"" +
            kDevColor + "\"/>\n";
-    s += text_el("legend", lx + 8 + kLegendSwatch + 6, cy + 0.5 * (util::kSvgAscent - util::kSvgDescent) * kTextSize,
-                 kTextSize, "start", legend[i]);
+    s +=
+        text_el("legend", lx + 8 + kLegendSwatch + 6,
+                cy + 0.5 * (util::kSvgAscent - util::kSvgDescent) * kTextSize, kTextSize, "start", legend[i]);
   }
   return s + "</svg>\n";
 }
 
-Status write_loss_plot(const std::string& metrics_path, const std::string& svg_path, const std::string& title) {
+Status write_loss_plot(const std::string& metrics_path, const std::string& svg_path,
+                       const std::string& title) {
   std::vector<LossPoint> train, dev;
   read_loss_curve(metrics_path, train, dev);
   return write_text_file(svg_path, loss_curve_svg(train, dev, title));

@@ -27,6 +27,7 @@ std::string loss_curve_svg(const std::vector<LossPoint>& train, const std::vecto
                            const std::string& title);
 
 // loss_curve_svg of a metrics.jsonl's losses (read_loss_curve, train/run_folder.h), written atomically.
-Status write_loss_plot(const std::string& metrics_path, const std::string& svg_path, const std::string& title);
+Status write_loss_plot(const std::string& metrics_path, const std::string& svg_path,
+                       const std::string& title);
 
 }  // namespace gpstream::train

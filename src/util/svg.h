@@ -23,7 +23,8 @@ std::string svg_num(double v);
 
 // Width in px of one line of UTF-8 text at font_size px: the sum of DejaVu Sans's advance widths of its ASCII
 // characters, 1 em for any other code point (CJK glyphs are 1 em; Latin and Greek letters are narrower), plus
-// 8 % for a fallback font a little wider than DejaVu Sans. Kerning only narrows text, so this is an upper bound.
+// 8 % for a fallback font a little wider than DejaVu Sans: meant as an upper bound (the slow test PlotRender
+// checks it against rsvg-convert's rendering).
 double svg_text_width(std::string_view text, double font_size);
 
 // An axis-aligned box in canvas px (y grows downwards).

@@ -1,7 +1,7 @@
 // `gpstream plot` end to end over eval folders built here by hand (scores.tsv and instances.log as gpstream
 // eval writes them): the x axis unit from the instance format (words for text, ms for paced text and speech),
-// legend entries "<label or folder>, <paradigm>" without repeating a folder named after its paradigm, k labels,
-// and the usage errors. Skipped when the gpstream binary is not built (GPSTREAM_TESTS_ONLY builds).
+// legend entries "<label or folder>, <paradigm>" without repeating a folder named after its paradigm, k
+// labels, and the usage errors. Skipped when the gpstream binary is not built (GPSTREAM_TESTS_ONLY builds).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -29,11 +29,13 @@ enum class Kind { Text, Paced, Speech };
 void write_run(const std::string& dir, const std::string& run, double laal, double quality, Kind kind) {
   const std::string path = kDir + "/" + dir + "/" + run;
   fs::create_directories(path);
-  std::ofstream(path + "/scores.tsv") << "BLEU\tWER\tLAAL\tAP\n" << quality << "\t" << quality << "\t" << laal << "\t0.6\n";
+  std::ofstream(path + "/scores.tsv") << "BLEU\tWER\tLAAL\tAP\n"
+                                      << quality << "\t" << quality << "\t" << laal << "\t0.6\n";
   std::string line;
   if (kind == Kind::Text)
-    line = R"({"index": 0, "prediction": "a b", "delays": [1, 2], "elapsed": [0, 0], "prediction_length": 2, )"
-           R"("reference": "a b", "source": "x y", "source_length": 2})";
+    line =
+        R"({"index": 0, "prediction": "a b", "delays": [1, 2], "elapsed": [0, 0], "prediction_length": 2, )"
+        R"("reference": "a b", "source": "x y", "source_length": 2})";
   if (kind == Kind::Paced)
     line = R"({"index": 0, "prediction": "a b", "delays": [400.0, 800.0], "elapsed": [410.5, 805.0], )"
            R"("prediction_length": 2, "reference": "a b", "source": "x y", "source_length": 800.0})";
@@ -72,7 +74,8 @@ TEST_F(PlotCli, FoldersNamedAfterTheirParadigmAreNotRepeated) {
   EXPECT_EQ(svg_strings(svg_texts(svg, "axis-title")), (std::vector<std::string>{"LAAL (ms)", "BLEU"}));
   EXPECT_EQ(svg_strings(svg_texts(svg, "legend")),
             (std::vector<std::string>{"group", "group, offline", "interleaved"}));
-  EXPECT_EQ(svg_strings(svg_texts(svg, "point-label")), (std::vector<std::string>{"k=1", "k=3", "k=1", "k=3"}));
+  EXPECT_EQ(svg_strings(svg_texts(svg, "point-label")),
+            (std::vector<std::string>{"k=1", "k=3", "k=1", "k=3"}));
 }
 
 TEST_F(PlotCli, LabelsNameTheCurvesOfTextRunsInWords) {
@@ -83,12 +86,15 @@ TEST_F(PlotCli, LabelsNameTheCurvesOfTextRunsInWords) {
   auto r = plot("m1 m2 --label 'GPE model' --label baseline -o q.svg --title 'en-fr'");
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string svg = read("q.svg");
-  EXPECT_EQ(svg_strings(svg_texts(svg, "axis-title")), (std::vector<std::string>{"LAAL (source words)", "BLEU"}));
-  EXPECT_EQ(svg_strings(svg_texts(svg, "legend")), (std::vector<std::string>{"GPE model, group", "baseline, group"}));
+  EXPECT_EQ(svg_strings(svg_texts(svg, "axis-title")),
+            (std::vector<std::string>{"LAAL (source words)", "BLEU"}));
+  EXPECT_EQ(svg_strings(svg_texts(svg, "legend")),
+            (std::vector<std::string>{"GPE model, group", "baseline, group"}));
   EXPECT_EQ(svg_strings(svg_texts(svg, "title")), std::vector<std::string>{"en-fr"});
   // Without labels the folder names stand in; one folder alone needs no name.
   ASSERT_EQ(plot("m1 m2 -o q2.svg").code, 0);
-  EXPECT_EQ(svg_strings(svg_texts(read("q2.svg"), "legend")), (std::vector<std::string>{"m1, group", "m2, group"}));
+  EXPECT_EQ(svg_strings(svg_texts(read("q2.svg"), "legend")),
+            (std::vector<std::string>{"m1, group", "m2, group"}));
   ASSERT_EQ(plot("m1 -o q3.svg").code, 0);
   EXPECT_EQ(svg_strings(svg_texts(read("q3.svg"), "legend")), std::vector<std::string>{"group"});
   // A ratio has no unit.

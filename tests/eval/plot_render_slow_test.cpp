@@ -16,7 +16,8 @@
 namespace gpstream {
 namespace {
 
-const std::string kDir = std::string(GPSTREAM_BINARY_DIR) + "/plot_render_slow_tmp/" + std::to_string(getpid());
+const std::string kDir =
+    std::string(GPSTREAM_BINARY_DIR) + "/plot_render_slow_tmp/" + std::to_string(getpid());
 
 class PlotRender : public ::testing::Test {
  protected:
@@ -66,10 +67,10 @@ TEST_F(PlotRender, TextWidthEstimateBoundsTheRenderedInk) {
   for (double size : {10.0, 12.0, 15.0}) {
     for (const auto& t : texts) {
       const double x0 = 20, base = 50;
-      const std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1000\" height=\"80\"><text x=\"" +
-                              std::to_string(x0) + "\" y=\"" + std::to_string(base) + "\" font-family=\"" +
-                              util::kSvgFontFamily + "\" font-size=\"" + std::to_string(size) + "\">" +
-                              util::svg_escape(t) + "</text></svg>\n";
+      const std::string svg =
+          "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1000\" height=\"80\"><text x=\"" +
+          std::to_string(x0) + "\" y=\"" + std::to_string(base) + "\" font-family=\"" + util::kSvgFontFamily +
+          "\" font-size=\"" + std::to_string(size) + "\">" + util::svg_escape(t) + "</text></svg>\n";
       const testing::RgbaImage img = render("width", svg);
       ASSERT_GT(img.width, 0);
       int ink_x0 = img.width, ink_x1 = -1, ink_y0 = img.height, ink_y1 = -1;
@@ -81,8 +82,8 @@ TEST_F(PlotRender, TextWidthEstimateBoundsTheRenderedInk) {
       ASSERT_GE(ink_x1, 0) << "nothing drawn for '" << t << "'";
       const util::SvgBox box = util::svg_text_box(x0, base, t, size, util::TextAnchor::Start);
       // Pixel columns [ink_x0, ink_x1] cover [ink_x0, ink_x1 + 1) in canvas units; one pixel of antialiasing.
-      EXPECT_LE(ink_x1 + 1, box.x1 + 1) << "'" << t << "' at " << size << " px: ink to " << ink_x1 + 1
-                                        << ", estimate to " << box.x1;
+      EXPECT_LE(ink_x1 + 1, box.x1 + 1)
+          << "'" << t << "' at " << size << " px: ink to " << ink_x1 + 1 << ", estimate to " << box.x1;
       EXPECT_GE(ink_x0, box.x0 - 2) << "'" << t << "' at " << size << " px";
       EXPECT_GE(ink_y0, box.y0 - 1) << "'" << t << "' at " << size << " px";
       EXPECT_LE(ink_y1 + 1, box.y1 + 1) << "'" << t << "' at " << size << " px";
@@ -92,7 +93,8 @@ TEST_F(PlotRender, TextWidthEstimateBoundsTheRenderedInk) {
 
 TEST_F(PlotRender, NothingLeavesTheCanvas) {
   // A plot like docs/results.md's: two curves of nine points in ms, an offline line.
-  eval::PlotSpec spec{"en-fr: BLEU vs computation-aware LAAL (ms), group vs interleaved", "LAAL_CA (ms)", "BLEU", {}};
+  eval::PlotSpec spec{
+      "en-fr: BLEU vs computation-aware LAAL (ms), group vs interleaved", "LAAL_CA (ms)", "BLEU", {}};
   eval::PlotSeries g{"group", {}, false}, i{"interleaved", {}, false};
   for (int k = 1; k <= 9; ++k) {
     g.points.push_back({400.0 * k + 350, 20 + 2.4 * k - 0.1 * k * k, "k=" + std::to_string(k)});
@@ -107,7 +109,8 @@ TEST_F(PlotRender, NothingLeavesTheCanvas) {
   spec.y_label = "WER, lower is better, of every utterance of the dev voices";
   expect_on_canvas("long", eval::render_svg(spec));
   // Wide tick labels.
-  eval::PlotSpec wide{"t", "AL (ms)", "BLEU", {{"a", {{1234567, 0.001, "k=1"}, {9876543, 0.002, "k=2"}}, false}}};
+  eval::PlotSpec wide{
+      "t", "AL (ms)", "BLEU", {{"a", {{1234567, 0.001, "k=1"}, {9876543, 0.002, "k=2"}}, false}}};
   expect_on_canvas("wide", eval::render_svg(wide));
 }
 

@@ -1,6 +1,6 @@
 // eval/plot.h: the quality–latency SVG read back as text — axis titles with their unit, legend entries,
-// hand-derived ticks, point labels clear of each other and of every point, all text inside the canvas — and the
-// delay unit of an instances.log.
+// hand-derived ticks, point labels clear of each other and of every point, all text inside the canvas — and
+// the delay unit of an instances.log.
 #include "eval/plot.h"
 
 #include <gtest/gtest.h>
@@ -41,27 +41,29 @@ void expect_readable(const std::string& svg) {
   const util::SvgBox canvas = testing::svg_canvas(svg);
   for (const auto& t : svg_texts(svg)) {
     const util::SvgBox b = t.box();
-    EXPECT_TRUE(canvas.contains(b)) << t.cls << " '" << t.text << "' [" << b.x0 << ", " << b.y0 << ", " << b.x1
-                                    << ", " << b.y1 << "] leaves the " << canvas.x1 << " x " << canvas.y1 << " canvas";
+    EXPECT_TRUE(canvas.contains(b)) << t.cls << " '" << t.text << "' [" << b.x0 << ", " << b.y0 << ", "
+                                    << b.x1 << ", " << b.y1 << "] leaves the " << canvas.x1 << " x "
+                                    << canvas.y1 << " canvas";
   }
   const auto labels = svg_texts(svg, "point-label");
   const auto circles = testing::svg_circles(svg);
   for (size_t a = 0; a < labels.size(); ++a) {
     for (size_t b = a + 1; b < labels.size(); ++b)
       EXPECT_FALSE(labels[a].box().overlaps(labels[b].box()))
-          << labels[a].text << " at (" << labels[a].x << ", " << labels[a].y << ") overlaps " << labels[b].text
-          << " at (" << labels[b].x << ", " << labels[b].y << ")";
+          << labels[a].text << " at (" << labels[a].x << ", " << labels[a].y << ") overlaps "
+          << labels[b].text << " at (" << labels[b].x << ", " << labels[b].y << ")";
     for (const auto& c : circles)
       EXPECT_FALSE(labels[a].box().overlaps(c.box()))
-          << labels[a].text << " at (" << labels[a].x << ", " << labels[a].y << ") covers the point at (" << c.cx
-          << ", " << c.cy << ")";
+          << labels[a].text << " at (" << labels[a].x << ", " << labels[a].y << ") covers the point at ("
+          << c.cx << ", " << c.cy << ")";
   }
 }
 
 TEST(Plot, AxisTitlesTicksAndLegendOfTheResultsPlot) {
   const std::string svg = eval::render_svg(results_spec("LAAL_CA (ms)"));
   EXPECT_EQ(svg_strings(svg_texts(svg, "axis-title")), (std::vector<std::string>{"LAAL_CA (ms)", "BLEU"}));
-  EXPECT_EQ(svg_strings(svg_texts(svg, "title")), std::vector<std::string>{"en-fr: BLEU vs computation-aware LAAL"});
+  EXPECT_EQ(svg_strings(svg_texts(svg, "title")),
+            std::vector<std::string>{"en-fr: BLEU vs computation-aware LAAL"});
   EXPECT_EQ(svg_strings(svg_texts(svg, "legend")),
             (std::vector<std::string>{"group", "interleaved", "group, offline"}));
   // x: 739..3509 ms, widened by 3 % of 2770 on each side: 655.9..3592.1. At most 10 intervals: 250 gives
@@ -102,8 +104,9 @@ TEST(Plot, LongLegendEntriesGrowTheCanvas) {
   EXPECT_GT(canvas.x1, 640);
   // The legend box holds every entry.
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(svg, m, std::regex("<rect x=\"([0-9.]+)\" y=\"([0-9.]+)\" width=\"([0-9.]+)\" "
-                                                   "height=\"([0-9.]+)\" fill=\"white\" stroke=\"#ccc\"/>")));
+  ASSERT_TRUE(std::regex_search(svg, m,
+                                std::regex("<rect x=\"([0-9.]+)\" y=\"([0-9.]+)\" width=\"([0-9.]+)\" "
+                                           "height=\"([0-9.]+)\" fill=\"white\" stroke=\"#ccc\"/>")));
   const util::SvgBox legend{std::stod(m[1]), std::stod(m[2]), std::stod(m[1]) + std::stod(m[3]),
                             std::stod(m[2]) + std::stod(m[4])};
   EXPECT_TRUE(canvas.contains(legend));
@@ -121,7 +124,9 @@ TEST(Plot, LongTitlesAndAxisTitlesGrowTheCanvas) {
 }
 
 TEST(Plot, OneCurvePerSeriesDashedOfflineLinesAndEscapedText) {
-  eval::PlotSpec spec{"a < b", "LAAL", "BLEU",
+  eval::PlotSpec spec{"a < b",
+                      "LAAL",
+                      "BLEU",
                       {{"group", {{1, 10, "k=1"}, {2, 20, "k=3"}}, false}, {"offline", {{0, 30, ""}}, true}}};
   const std::string svg = eval::render_svg(spec);
   EXPECT_NE(svg.find("a &lt; b"), std::string::npos);
@@ -137,7 +142,8 @@ TEST(Plot, OneCurvePerSeriesDashedOfflineLinesAndEscapedText) {
 
 TEST(Plot, NonFinitePointsAreLeftOut) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  eval::PlotSpec spec{"t", "LAAL", "WER", {{"group", {{1, 10, "k=1"}, {nan, 5, "k=3"}, {3, 20, "k=5"}}, false}}};
+  eval::PlotSpec spec{
+      "t", "LAAL", "WER", {{"group", {{1, 10, "k=1"}, {nan, 5, "k=3"}, {3, 20, "k=5"}}, false}}};
   const std::string svg = eval::render_svg(spec);
   EXPECT_EQ(svg_strings(svg_texts(svg, "point-label")), (std::vector<std::string>{"k=1", "k=5"}));
   EXPECT_EQ(svg.find("nan"), std::string::npos);

@@ -38,7 +38,8 @@ inline std::string svg_attr(const std::string& attrs, const std::string& name) {
 }
 
 inline std::string svg_unescape(std::string s) {
-  const std::pair<const char*, const char*> kEntities[] = {{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&amp;", "&"}};
+  const std::pair<const char*, const char*> kEntities[] = {
+      {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&amp;", "&"}};
   for (const auto& [from, to] : kEntities)
     for (size_t p = 0; (p = s.find(from, p)) != std::string::npos; p += std::string(to).size())
       s.replace(p, std::string(from).size(), to);
@@ -75,7 +76,8 @@ inline std::vector<SvgCircle> svg_circles(const std::string& svg) {
   const std::regex re("<circle([^>]*)/>");
   for (auto it = std::sregex_iterator(svg.begin(), svg.end(), re); it != std::sregex_iterator(); ++it) {
     const std::string attrs = (*it)[1].str();
-    out.push_back({std::stod(svg_attr(attrs, "cx")), std::stod(svg_attr(attrs, "cy")), std::stod(svg_attr(attrs, "r"))});
+    out.push_back({std::stod(svg_attr(attrs, "cx")), std::stod(svg_attr(attrs, "cy")),
+                   std::stod(svg_attr(attrs, "r"))});
   }
   return out;
 }

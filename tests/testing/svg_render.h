@@ -1,7 +1,7 @@
 // Rendering an SVG with rsvg-convert (Debian package librsvg2-bin) for the slow plot tests, and reading the
 // PNG it writes: a small PNG reader (8-bit RGBA, not interlaced — what rsvg-convert writes) with its own
-// inflate, checked by zlib's Adler-32, so the tests need no image library. render_padded draws the SVG inside a
-// transparent margin, so whatever leaves the canvas shows up as pixels in the margin.
+// inflate, checked by zlib's Adler-32, so the tests need no image library. render_padded draws the SVG inside
+// a transparent margin, so whatever leaves the canvas shows up as pixels in the margin.
 #pragma once
 
 #include <array>
@@ -109,8 +109,8 @@ class Inflater {
                                               31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
     static constexpr uint8_t kLenExtra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
                                               2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
-    static constexpr uint16_t kDistBase[30] = {1,    2,    3,    4,    5,    7,     9,     13,    17,  25,
-                                               33,   49,   65,   97,   129,  193,   257,   385,   513, 769,
+    static constexpr uint16_t kDistBase[30] = {1,    2,    3,    4,    5,    7,    9,    13,    17,    25,
+                                               33,   49,   65,   97,   129,  193,  257,  385,   513,   769,
                                                1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
     static constexpr uint8_t kDistExtra[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
                                                6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
@@ -171,7 +171,8 @@ inline uint32_t be32(const std::string& s, size_t at) {
 inline std::optional<RgbaImage> read_png_rgba(const std::string& path, std::string* error) {
   std::ifstream f(path, std::ios::binary);
   const std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (s.size() < 8 || s.compare(0, 8, "\x89PNG\r\n\x1a\n") != 0) return *error = path + ": not a PNG", std::nullopt;
+  if (s.size() < 8 || s.compare(0, 8, "\x89PNG\r\n\x1a\n") != 0)
+    return *error = path + ": not a PNG", std::nullopt;
   RgbaImage img;
   std::string idat;
   for (size_t at = 8; at + 12 <= s.size();) {
@@ -192,13 +193,15 @@ inline std::optional<RgbaImage> read_png_rgba(const std::string& path, std::stri
     at += 12 + len;
   }
   // zlib (RFC 1950): CMF FLG, deflate, Adler-32 of the output (big-endian).
-  if (idat.size() < 6 || (static_cast<uint8_t>(idat[0]) & 0x0F) != 8 || (static_cast<uint8_t>(idat[1]) & 0x20) ||
+  if (idat.size() < 6 || (static_cast<uint8_t>(idat[0]) & 0x0F) != 8 ||
+      (static_cast<uint8_t>(idat[1]) & 0x20) ||
       ((static_cast<uint8_t>(idat[0]) << 8) | static_cast<uint8_t>(idat[1])) % 31 != 0)
     return *error = path + ": bad zlib header", std::nullopt;
   std::vector<uint8_t> raw;
   size_t end = 0;
   Inflater inf(std::string_view(idat).substr(2));
-  if (!inf.run(raw, &end) || 2 + end + 4 > idat.size()) return *error = path + ": bad deflate data", std::nullopt;
+  if (!inf.run(raw, &end) || 2 + end + 4 > idat.size())
+    return *error = path + ": bad deflate data", std::nullopt;
   uint32_t a = 1, b = 0;
   for (uint8_t c : raw) a = (a + c) % 65521, b = (b + a) % 65521;
   if (((b << 16) | a) != be32(idat, 2 + end)) return *error = path + ": Adler-32 mismatch", std::nullopt;
@@ -219,7 +222,8 @@ inline std::optional<RgbaImage> read_png_rgba(const std::string& path, std::stri
       if (filter == 2) pred = above;
       if (filter == 3) pred = (left + above) / 2;
       if (filter == 4) {
-        const int p = left + above - diag, pa = std::abs(p - left), pb = std::abs(p - above), pc = std::abs(p - diag);
+        const int p = left + above - diag, pa = std::abs(p - left), pb = std::abs(p - above),
+                  pc = std::abs(p - diag);
         pred = pa <= pb && pa <= pc ? left : pb <= pc ? above : diag;
       }
       if (filter > 4) return *error = path + ": unknown PNG filter", std::nullopt;
@@ -229,7 +233,9 @@ inline std::optional<RgbaImage> read_png_rgba(const std::string& path, std::stri
   return img;
 }
 
-inline bool have_rsvg_convert() { return std::system("command -v rsvg-convert >/dev/null 2>&1") == 0; }
+inline bool have_rsvg_convert() {
+  return std::system("command -v rsvg-convert >/dev/null 2>&1") == 0;
+}
 
 // Renders svg_path to png_path; the exit status of rsvg-convert.
 inline int rsvg_convert(const std::string& svg_path, const std::string& png_path) {
@@ -243,14 +249,16 @@ inline std::string padded_svg(const std::string& svg, int margin, double* width,
   const std::string root = svg.substr(open, close - open);
   auto attr = [&](const char* name) {
     std::smatch m;
-    return std::regex_search(root, m, std::regex(std::string("\\s") + name + "=\"([^\"]*)\"")) ? m[1].str() : "";
+    return std::regex_search(root, m, std::regex(std::string("\\s") + name + "=\"([^\"]*)\"")) ? m[1].str()
+                                                                                               : "";
   };
   *width = std::stod(attr("width"));
   *height = std::stod(attr("height"));
-  return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(*width + 2 * margin) + "\" height=\"" +
-         std::to_string(*height + 2 * margin) + "\"><g transform=\"translate(" + std::to_string(margin) + "," +
-         std::to_string(margin) + ")\" font-family=\"" + attr("font-family") + "\" font-size=\"" + attr("font-size") +
-         "\">" + svg.substr(close + 1, end - close - 1) + "</g></svg>\n";
+  return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(*width + 2 * margin) +
+         "\" height=\"" + std::to_string(*height + 2 * margin) + "\"><g transform=\"translate(" +
+         std::to_string(margin) + "," + std::to_string(margin) + ")\" font-family=\"" + attr("font-family") +
+         "\" font-size=\"" + attr("font-size") + "\">" + svg.substr(close + 1, end - close - 1) +
+         "</g></svg>\n";
 }
 
 }  // namespace gpstream::testing

@@ -1,5 +1,5 @@
-// train/loss_plot.h: the moving average derived by hand, nice ticks and the legend read back from the SVG, and
-// loss.svg rewritten at a checkpoint of a running job (before training ends).
+// train/loss_plot.h: the moving average derived by hand, nice ticks and the legend read back from the SVG,
+// and loss.svg rewritten at a checkpoint of a running job (before training ends).
 #include "train/loss_plot.h"
 
 #include <gtest/gtest.h>
@@ -72,7 +72,8 @@ TEST(LossPlot, NiceTicksLegendAndBothCurves) {
   for (const char* v : {"5.4", "5.6", "5.8", "6.0", "6.2", "6.4", "6.6", "6.8", "7.0"}) want.push_back(v);
   EXPECT_EQ(svg_strings(svg_texts(svg, "tick")), want);
   EXPECT_EQ(svg_strings(svg_texts(svg, "legend")),
-            (std::vector<std::string>{"train loss (each step)", "train loss, moving average (span 4)", "dev loss"}));
+            (std::vector<std::string>{"train loss (each step)", "train loss, moving average (span 4)",
+                                      "dev loss"}));
   EXPECT_EQ(svg_strings(svg_texts(svg, "axis-title")),
             (std::vector<std::string>{"optimizer step", "loss (nats/token)"}));
   const auto lines = polylines(svg);
@@ -87,8 +88,10 @@ TEST(LossPlot, NiceTicksLegendAndBothCurves) {
 
 TEST(LossPlot, WrittenFromMetricsJsonl) {
   const std::string dir = gpstream::testing::tmp_dir("loss_plot_jsonl");
-  std::ofstream(dir + "/metrics.jsonl") << R"({"step": 1, "loss": 3.0})" << "\n"
-                                        << R"({"step": 2, "loss": 2.0, "dev_loss": 2.5})" << "\n"
+  std::ofstream(dir + "/metrics.jsonl") << R"({"step": 1, "loss": 3.0})"
+                                        << "\n"
+                                        << R"({"step": 2, "loss": 2.0, "dev_loss": 2.5})"
+                                        << "\n"
                                         << R"({"step": 3, "lo)";  // torn by a kill
   ASSERT_TRUE(write_loss_plot(dir + "/metrics.jsonl", dir + "/loss.svg", "t").ok());
   std::ifstream in(dir + "/loss.svg");
@@ -107,7 +110,8 @@ TEST(LossPlot, RewrittenAtEveryCheckpoint) {
   // Stopped after step 5 as if killed: the last checkpoint (step 4) is the last loss.svg, with 4 steps.
   TrainRunOptions stop;
   stop.stop_after_steps = 5;
-  auto r = run_training(gpstream::testing::parse(gpstream::testing::base_config(dir + "/run", tr, dv, 8, extra)), stop);
+  auto r = run_training(
+      gpstream::testing::parse(gpstream::testing::base_config(dir + "/run", tr, dv, 8, extra)), stop);
   ASSERT_TRUE(r.ok()) << r.error().message();
   std::ifstream in(dir + "/run/loss.svg");
   ASSERT_TRUE(in) << "no loss.svg before training ended";

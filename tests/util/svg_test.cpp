@@ -45,7 +45,8 @@ const TicksCase kTicks[] = {
 
 TEST(SvgTicks, NiceStepsFromHandDerivedRanges) {
   for (const auto& c : kTicks) {
-    SCOPED_TRACE(std::to_string(c.lo) + ".." + std::to_string(c.hi) + " in " + std::to_string(c.max_intervals));
+    SCOPED_TRACE(std::to_string(c.lo) + ".." + std::to_string(c.hi) + " in " +
+                 std::to_string(c.max_intervals));
     const util::AxisTicks t = util::nice_ticks(c.lo, c.hi, c.max_intervals);
     EXPECT_DOUBLE_EQ(t.step, c.step);
     EXPECT_NEAR(t.lo, c.axis_lo, 1e-12);
