@@ -10,6 +10,7 @@
 #include <random>
 #include <tuple>
 
+#include "../testing/fp_bounds.h"
 #include "kernel_test_util.h"
 #include "kernels/linear.h"
 #include "kernels/linear_fused.h"
@@ -103,7 +104,10 @@ TEST_P(InterleavedKernel, MatchesScalarReferenceOfPlainRows) {
         continue;
       }
       const float want = reference(plain, r, xq, t, nb) + bias[r];
-      ASSERT_NEAR(got, want, 1e-5f * (std::fabs(want) + cols * 0.1f)) << "t=" << t << " r=" << r;
+      const double mag =
+          gpstream::testing::quantized_dot_magnitude(plain.view.row(r), plain.view.type, xq.data() + t * nb, nb);
+      ASSERT_NEAR(got, want, gpstream::testing::quantized_linear_bound(mag + std::fabs(bias[r]), nb, want))
+          << "t=" << t << " r=" << r;
     }
 }
 
@@ -132,7 +136,8 @@ TEST_P(InterleavedKernel, FusedShareMatchesReference) {
     for (int t = 0; t < n_tok; ++t)
       for (int r = 0; r < n_rows; ++r) {
         const float want = quant_dot_ref(m->view.row(r), type, xq.data() + t * nb, nb);
-        ASSERT_NEAR((*o)[static_cast<size_t>(t) * n_rows + r], want, 1e-5f * (std::fabs(want) + cols * 0.1f))
+        const double mag = gpstream::testing::quantized_dot_magnitude(m->view.row(r), type, xq.data() + t * nb, nb);
+        ASSERT_NEAR((*o)[static_cast<size_t>(t) * n_rows + r], want, gpstream::testing::quantized_linear_bound(mag, nb, want))
             << "rows=" << n_rows << " t=" << t << " r=" << r;
       }
 }

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "../testing/fp_bounds.h"
 #include "kernel_test_util.h"
 #include "kernels/convert.h"
 #include "kernels/linear.h"
@@ -106,20 +107,22 @@ TEST(QuantBlocks, MatchGgufPy) {
 // Per-element bounds of the formats. Q8_0: q = round(x / d) with d = max|x| / 127 is within d/2 of x / d,
 // and storing d in fp16 (d16) moves each value by |q| |d - d16| <= 127 |d - d16|. Q4_0: d = m / -8; the
 // truncation of x/d + 8.5 is round-half-up, within |d|/2, except x = -m (x/d = 8 -> nibble 16, capped at 15),
-// off by |d|; |nibble - 8| <= 8 so fp16 costs 8 |d - d16|. A tiny relative slack covers the fp32 product x/d.
+// off by |d|; |nibble - 8| <= 8 so fp16 costs 8 |d - d16|. fp32 rounds amax/127 (u, ≤ 127u·d = u·amax in
+// the value), x/d (2u·|x/d|·d ≤ 2u·amax) and the product q·d16 (u·amax): 4u·amax.
 struct BlockBound {
+  static constexpr float kUnit = static_cast<float>(gpstream::testing::kUnitF32);
   float q8(const float* x) const {
     float amax = 0;
     for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
     const float d = amax / 127.0f;
-    return d / 2 + 127 * std::fabs(d - f16_to_f32(f32_to_f16(d))) + 1e-6f * amax;
+    return d / 2 + 127 * std::fabs(d - f16_to_f32(f32_to_f16(d))) + 4 * kUnit * amax;
   }
   float q4(const float* x) const {
     float amax = 0, m = 0;
     for (int j = 0; j < 32; ++j)
       if (std::fabs(x[j]) > amax) amax = std::fabs(x[j]), m = x[j];
     const float d = std::fabs(m / 8.0f);
-    return d + 8 * std::fabs(d - std::fabs(f16_to_f32(f32_to_f16(m / -8.0f)))) + 1e-6f * amax;
+    return d + 8 * std::fabs(d - std::fabs(f16_to_f32(f32_to_f16(m / -8.0f)))) + 4 * kUnit * amax;
   }
 };
 
@@ -162,8 +165,11 @@ TEST(QuantBlocks, ConvertRowDequantizes) {
     EXPECT_EQ(a, b) << type_name(type);
     double want = 0;
     for (int i = 0; i < 96; ++i) want += double{x[i]} * b[i];
-    EXPECT_NEAR(dot_row(x.data(), m.view.row(0), type, 96), want, 1e-5) << type_name(type);
-    EXPECT_NEAR(dot_row_ref(x.data(), m.view.row(0), type, 96), want, 1e-5) << type_name(type);
+    // fp32 sums of 96 products of x and the dequantized row against the double dot: γ_96 Σ|x ŵ| (the
+    // reference's rounding to fp32 included: u|want|).
+    const double tol = gpstream::testing::linear_output_bound(x.data(), b.data(), 96, 0, want);
+    EXPECT_NEAR(dot_row(x.data(), m.view.row(0), type, 96), want, tol) << type_name(type);
+    EXPECT_NEAR(dot_row_ref(x.data(), m.view.row(0), type, 96), want, tol) << type_name(type);
   }
 }
 
@@ -196,14 +202,17 @@ TEST_P(QuantLinear, KernelMatchesScalarReference) {
         continue;
       }
       const float want = quant_dot_ref(m.view.row(r), type, xq.data() + t * nb, nb) + bias[r];
-      ASSERT_NEAR(got, want, 1e-5f * (std::fabs(want) + cols * 0.1f)) << type_name(type) << " t=" << t << " r=" << r;
+      const double mag = gpstream::testing::quantized_dot_magnitude(m.view.row(r), type, xq.data() + t * nb, nb);
+      ASSERT_NEAR(got, want, gpstream::testing::quantized_linear_bound(mag + std::fabs(bias[r]), nb, want))
+          << type_name(type) << " t=" << t << " r=" << r;
     }
   }
 }
 
 // Against the exact product of the unquantized data: |sum w x - sum ŵ x̂| <= sum |x| |w - ŵ| + sum |ŵ| |x - x̂|,
 // with |w - ŵ| bounded per block as above and |x - x̂| by the Q8_0 activation bound (d/2 with d = max|x|/127,
-// the same fp16 term; round-half-even does not change it). Plus fp32 accumulation: 1e-5 of sum |ŵ x̂|.
+// the same fp16 term; round-half-even does not change it). Plus fp32 accumulation of the nb block terms
+// (two products each): γ_{nb+2} Σ|ŵ x̂| ≤ γ_{nb+2} Σ|ŵ|(|x| + e_x).
 TEST_P(QuantLinear, WithinFormatBoundOfFp32Product) {
   const auto [rows, cols, n_tok, type, threads] = GetParam();
   const auto wv = random_floats(static_cast<size_t>(rows) * cols, 300 + rows + cols);
@@ -226,10 +235,10 @@ TEST_P(QuantLinear, WithinFormatBoundOfFp32Product) {
         for (int j = 0; j < 32; ++j) {
           exact += double{wb[j]} * xb[j];
           bound += std::fabs(xb[j]) * ew + std::fabs(w_hat[b * 32 + j]) * ex;
-          mag += std::fabs(w_hat[b * 32 + j] * xb[j]);
+          mag += std::fabs(w_hat[b * 32 + j]) * (std::fabs(xb[j]) + ex);
         }
       }
-      bound += 1e-5 * mag;
+      bound += gpstream::testing::gamma_n(cols / 32 + 2) * mag;
       const double err = std::fabs(out[static_cast<size_t>(t) * rows + r] - exact);
       ASSERT_LE(err, bound) << type_name(type) << " t=" << t << " r=" << r;
       worst = std::max(worst, err / bound);

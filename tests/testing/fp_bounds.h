@@ -15,6 +15,7 @@
 
 #include "kernels/bf16_panels.h"
 #include "kernels/convert.h"
+#include "kernels/quant_blocks.h"
 #include "util/error.h"
 
 namespace gpstream::testing {
@@ -83,6 +84,23 @@ inline std::vector<float> matrix_rows_f32(const kernels::MatrixView& w) {
     else kernels::convert_row(out.data() + r * w.cols, w.row(r), w.type, w.cols);
   }
   return out;
+}
+
+// Σ_j |ŵ_j| |x̂_j| of a quantized row (Q8_0 / Q4_0) and Q8_0 activations, dequantized: the magnitude the fp32
+// block sums of a quantized dot round against (the int32 block sums are exact).
+inline double quantized_dot_magnitude(const void* w_row, kernels::WeightType type, const kernels::BlockQ8_0* xq,
+                                      int64_t n_blocks) {
+  std::vector<float> w(static_cast<size_t>(n_blocks * 32)), x(w.size());
+  kernels::convert_row(w.data(), w_row, type, n_blocks * 32);
+  kernels::dequantize_row_q8_0(xq, x.data(), n_blocks * 32);
+  return abs_dot(w.data(), x.data(), n_blocks * 32);
+}
+
+// One output of a quantized linear (per block d_w·d_x·s_b, summed over n_blocks in fp32, plus the bias)
+// against quant_dot_ref + bias (the same terms in its own order): each within γ_{n_blocks+2} of the exact
+// sum of the terms (two products and the block sum), the bias adds a rounding on each side.
+inline double quantized_linear_bound(double magnitude, int64_t n_blocks, double want) {
+  return 2 * gamma_n(n_blocks + 2) * magnitude + 2 * kUnitF32 * std::fabs(want);
 }
 
 }  // namespace gpstream::testing
