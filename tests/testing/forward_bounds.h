@@ -64,6 +64,7 @@ struct ForwardBoundOptions {
   bool against_reference = false;  // one fp32 forward against an exact reference instead of two fp32 forwards
   bool shared_code = true;         // two fp32 forwards: the same norm/attention/activation code on both sides
   int64_t max_rows = 0;            // against a reference or other code: the most rows one row attends to
+  double extra_roundings = 0;      // further relative error per layer, in units of u (e.g. an fp16 table)
 };
 
 // Elementwise roundings per layer outside the dots when the two sides do not share code: exp (fast_exp,
@@ -74,7 +75,7 @@ inline constexpr int64_t kElementwiseRoundings = 16;
 inline ForwardOrderBound forward_order_bound(const model::ModelConfig& c, const model::Weights& w,
                                              const ForwardBoundOptions& o = {}) {
   const int64_t E = c.n_embd, Q = static_cast<int64_t>(c.n_head) * c.head_dim;
-  int64_t per_layer = E + c.head_dim + Q + E + c.n_ff;
+  int64_t per_layer = E + c.head_dim + Q + E + c.n_ff + static_cast<int64_t>(std::ceil(o.extra_roundings));
   int64_t before_kv = 0, before_head = 0;  // the norm feeding K/V or the LM head, against a reference
   if (o.against_reference || !o.shared_code) {
     const int64_t norms = c.sandwich_norms ? 4 : 2;
