@@ -1,5 +1,6 @@
 // Shared command-line helpers.
 #include "cli/cli_util.h"
+#include "cli/install_paths.h"
 
 #include <algorithm>
 #include <charconv>
@@ -78,7 +79,8 @@ namespace gpstream::cli {
 
 void add_stream_options(CLI::App& app, StreamCli& o, bool with_paradigm) {
   app.add_option("-m,--model", o.model, "model: a Hugging Face directory (with tokenizer.json, optional gpstream.json) or a .gguf file")
-      ->required();
+      ->required()
+      ->transform(resolve_model_name);
   app.add_option("--phi", o.phi, "target group start position: a number >= 0 or S (default: the model's)");
   if (with_paradigm)
     app.add_option("--paradigm", o.paradigm, "one of " + stream::paradigm_names() + " (default: the model's)");

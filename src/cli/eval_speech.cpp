@@ -18,6 +18,7 @@
 #include "audio/speech_manifest.h"
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "cli/install_paths.h"
 #include "cli/eval_run_config.h"
 #include "cli/score_report.h"
 #include "eval/python_format.h"
@@ -59,7 +60,8 @@ int run_eval_speech(int argc, char** argv) {
   bool speech = false, noise = false, json = false;
   size_t limit = 0;
   app.add_flag("--speech", speech, "speech evaluation (this command)")->required();
-  app.add_option("-m,--model", o.model, "speech model directory (LLM + speech_encoder.safetensors)")->required();
+  app.add_option("-m,--model", o.model, "speech model directory (LLM + speech_encoder.safetensors)")->required()
+      ->transform(resolve_model_name);
   app.add_option("--manifest", manifest_path,
                  "speech manifest: manifest.tsv of scripts/make-speech-data, or audio<TAB>transcript lines (paths "
                  "relative to the manifest)")

@@ -4,6 +4,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "cli/install_paths.h"
 
 namespace gpstream::cli {
 namespace {
@@ -13,7 +14,8 @@ int run_generate(int argc, char** argv) {
   std::string model_path, ids_s;
   int max_new = 16, threads = 0;
   bool stop_at_eos = true;
-  app.add_option("-m,--model", model_path, "Hugging Face model directory or .gguf file")->required();
+  app.add_option("-m,--model", model_path, "Hugging Face model directory or .gguf file")->required()
+      ->transform(resolve_model_name);
   app.add_option("--ids", ids_s, "comma-separated prompt token ids")->required();
   app.add_option("--max-new", max_new, "number of tokens to generate")
       ->check(CLI::Range(0, 1 << 20))

@@ -4,6 +4,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "cli/install_paths.h"
 
 namespace gpstream::cli {
 namespace {
@@ -13,7 +14,8 @@ int run_logits(int argc, char** argv) {
   std::string model_path, ids_s, pos_s;
   bool all = false;
   int threads = 0;
-  app.add_option("-m,--model", model_path, "Hugging Face model directory or .gguf file")->required();
+  app.add_option("-m,--model", model_path, "Hugging Face model directory or .gguf file")->required()
+      ->transform(resolve_model_name);
   app.add_option("--ids", ids_s, "comma-separated token ids")->required();
   app.add_option("--positions", pos_s, "comma-separated (real-valued) positions; default 0,1,2,...");
   app.add_flag("--all", all, "print every row's logits (a list of rows)");

@@ -9,12 +9,9 @@
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "cli/install_paths.h"
 #include "serve/server.h"
 #include "speech/speech_model.h"
-
-#ifndef GPSTREAM_WEB_DIR
-#define GPSTREAM_WEB_DIR ""
-#endif
 
 namespace gpstream::cli {
 namespace {
@@ -24,7 +21,7 @@ int run_serve(int argc, char** argv) {
                "gpstream serve"};
   StreamCli o;
   serve::ServerOptions so;
-  so.web_root = GPSTREAM_WEB_DIR;
+  so.web_root = web_dir();  // PREFIX/share/gpstream/web, or the build tree's copy
   int k = 0;
   double idle_s = so.idle_timeout_ms / 1000;
   add_stream_options(app, o);

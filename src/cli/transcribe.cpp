@@ -29,6 +29,7 @@
 #include "audio/wav_stream.h"
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "cli/install_paths.h"
 #include "eval/instance_log.h"
 #include "eval/python_format.h"
 #include "speech/speech_transcriber.h"
@@ -126,7 +127,8 @@ int run_transcribe(int argc, char** argv) {
   uint32_t rate = 0;
   uint16_t channels = 1;
   app.add_option("-m,--model", o.model, "speech model directory (LLM + speech_encoder.safetensors)")
-      ->required();
+      ->required()
+      ->transform(resolve_model_name);
   app.add_option("--wav,--audio", inputs,
                  "audio files to transcribe, one after the other (WAV, FLAC, Ogg, MP3, ...); - reads a WAV "
                  "stream from stdin as it arrives")

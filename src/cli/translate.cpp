@@ -1,8 +1,10 @@
-// `gpstream translate -m MODEL [-k K] [--phi F] [--paradigm P] [--pace W] [--delays] ...`: reads one
-// source sentence per line from stdin and feeds it word by word (paced at W words/s if given, like a
-// speaker). On a terminal it shows the source growing with the translation growing under it;
-// otherwise it prints one translation per line, or with --delays one JSON line per sentence with
-// the prediction, delays (source words read per target word) and elapsed ms.
+// `gpstream translate -m MODEL [-k K] [--phi F] [--paradigm P] [--pace W] [--delays] ...`: reads stdin
+// line by line and feeds each line word by word (paced at W words/s if given, like a speaker) to a
+// continuous session, so that every sentence of a line is translated and no word is dropped (a line with
+// no sentence end is cut into segments at word boundaries; stream/session.h). On a terminal it shows the
+// source growing with the translation growing under it; otherwise it prints one translation per line, or
+// with --delays one JSON line per input line with the prediction, delays (source words of the line read
+// per target word) and elapsed ms.
 #include <unistd.h>
 
 #include <chrono>
@@ -41,6 +43,7 @@ int run_translate(int argc, char** argv) {
   if (!m) return fail("translate", m.error());
   auto so = session_options(o, *m, k, o.paradigm);
   if (!so) return std::fprintf(stderr, "gpstream translate: %s\n", so.error().message().c_str()), kExitUsage;
+  so->continuous = true;
   // Every line is a fresh session with the same prompt: its rows are computed once, here.
   if (auto cache = stream::PromptCache::build(*m->model, *m->codec)) so->prompt_cache = std::move(cache).value();
   LiveView view{isatty(STDOUT_FILENO) && !delays && !plain};
@@ -50,7 +53,9 @@ int run_translate(int argc, char** argv) {
   while (std::getline(std::cin, line)) {
     const auto words = tokenizer::split_words(line);
     if (words.empty()) {  // nothing to translate: keep the line structure
-      std::printf(delays ? "{\"prediction\": \"\", \"delays\": [], \"elapsed\": []}\n" : "\n");
+      std::printf(delays ? "{\"prediction\": \"\", \"source_length\": 0, \"source_words_read\": 0, \"delays\": [], "
+                           "\"elapsed\": []}\n"
+                         : "\n");
       continue;
     }
     auto session = stream::Session::create(*m->model, *m->codec, *so);
@@ -95,7 +100,7 @@ int run_translate(int argc, char** argv) {
         if (Status st = push_due(true); !st.ok()) return fail("translate", st.error());
       } else if (e->kind == stream::EventKind::Word) {
         out.push_back(e->word);
-        out_delays.push_back(e->delay);
+        out_delays.push_back(e->stream_delay);
         out_elapsed.push_back(now_ms() - t0);
         tgt_shown += (tgt_shown.empty() ? "" : " ") + e->word;
         view.draw(src_shown, tgt_shown);
@@ -103,10 +108,16 @@ int run_translate(int argc, char** argv) {
         break;
       }
     }
+    if (const int read = s.stream_words_read(); read < static_cast<int>(words.size()))
+      return fail("translate", invalid_argument("the model left " + std::to_string(words.size() - read) +
+                                                " of the line's " + std::to_string(words.size()) +
+                                                " words unread, from '" + words[read] + "'"));
     if (view.enabled) {
       view.next();
     } else if (delays) {
-      std::string j = "{\"prediction\": " + eval::python_json_string(tgt_shown) + ", \"delays\": [";
+      std::string j = "{\"prediction\": " + eval::python_json_string(tgt_shown) +
+                      ", \"source_length\": " + std::to_string(words.size()) +
+                      ", \"source_words_read\": " + std::to_string(s.stream_words_read()) + ", \"delays\": [";
       for (size_t i = 0; i < out_delays.size(); ++i) j += (i ? ", " : "") + std::to_string(out_delays[i]);
       j += "], \"elapsed\": [";
       for (size_t i = 0; i < out_elapsed.size(); ++i) {
