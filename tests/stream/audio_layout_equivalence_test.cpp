@@ -1,8 +1,9 @@
 // gpe.md §8 invariants with audio sources (source units = chunks of input embedding rows, wait-k counted in
 // chunks) on tiny random transformers of every family:
-//  1. train/infer equivalence: a forced Session fed chunk by chunk has the row logits (≤ 1e-4) and cached
-//     K/V (≤ 1e-5) of one full forward over the audio layout, for group, batch-stream, interleaved and
-//     interleaved-blocked; the layout of a small case is also checked against a hand derivation;
+//  1. train/infer equivalence: a forced Session fed chunk by chunk has the row logits and cached K/V of one
+//     full forward over the audio layout (within forward_order_bound: invariant_helpers.h), for group,
+//     batch-stream, interleaved and interleaved-blocked; the layout of a small case is also checked against
+//     a hand derivation;
 //  2. chunk wait-k with k ≥ M + 1 gives offline's tokens for every paradigm;
 //  3. forward counts: each audio row once, each target token once plus one re-feed per boundary with a read.
 // Delays are in chunks (word j after min(k + j − 1, M) chunks) and delay_ms sums the read chunks' durations.
