@@ -70,11 +70,25 @@ void LiveView::draw(const std::string& src, const std::string& tgt) {
 }
 
 void LiveView::render(bool all_rows) {
-  if (g_resized) {  // cleared before reading, so a resize during the read is seen next time
-    g_resized = 0;
-    read_size();
-  }
-  std::vector<util::TextRow> rows = util::wrap_text(src_, cols_);
+  std::vector<util::TextRow> rows;
+  std::string out;
+  size_t first = 0;
+  // Laid out again if the terminal is resized meanwhile, so that what is written fits its latest size.
+  do {
+    if (g_resized) {  // cleared before reading, so a resize during the read is seen on the next pass
+      g_resized = 0;
+      read_size();
+    }
+    first = layout(all_rows, rows, out);
+  } while (g_resized);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fflush(stdout);
+  shown_.assign(rows.begin() + static_cast<std::ptrdiff_t>(first), rows.end());
+  cut_ = first > 0;
+}
+
+size_t LiveView::layout(bool all_rows, std::vector<util::TextRow>& rows, std::string& out) const {
+  rows = util::wrap_text(src_, cols_);
   const size_t n_src = rows.size();
   for (util::TextRow& r : util::wrap_text(tgt_, cols_)) rows.push_back(std::move(r));
   // The rows and the cursor's row below them must fit on the screen, or the first rows scroll out of reach
@@ -82,7 +96,7 @@ void LiveView::render(bool all_rows) {
   const size_t fit = std::max<size_t>(lines_ - 1, 1);
   const size_t first = !all_rows && rows.size() > fit ? rows.size() - fit : 0;
 
-  std::string out;
+  out.clear();
   if (!shown_.empty()) {
     // The rows drawn last take reflowed_rows at the width the terminal has now (re-flowed if it shrank).
     out = "\r\033[" + std::to_string(util::reflowed_rows(shown_, cols_)) + "A";
@@ -98,10 +112,7 @@ void LiveView::render(bool all_rows) {
     out += '\n';
   }
   out += "\033[J";
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  std::fflush(stdout);
-  shown_.assign(rows.begin() + static_cast<std::ptrdiff_t>(first), rows.end());
-  cut_ = first > 0;
+  return first;
 }
 
 void LiveView::next() {

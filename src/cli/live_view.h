@@ -33,6 +33,8 @@ class LiveView {
  private:
   // Redraws src_ and tgt_ over the rows shown; all of them, or only the last rows that fit on the screen.
   void render(bool all_rows);
+  // The rows of src_ and tgt_ at the current size and the output that draws them from `first` (returned) on.
+  size_t layout(bool all_rows, std::vector<util::TextRow>& rows, std::string& out) const;
   void read_size();
 
   bool dumb_ = false;     // TERM=dumb: print finished sentences only

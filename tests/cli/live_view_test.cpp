@@ -237,15 +237,15 @@ TEST_F(LiveViewTmux, ResizesWhileRunningLeaveNoStaleCopy) {
   const std::vector<std::string> tgt = plain_translations();
   ASSERT_EQ(tgt.size(), kSources.size());
   Tmux tmux;
-  // A new width every 0.3 s, narrower and wider, while sentences are drawn. tmux re-flows the rows already
+  // A new width every 0.5 s, narrower and wider, while sentences are drawn. tmux re-flows the rows already
   // on screen: the capture joins the lines it wrapped back into the rows the view drew, at their widths.
   // The run starts at the bottom of a filled screen: tmux keeps the cursor's screen row when it re-flows, so
   // on a screen not filled yet a narrowing pushes rows out of reach (the limit docs/streaming.md states).
   const std::vector<int> widths = {80, 40, 100, 55, 200, 40, 70, 45, 120};
   const std::vector<std::string> lines = run_in_tmux(tmux, 80, 24, 24, true, [&](int tick) {
-    if (tick % 3 == 2)
+    if (tick % 5 == 4)
       tmux("resize-window -t t -y 24 -x " +
-           std::to_string(widths[(static_cast<size_t>(tick) / 3) % widths.size()]));
+           std::to_string(widths[(static_cast<size_t>(tick) / 5) % widths.size()]));
   });
   expect_each_sentence_once(lines, tgt, 0);
 }
