@@ -19,7 +19,7 @@ TEST(BpeTrainerSlow, FullEnFrIn16kVocabulary) {
   o.bos_token = "<s>";
   o.eos_token = "</s>";
   BpeTrainer trainer(o);
-  ASSERT_TRUE(trainer.add_file(shared_dir() + "/data/corpus/en-fr.train.tsv").ok());
+  ASSERT_TRUE(trainer.add_file(corpus_dir() + "/en-fr.train.tsv").ok());
   BpeTrainer::Stats stats;
   auto j = trainer.train(&stats);
   ASSERT_TRUE(j.ok()) << j.error().message();
@@ -32,7 +32,7 @@ TEST(BpeTrainerSlow, FullEnFrIn16kVocabulary) {
   ASSERT_TRUE(tok.ok()) << tok.error().message();
   EXPECT_EQ(tok->vocab_size(), 16000);
   size_t tokens = 0, chars = 0;
-  for (const auto& line : split_lines(read_text(shared_dir() + "/data/corpus/en-fr.dev.tsv"))) {
+  for (const auto& line : split_lines(read_text(corpus_dir() + "/en-fr.dev.tsv"))) {
     auto ids = tok->encode(line);
     EXPECT_EQ(tok->decode(ids), line);
     tokens += ids.size();

@@ -71,7 +71,7 @@ BpeTrainerOptions fixture_options() {
 TEST(BpeTrainer, TrainedTokenizerMatchesOracle) {
   // Retraining reproduces the committed tokenizer.json byte for byte.
   BpeTrainer t(fixture_options());
-  auto lines = split_lines(read_text(shared_dir() + "/data/corpus/en-fr.train.tsv"));
+  auto lines = split_lines(read_text(corpus_dir() + "/en-fr.train.tsv"));
   ASSERT_GE(lines.size(), 3000u);
   for (size_t i = 0; i < 3000; ++i) {
     size_t tab = lines[i].find('\t');
@@ -93,7 +93,7 @@ TEST(BpeTrainer, TrainedTokenizerMatchesOracle) {
   ASSERT_TRUE(tok.ok()) << tok.error().message();
   EXPECT_EQ(tok->bos_id(), 1);
   EXPECT_EQ(tok->eos_id(), 2);
-  auto dev = split_lines(read_text(shared_dir() + "/data/corpus/en-fr.dev.tsv"));
+  auto dev = split_lines(read_text(corpus_dir() + "/en-fr.dev.tsv"));
   auto want = split_lines(read_text(data_dir() + "/trained/en-fr.dev.ids"));
   ASSERT_EQ(want.size(), 600u);
   for (size_t i = 0; i < 300; ++i) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "fixture_checks.h"
+#include "test_data.h"
 
 namespace gpstream::tokenizer {
 namespace {
@@ -27,15 +28,19 @@ void check_all(const std::string& name, const std::string& tmpl) {
 }
 
 TEST(FixtureTokenizers, Qwen3) {
+  GPS_SKIP_WITHOUT_FIXTURE("qwen3");
   check_all("qwen3", "qwen");
 }
 TEST(FixtureTokenizers, Llama3) {
+  GPS_SKIP_WITHOUT_FIXTURE("llama3");
   check_all("llama3", "llama3");
 }
 TEST(FixtureTokenizers, Llama2) {
+  GPS_SKIP_WITHOUT_FIXTURE("llama2");
   check_all("llama2", "gpstream");
 }
 TEST(FixtureTokenizers, Gemma3) {
+  GPS_SKIP_WITHOUT_FIXTURE("gemma3");
   check_all("gemma3", "gemma2");
 }
 

@@ -87,7 +87,7 @@ void check_segments(const std::string& name, const std::string& tmpl) {
   for (const char* pair : {"en-fr", "en-de", "en-es"}) {
     std::string tgt = language_name(std::string(pair).substr(3));
     SegmentEncoder enc(tok, Template::builtin(tmpl).value().with_languages("English", tgt));
-    for (const auto& line : split_lines(read_text(shared_dir() + "/data/corpus/" + pair + ".dev.tsv"))) {
+    for (const auto& line : split_lines(read_text(corpus_dir() + "/" + pair + ".dev.tsv"))) {
       size_t tab = line.find('\t');
       if (tab == std::string::npos) continue;
       auto src = split_words(line.substr(0, tab)), dst = split_words(line.substr(tab + 1));

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -19,12 +20,28 @@ namespace gpstream::tokenizer::testing {
 inline std::string data_dir() {
   return std::string(GPSTREAM_SOURCE_DIR) + "/tests/tokenizer/data";
 }
-inline std::string shared_dir() {
-  return std::string(GPSTREAM_SOURCE_DIR) + "/../shared";
+// The parallel corpora, in the repository.
+inline std::string corpus_dir() {
+  return std::string(GPSTREAM_SOURCE_DIR) + "/data/corpus";
+}
+// The four published tokenizer.json files the parity tests compare against are not in the repository:
+// GPSTREAM_TOKENIZER_FIXTURES names their folder, else ../shared/fixtures/tokenizers beside the source tree.
+inline std::string fixtures_dir() {
+  const char* env = std::getenv("GPSTREAM_TOKENIZER_FIXTURES");
+  return env && *env ? std::string(env) : std::string(GPSTREAM_SOURCE_DIR) + "/../shared/fixtures/tokenizers";
 }
 inline std::string fixture_tokenizer(const std::string& name) {
-  return shared_dir() + "/fixtures/tokenizers/" + name;
+  return fixtures_dir() + "/" + name;
 }
+inline bool have_fixture(const std::string& name) {
+  return std::ifstream(fixture_tokenizer(name) + "/tokenizer.json").good();
+}
+// At the top of a test that reads fixture `name`: skips it, naming what is missing, when it is absent.
+#define GPS_SKIP_WITHOUT_FIXTURE(name)                                                                        \
+  if (!::gpstream::tokenizer::testing::have_fixture(name))                                                   \
+  GTEST_SKIP() << "fixture tokenizer " << (name) << " not found at "                                           \
+               << ::gpstream::tokenizer::testing::fixture_tokenizer(name)                                      \
+               << "/tokenizer.json (set GPSTREAM_TOKENIZER_FIXTURES; docs/tokenizer.md, \"Tests and fixtures\")"
 
 inline const Tokenizer& load_fixture(const std::string& name) {
   static std::map<std::string, std::unique_ptr<Tokenizer>> cache;
@@ -73,7 +90,7 @@ inline std::vector<std::string> dev_lines() {
   std::vector<std::string> out;
   std::set<std::string> seen;
   for (const char* pair : {"en-fr", "en-de", "en-es"}) {
-    for (const auto& line : split_lines(read_text(shared_dir() + "/data/corpus/" + pair + ".dev.tsv"))) {
+    for (const auto& line : split_lines(read_text(corpus_dir() + "/" + pair + ".dev.tsv"))) {
       if (line.empty()) continue;
       size_t start = 0;
       while (true) {

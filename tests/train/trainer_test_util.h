@@ -11,7 +11,7 @@
 
 namespace gpstream::testing {
 
-inline const std::string kCorpus = "/work/shared/data/corpus/en-fr";
+inline const std::string kCorpus = std::string(GPSTREAM_SOURCE_DIR) + "/data/corpus/en-fr";
 
 inline std::string tmp_dir(const std::string& name) {
   const std::string d = std::string(GPSTREAM_BINARY_DIR) + "/train_test_" + name;
@@ -20,7 +20,7 @@ inline std::string tmp_dir(const std::string& name) {
   return d;
 }
 
-// A small TSV of the first n lines of the real corpus when present, else synthetic pairs.
+// A small TSV of the first n lines of the repository's corpus (data/corpus), else synthetic pairs.
 inline std::string corpus_tsv(const std::string& dir, const std::string& split, int n) {
   const std::string path = dir + "/" + split + ".tsv";
   std::ifstream in(kCorpus + "." + split + ".tsv");
