@@ -1,4 +1,5 @@
-// End-to-end checks of `gpstream translate` on the shipped en-fr model: with greedy decoding and with the word
+// End-to-end checks of `gpstream translate` (and eval) on the shipped en-fr model: every word of every line read;
+// with greedy decoding and with the word
 // beam search, one JSON line per input sentence whose delays follow wait-k by hand (word j is written after
 // min(k + j − 1, M) of the M source words: the beam changes the words, never when they are written); bad
 // usage of --beam exits 2 with one line that says why; the kernels' instruction set (GPSTREAM_ISA) changes no
@@ -10,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -108,6 +110,96 @@ TEST_F(TranslateCli, SameWordsAndDelaysWithEitherKernel) {
     }
     ASSERT_FALSE(outputs[0].empty());
     EXPECT_EQ(outputs[0], outputs[1]) << "beam " << beam;
+  }
+}
+
+// No word is dropped: a line of several sentences, of fifty, and a long line with no sentence end at all are
+// read whole. Expected independently of the multi-sentence code path: each sentence (or 64-word piece of the
+// unpunctuated line: docs/streaming.md, "Continuous streams") translated as a line of its own — a segment of a
+// continuous stream starts from the prompt like a fresh session — and its delays shifted by the words before it.
+TEST_F(TranslateCli, EveryWordOfEveryLineIsRead) {
+  struct Piece {
+    std::string text;
+    json alone;
+  };
+  const std::vector<std::string> sentences = {"Click the button to save the document.",
+                                              "The file is saved in your home folder.", "Open the file."};
+  std::string unpunctuated;
+  for (int i = 0; i < 128; ++i) unpunctuated.append(i ? " " : "").append(i % 3 ? "file" : "folder");
+  const std::vector<std::string> halves = {unpunctuated.substr(0, unpunctuated.size() / 2),
+                                           unpunctuated.substr(unpunctuated.size() / 2 + 1)};
+  ASSERT_EQ(count_words(halves[0]), 64u);
+  // The lines: each piece alone, then the combined lines.
+  std::vector<std::vector<std::string>> combined = {{sentences[0], sentences[1]}, {}, {halves[0], halves[1]}};
+  for (int i = 0; i < 50; ++i) combined[1].push_back(sentences[i % 3]);
+  std::ofstream in(kDir + "/long.txt");
+  for (const auto& p : sentences) in << p << "\n";
+  for (const auto& p : halves) in << p << "\n";
+  for (const auto& line : combined) {
+    for (size_t i = 0; i < line.size(); ++i) in << (i ? " " : "") << line[i];
+    in << "\n";
+  }
+  in.close();
+  auto r = run("translate -m " + kModel + " -k 3 --delays < long.txt");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<json> out;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) out.push_back(json::parse(line));
+  ASSERT_EQ(out.size(), sentences.size() + halves.size() + combined.size());
+  std::map<std::string, json> alone;
+  for (size_t i = 0; i < sentences.size(); ++i) alone[sentences[i]] = out[i];
+  for (size_t i = 0; i < halves.size(); ++i) alone[halves[i]] = out[sentences.size() + i];
+  for (size_t c = 0; c < combined.size(); ++c) {
+    const json& got = out[sentences.size() + halves.size() + c];
+    std::string prediction;
+    std::vector<int> delays;
+    int words_before = 0;
+    for (const auto& piece : combined[c]) {
+      const json& a = alone.at(piece);
+      const std::string p = a.at("prediction");
+      prediction += (prediction.empty() || p.empty() ? "" : " ") + p;
+      for (int d : a.at("delays").get<std::vector<int>>()) delays.push_back(words_before + d);
+      words_before += static_cast<int>(count_words(piece));
+    }
+    EXPECT_EQ(got.at("prediction"), prediction) << "line " << c;
+    EXPECT_EQ(got.at("delays").get<std::vector<int>>(), delays) << "line " << c;
+    EXPECT_EQ(got.at("source_length"), words_before) << "line " << c;
+    EXPECT_EQ(got.at("source_words_read"), words_before) << "line " << c;
+  }
+}
+
+// eval reads every word of a line too: its instances for a line of two sentences and of fifty equal the
+// sentences' own instances joined, delays shifted by the words before (as translate's above).
+TEST_F(TranslateCli, EvalReadsEveryWordOfEveryLine) {
+  const std::vector<std::string> sentences = {"Click the button to save the document.",
+                                              "The file is saved in your home folder."};
+  std::string fifty;
+  for (int i = 0; i < 50; ++i) fifty.append(i ? " " : "").append(sentences[i % 2]);
+  std::ofstream(kDir + "/lines.tsv") << sentences[0] << "\tr\n"
+                                     << sentences[1] << "\tr\n"
+                                     << sentences[0] << " " << sentences[1] << "\tr\n"
+                                     << fifty << "\tr\n";
+  auto r = run("eval -m " + kModel + " --tsv lines.tsv -k 3 --output eval-out");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream log(kDir + "/eval-out/group-k3/instances.log");
+  std::vector<json> inst;
+  for (std::string line; std::getline(log, line);) inst.push_back(json::parse(line));
+  ASSERT_EQ(inst.size(), 4u);
+  for (size_t c : {2u, 3u}) {
+    const size_t pieces = c == 2 ? 2 : 50;
+    std::string prediction;
+    std::vector<double> delays;
+    double words_before = 0;
+    for (size_t p = 0; p < pieces; ++p) {
+      const json& a = inst[p % 2];
+      const std::string text = a.at("prediction");
+      prediction += (prediction.empty() || text.empty() ? "" : " ") + text;
+      for (double d : a.at("delays").get<std::vector<double>>()) delays.push_back(words_before + d);
+      words_before += a.at("source_length").get<double>();
+    }
+    EXPECT_EQ(inst[c].at("prediction"), prediction) << c;
+    EXPECT_EQ(inst[c].at("delays").get<std::vector<double>>(), delays) << c;
+    EXPECT_EQ(inst[c].at("source_length").get<double>(), words_before) << c;
   }
 }
 
