@@ -71,7 +71,7 @@ TEST(ChrfSignature, LongAndShort) {
 }
 
 // Hand-derived (metrics.md B.3): chrF++ word splitting. "(hi)" splits only the last ')' →
-// "(hi" and ")" (sacreBLEU issue #124); "x" (length 1) is kept. Hyp "(hi) x" vs ref "(hi) x",
+// "(hi" and ")" (sacreBLEU's GitHub report no. 124); "x" (length 1) is kept. Hyp "(hi) x" vs ref "(hi) x",
 // char_order 1, word_order 1, beta 1: chars (,h,i,),x all match → P=R=1; words "(hi" ")" "x" all
 // match → P=R=1 → F = 100. Against ref "hi) x": words "hi" ")" "x": hyp words 3, matches 2 (")", "x") →
 // word P = R = 2/3; chars: hyp 5 ref 4 matches 4 → P = 4/5, R = 1. Average P = (0.8 + 2/3)/2,
