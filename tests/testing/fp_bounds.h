@@ -8,8 +8,10 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -52,6 +54,103 @@ inline double dot_error_bound(const float* a, const float* b, int64_t n, double 
 inline double dot_error_bound(std::span<const float> a, std::span<const float> b, double u = kUnitF32) {
   GPS_ASSERT(a.size() == b.size(), "dot_error_bound: lengths differ");
   return dot_error_bound(a.data(), b.data(), static_cast<int64_t>(a.size()), u);
+}
+
+// fp32 error bounds of the tanh-form GELU of kernels/gelu.h, y = x·s, and of its slope s + x·s(1 − s)·p,
+// with s = 1/(1 + e), e = fast_exp(a), a = −2k·x(1 + c x²), p = 2k(1 + 3c x²), against the exact tanh form:
+//  - a: x², the fused c·x² + 1, ·x, ·(−2k) and the fp32 constants c and k (the scalar form's x + c·x·x·x one
+//    more): ≤ γ_7|a| absolute (no cancellation);
+//  - e: fast_exp's relative error (~2e-7, as 4u) on top: Δe/e ≤ γ_7|a| + 4u;
+//  - s: Δs/s ≤ (1 − s)(Δe/e) + 2u (1 + e and the division);
+//  - y = x·s: + u. The slope: 1 − s rounds (u(1 − s)) after carrying Δs, x·s and ·(1 − s) round, p is within
+//    γ_5 (x², the fused add, 3c and the constants), and the final fused multiply-add rounds once.
+//  fast_exp clamps its argument at 88: where a > 88 the computed s is 1/(1 + e^88) instead of ≈ 0, off by
+//  ≤ e^-88 (times |x| in y, times 1 + |x|p in the slope).
+//  A double reference 0.5·x·(1 + tanh(z)) is itself only good to ≈ u₆₄ absolute in 1 + tanh (it returns 0
+//  once tanh rounds to −1, far left, where the kernel still has e^-a): |x|·u₆₄ in y, (1 + |x|p)·2u₆₄ in the
+//  slope, included.
+struct GeluTanhBound {
+  double y, slope;
+};
+inline GeluTanhBound gelu_tanh_bound(double x) {
+  const double u = kUnitF32;
+  const double k = std::sqrt(2.0 / M_PI), c = 0.044715;
+  const double a = -2.0 * k * x * (1.0 + c * x * x), e = std::exp(a), s = 1.0 / (1.0 + e),
+               one_minus_s = e / (1.0 + e);
+  const double p = 2.0 * k * (1.0 + 3.0 * c * x * x), ax = std::fabs(x);
+  const double clamp = a > 88.0 ? std::exp(-88.0) : 0.0;
+  const double rho = one_minus_s * (gamma_n(7) * std::fabs(a) + 4 * u) + 2 * u;
+  const double ds = s * rho;
+  const double ref = kUnitF64;
+  const double y = ax * s * (rho + u) + ax * clamp + ax * ref;
+  const double db = ax * one_minus_s * s * (rho + 2 * u) + ax * s * (ds + u * one_minus_s);
+  const double slope = s + x * s * one_minus_s * p;
+  const double dslope = db * p + ax * s * one_minus_s * p * gamma_n(5) + ds + u * std::fabs(slope) +
+                        (1 + ax * p) * (clamp + 2 * ref);
+  return {y, dslope};
+}
+
+// The divided difference f[t_0, …, t_m] = Σ_k w_k f(t_k), w_k = 1 / Π_{i≠k} (t_k − t_i), at distinct points;
+// *abs_weights = Σ|w_k|, so evaluations each within e of the exact f give it within e·Σ|w_k|. For points in
+// an interval I, m!·f[t_0..t_m] = f⁽ᵐ⁾(ξ) for some ξ ∈ I (the mean value theorem of divided differences).
+inline double divided_difference(std::span<const double> t, std::span<const double> fv, double* abs_weights) {
+  double d = 0, aw = 0;
+  for (size_t k = 0; k < t.size(); ++k) {
+    double p = 1;
+    for (size_t i = 0; i < t.size(); ++i)
+      if (i != k) p *= t[k] - t[i];
+    d += fv[k] / p;
+    aw += 1.0 / std::fabs(p);
+  }
+  if (abs_weights) *abs_weights = aw;
+  return d;
+}
+
+// A central difference of f at 0 and a bound on its distance from f'(0), from five evaluations fv at
+// offsets t = {t₋₂ < t₋₁ < 0 < t₁ < t₂} (the steps as actually taken), each within eval_error of the
+// exact f. Taylor with the remainder:
+//   f[t₋₁, t₁] = f'(0) + f''(0)·(t₁ + t₋₁)/2 + f'''(η)·(t₁² + t₁t₋₁ + t₋₁²)/6,  η ∈ [t₋₁, t₁]
+// — the truncation h²·|f'''|/6 for equal steps ±h, plus the f'' term where rounding made them unequal.
+// |f'''| is bounded from the function: 6·f[t₋₂, t₋₁, t₁, t₂] = f'''(ξ) for some ξ ∈ [t₋₂, t₂], and f'''
+// moves across that interval by ≤ (t₂ − t₋₂)·|f''''|, 24·f[t₋₂..t₂] = f''''(ζ) (f'''' is taken as constant
+// over the interval: its variation enters at O(h⁵)); |f''(0)| ≤ |2·f[t₋₁, 0, t₁]| + (t₁ − t₋₁)·|f'''|.
+// Rounding: the slope moves by eval_error·Σ|w| = 2·eval_error/(t₁ − t₋₁) (≈ 2γ|f|/(2h) for an objective of
+// magnitude |f| evaluated with γ relative error), and each difference above by its own eval_error·Σ|w|.
+struct CentralDifference {
+  double slope = 0, error = 0;
+};
+inline CentralDifference central_difference(const std::array<double, 5>& t, const std::array<double, 5>& fv,
+                                            double eval_error) {
+  GPS_ASSERT(t[0] < t[1] && t[1] < t[2] && t[2] == 0.0 && t[2] < t[3] && t[3] < t[4],
+             "central_difference: offsets must increase around 0");
+  double w1, w2, w3, w4;
+  const std::array<double, 2> t1{t[1], t[3]}, f1{fv[1], fv[3]};
+  const std::array<double, 3> t2{t[1], t[2], t[3]}, f2{fv[1], fv[2], fv[3]};
+  const std::array<double, 4> t3{t[0], t[1], t[3], t[4]}, f3{fv[0], fv[1], fv[3], fv[4]};
+  const double slope = divided_difference(t1, f1, &w1);
+  const double d2 = divided_difference(t2, f2, &w2);
+  const double d3 = divided_difference(t3, f3, &w3);
+  const double d4 = divided_difference(t, fv, &w4);
+  const double m4 = 24.0 * (std::fabs(d4) + eval_error * w4);
+  const double m3 = 6.0 * (std::fabs(d3) + eval_error * w3) + (t[4] - t[0]) * m4;
+  const double m2 = 2.0 * (std::fabs(d2) + eval_error * w2) + (t[3] - t[1]) * m3;
+  const double trunc = m2 * std::fabs(t[3] + t[1]) / 2 + m3 * (t[3] * t[3] + t[3] * t[1] + t[1] * t[1]) / 6;
+  return {slope, trunc + eval_error * w1};
+}
+
+// ∂f/∂x for one fp32 variable x of f (restored afterwards) by central_difference at x ± h, x ± 2h, the
+// offsets as fp32 rounding leaves them.
+inline CentralDifference central_difference(float& x, const std::function<double()>& f, float h,
+                                            double eval_error) {
+  const float x0 = x;
+  std::array<double, 5> t{}, fv{};
+  for (int k = -2; k <= 2; ++k) {
+    x = x0 + static_cast<float>(k) * h;
+    t[static_cast<size_t>(k + 2)] = static_cast<double>(x) - x0;
+    fv[static_cast<size_t>(k + 2)] = f();
+  }
+  x = x0;
+  return central_difference(t, fv, eval_error);
 }
 
 // One output of an fp32 linear layer, x·w (+ bias), against a reference summed in double and rounded to fp32
