@@ -12,6 +12,7 @@
 #include <cstring>
 #include <optional>
 
+#include "audio/riff_bytes.h"
 #include "util/mapped_file.h"
 
 namespace gpstream::audio {
@@ -23,23 +24,6 @@ constexpr uint16_t kTagExtensible = 0xFFFE;
 // KSDATAFORMAT_SUBTYPE_* GUIDs share these last 14 bytes; the first two hold the format tag.
 constexpr uint8_t kSubformatTail[14] = {0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80,
                                         0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71};
-
-uint16_t u16_at(const uint8_t* p) {
-  return static_cast<uint16_t>(p[0] | (p[1] << 8));
-}
-uint32_t u32_at(const uint8_t* p) {
-  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
-         (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
-}
-
-std::string chunk_id(const uint8_t* p) {
-  std::string s;
-  for (int i = 0; i < 4; ++i) {
-    const char c = static_cast<char>(p[i]);
-    s += (c >= 0x20 && c < 0x7f) ? c : '?';
-  }
-  return s;
-}
 
 // One sample as a double: integers scaled by 2^-(bits-1), floats as stored.
 double decode_sample(const uint8_t* p, const WavFormat& f) {
@@ -57,7 +41,7 @@ double decode_sample(const uint8_t* p, const WavFormat& f) {
     case 8:
       return (static_cast<int>(p[0]) - 128) / 128.0;
     case 16:
-      return static_cast<int16_t>(u16_at(p)) / 32768.0;
+      return static_cast<int16_t>(riff_u16(p)) / 32768.0;
     case 24: {
       // Sign-extend via the top byte of a 32-bit word.
       const int32_t v =
@@ -67,7 +51,7 @@ double decode_sample(const uint8_t* p, const WavFormat& f) {
       return v / 8388608.0;
     }
     default:
-      return static_cast<int32_t>(u32_at(p)) / 2147483648.0;
+      return static_cast<int32_t>(riff_u32(p)) / 2147483648.0;
   }
 }
 
@@ -87,28 +71,28 @@ Status check_sample_rate(uint64_t rate, const std::string& where) {
 Result<WavFormat> parse_wav_fmt(const uint8_t* p, uint32_t size, const std::string& where) {
   if (size < 16)
     return format_error(where + ": fmt chunk has " + std::to_string(size) + " bytes (need at least 16)");
-  uint16_t tag = u16_at(p);
+  uint16_t tag = riff_u16(p);
   WavFormat f;
-  f.channels = u16_at(p + 2);
-  f.sample_rate = u32_at(p + 4);
-  f.block_align = u16_at(p + 12);
-  f.bits = u16_at(p + 14);
+  f.channels = riff_u16(p + 2);
+  f.sample_rate = riff_u32(p + 4);
+  f.block_align = riff_u16(p + 12);
+  f.bits = riff_u16(p + 14);
   if (tag == kTagExtensible) {
     // cbSize (2) + valid bits (2) + channel mask (4) + subformat GUID (16) after the 16 basic bytes.
     if (size < 40)
       return format_error(where + ": WAVE_FORMAT_EXTENSIBLE fmt chunk has " + std::to_string(size) +
                           " bytes (need 40)");
-    const uint16_t cb_size = u16_at(p + 16);
+    const uint16_t cb_size = riff_u16(p + 16);
     if (cb_size < 22)
       return format_error(where + ": WAVE_FORMAT_EXTENSIBLE cbSize is " + std::to_string(cb_size) +
                           " (need 22)");
-    const uint16_t valid_bits = u16_at(p + 18);
+    const uint16_t valid_bits = riff_u16(p + 18);
     if (valid_bits > f.bits)
       return format_error(where + ": " + std::to_string(valid_bits) + " valid bits exceed the " +
                           std::to_string(f.bits) + "-bit container");
     if (std::memcmp(p + 26, kSubformatTail, sizeof kSubformatTail) != 0)
       return unsupported(where + ": WAVE_FORMAT_EXTENSIBLE subformat GUID is not a standard WAVE format");
-    tag = u16_at(p + 24);
+    tag = riff_u16(p + 24);
   }
   if (tag == kTagPcm) {
     f.kind = WavSampleFormat::Int;
@@ -177,7 +161,7 @@ Result<WavAudio> read_wav(std::span<const std::byte> bytes, const std::string& n
   if (std::memcmp(base, "RIFF", 4) != 0) return format_error(where + ": not a RIFF file (no 'RIFF' magic)");
   if (std::memcmp(base + 8, "WAVE", 4) != 0)
     return format_error(where + ": RIFF file is not WAVE (no 'WAVE' form)");
-  const uint32_t declared_riff = u32_at(base + 4);
+  const uint32_t declared_riff = riff_u32(base + 4);
   // A streaming header (RIFF size 0 or 0xFFFFFFFF): the form, and a data chunk of unknown size, run to the end.
   const bool streamed = declared_riff == 0 || declared_riff == kWavUnknownSize;
   const uint64_t riff_size = streamed ? file_size - 8 : declared_riff;
@@ -197,8 +181,8 @@ Result<WavAudio> read_wav(std::span<const std::byte> bytes, const std::string& n
     if (end - pos < 8)
       return format_error(where + ": truncated chunk header at offset " + std::to_string(pos) + " (" +
                           std::to_string(end - pos) + " bytes left)");
-    const std::string id = chunk_id(base + pos);
-    uint64_t size = u32_at(base + pos + 4);
+    const std::string id = riff_chunk_id(base + pos);
+    uint64_t size = riff_u32(base + pos + 4);
     const uint64_t payload = pos + 8;
     const bool is_data = std::memcmp(base + pos, "data", 4) == 0;
     if (is_data && (size == kWavUnknownSize || (size == 0 && streamed))) size = end - payload;

@@ -6,24 +6,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "audio/riff_bytes.h"
+
 namespace gpstream::audio {
-namespace {
-
-uint32_t u32_at(const uint8_t* p) {
-  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
-         (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
-}
-
-std::string chunk_id(const uint8_t* p) {
-  std::string s;
-  for (int i = 0; i < 4; ++i) {
-    const char c = static_cast<char>(p[i]);
-    s += (c >= 0x20 && c < 0x7f) ? c : '?';
-  }
-  return s;
-}
-
-}  // namespace
 
 WavStream WavStream::wav(std::string name) {
   return WavStream(name.empty() ? "<stream>" : std::move(name));
@@ -64,8 +49,8 @@ bool WavStream::gather(const uint8_t*& p, const uint8_t* end, size_t need) {
 
 Status WavStream::on_chunk_header() {
   const uint8_t* h = pending_.data();
-  const uint32_t size = u32_at(h + 4);
-  const std::string id = chunk_id(h);
+  const uint32_t size = riff_u32(h + 4);
+  const std::string id = riff_chunk_id(h);
   const std::string at = name_ + ": chunk '" + id + "' at byte " + std::to_string(bytes_pushed_ - 8);
   if (std::memcmp(h, "fmt ", 4) == 0) {
     if (have_fmt_) return format_error(at + ": a second fmt chunk");
@@ -147,7 +132,7 @@ Status WavStream::push(std::span<const std::byte> bytes, std::vector<float>& out
           } else if (std::memcmp(h + 8, "WAVE", 4) != 0) {
             st = format_error(name_ + ": RIFF stream is not WAVE (no 'WAVE' form)");
           } else {
-            const uint32_t riff = u32_at(h + 4);
+            const uint32_t riff = riff_u32(h + 4);
             streamed_riff_ = riff == 0 || riff == kWavUnknownSize;
             riff_end_ = uint64_t{riff} + 8;
             if (!streamed_riff_ && riff < 4)
