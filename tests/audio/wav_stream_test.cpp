@@ -9,33 +9,12 @@
 #include <cstring>
 #include <limits>
 
+#include "../testing/wav_writer.h"
+
 namespace gpstream::audio {
 namespace {
 
-std::string le16(uint16_t v) {
-  return {static_cast<char>(v & 0xff), static_cast<char>(v >> 8)};
-}
-std::string le32(uint32_t v) {
-  std::string s;
-  for (int i = 0; i < 4; ++i) s += static_cast<char>((v >> (8 * i)) & 0xff);
-  return s;
-}
-std::string chunk(const std::string& id, const std::string& payload) {
-  std::string c = id + le32(static_cast<uint32_t>(payload.size())) + payload;
-  if (payload.size() % 2) c += '\0';
-  return c;
-}
-std::string fmt_chunk(uint16_t tag, uint16_t channels, uint32_t rate, uint16_t bits) {
-  const uint16_t align = static_cast<uint16_t>(channels * bits / 8);
-  return chunk("fmt ",
-               le16(tag) + le16(channels) + le32(rate) + le32(rate * align) + le16(align) + le16(bits));
-}
-std::string riff(const std::string& body) {
-  return "RIFF" + le32(static_cast<uint32_t>(4 + body.size())) + "WAVE" + body;
-}
-std::span<const std::byte> as_bytes(const std::string& s) {
-  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
-}
+using namespace testing::wav_bytes;
 
 // Samples s as 16-bit words, and what they decode to (s / 32768, exact in float).
 std::string pcm16(const std::vector<int16_t>& s) {

@@ -11,43 +11,14 @@
 #include <limits>
 
 #include "../testing/temp_dir.h"
+#include "../testing/wav_writer.h"
 #include "audio_test_util.h"
 
 namespace gpstream::audio {
 namespace {
 
+using namespace testing::wav_bytes;
 using testing::read_f32;
-
-std::string le16(uint16_t v) {
-  return {static_cast<char>(v & 0xff), static_cast<char>(v >> 8)};
-}
-std::string le32(uint32_t v) {
-  std::string s;
-  for (int i = 0; i < 4; ++i) s += static_cast<char>((v >> (8 * i)) & 0xff);
-  return s;
-}
-// A chunk with its pad byte when the payload is odd (unless `size` overrides the declared size).
-std::string chunk(const std::string& id, const std::string& payload, int64_t size = -1) {
-  std::string c =
-      id + le32(size < 0 ? static_cast<uint32_t>(payload.size()) : static_cast<uint32_t>(size)) + payload;
-  if (payload.size() % 2) c += '\0';
-  return c;
-}
-std::string fmt_payload(uint16_t tag, uint16_t channels, uint32_t rate, uint16_t bits, int block_align = -1) {
-  const uint16_t align =
-      block_align < 0 ? static_cast<uint16_t>(channels * bits / 8) : static_cast<uint16_t>(block_align);
-  return le16(tag) + le16(channels) + le32(rate) + le32(rate * align) + le16(align) + le16(bits);
-}
-std::string fmt_chunk(uint16_t tag, uint16_t channels, uint32_t rate, uint16_t bits) {
-  return chunk("fmt ", fmt_payload(tag, channels, rate, bits));
-}
-std::string riff(const std::string& body) {
-  return "RIFF" + le32(static_cast<uint32_t>(4 + body.size())) + "WAVE" + body;
-}
-
-std::span<const std::byte> as_bytes(const std::string& s) {
-  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
-}
 
 const std::string kGoodFmtForPlaceholders = fmt_chunk(1, 1, 16000, 16);
 
