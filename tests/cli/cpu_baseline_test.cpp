@@ -3,8 +3,6 @@
 // all. Skipped without qemu-x86_64 (Debian's qemu-user).
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -15,17 +13,10 @@
 namespace gpstream {
 namespace {
 
-struct EmulatedRun {
-  int code;
-  std::string err;
-};
-
-EmulatedRun run_on(const std::string& cpu) {
+testing::CommandRun run_on(const std::string& cpu) {
   testing::TempDir tmp;
-  const std::string cmd = "qemu-x86_64 -cpu " + cpu + " " + testing::kGpstreamBin + " version >/dev/null 2>" +
-                          tmp.file("err") + "";
-  const int status = std::system(cmd.c_str());
-  EmulatedRun r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, testing::read_bytes(tmp.file("err"))};
+  testing::CommandRun r = testing::run_command(
+      "qemu-x86_64 -cpu " + cpu + " " + testing::kGpstreamBin + " version >/dev/null", tmp.file("err"));
   // qemu's own notes on features its emulator lacks are not the binary's.
   std::string mine;
   for (size_t i = 0; i < r.err.size();) {
@@ -43,13 +34,13 @@ TEST(CpuBaseline, NamesTheMissingInstructionsAndExits1) {
   // By hand from Intel's feature lists: Sandy Bridge (2011) added AVX; F16C came with Ivy Bridge, and AVX2,
   // FMA, BMI1/2, LZCNT and MOVBE with Haswell. Nehalem has none of them.
   const std::string prefix = "gpstream: this CPU lacks instructions gpstream is built for (x86-64-v3):";
-  EmulatedRun sandy = run_on("SandyBridge");
+  testing::CommandRun sandy = run_on("SandyBridge");
   EXPECT_EQ(sandy.code, 1);
   EXPECT_EQ(sandy.err, prefix + " avx2 fma f16c bmi1 bmi2 lzcnt movbe\n");
-  EmulatedRun nehalem = run_on("Nehalem");
+  testing::CommandRun nehalem = run_on("Nehalem");
   EXPECT_EQ(nehalem.code, 1);
   EXPECT_EQ(nehalem.err, prefix + " avx avx2 fma f16c bmi1 bmi2 lzcnt movbe\n");
-  EmulatedRun haswell = run_on("Haswell");
+  testing::CommandRun haswell = run_on("Haswell");
   EXPECT_EQ(haswell.code, 0) << haswell.err;
   EXPECT_EQ(haswell.err, "");
 }

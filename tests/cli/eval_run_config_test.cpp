@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -27,15 +26,7 @@ std::string read_text(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// The hex digest `sha256sum` (GNU coreutils) prints for a file.
-std::string sha256sum_of(const std::string& path) {
-  FILE* p = popen(("sha256sum '" + path + "'").c_str(), "r");
-  if (!p) return "popen failed";
-  char buf[65] = {};
-  const size_t n = std::fread(buf, 1, 64, p);
-  pclose(p);
-  return std::string(buf, n);
-}
+using testing::sha256sum_of;
 
 bool has_line(const std::string& text, const std::string& line) {
   return ("\n" + text).find("\n" + line + "\n") != std::string::npos;

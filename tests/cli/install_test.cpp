@@ -4,12 +4,7 @@
 // the source tree is gone.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include "../testing/temp_dir.h"
@@ -20,20 +15,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The command's stdout, or "exit N: " and its stdout when it fails.
 std::string run(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return "";
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? out : "exit " + std::to_string(status) + ": " + out;
-}
-
-std::string file_bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
+  const testing::CommandRun r = testing::run_command(cmd);
+  return r.code == 0 ? r.out : "exit " + std::to_string(r.code) + ": " + r.out;
 }
 
 TEST(Install, TheInstalledTreeRunsFromAnywhere) {
@@ -47,7 +32,7 @@ TEST(Install, TheInstalledTreeRunsFromAnywhere) {
   fs::rename(prefix, moved);
 
   // No path of the trees it was built from.
-  const std::string binary = file_bytes(moved + "/bin/gpstream");
+  const std::string binary = testing::read_bytes(moved + "/bin/gpstream");
   EXPECT_EQ(binary.find(GPSTREAM_SOURCE_DIR), std::string::npos);
   EXPECT_EQ(binary.find(GPSTREAM_BINARY_DIR), std::string::npos);
 
@@ -64,7 +49,7 @@ TEST(Install, TheInstalledTreeRunsFromAnywhere) {
                                "/bin/gpstream serve -m gpstream-en-fr --port 0 > port.txt 2>serve.log & echo $! > pid.txt);"
                                " for i in $(seq 100); do [ -s port.txt ] && break; sleep 0.1; done;"
                                " curl -s -H 'Accept: text/html' http://127.0.0.1:$(cat port.txt)/ ; kill $(cat pid.txt)");
-  EXPECT_EQ(page, file_bytes(moved + "/share/gpstream/web/index.html"));
+  EXPECT_EQ(page, testing::read_bytes(moved + "/share/gpstream/web/index.html"));
 }
 
 }  // namespace

@@ -43,15 +43,7 @@ const std::vector<std::string> kSources = {
 };
 
 // A shell command's stdout.
-std::string sh(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  pclose(p);
-  return out;
-}
+std::string sh(const std::string& cmd) { return testing::run_command(cmd).out; }
 
 bool have_tool(const std::string& name) {
   return std::system(("command -v " + name + " >/dev/null 2>&1").c_str()) == 0;

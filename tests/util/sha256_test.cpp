@@ -7,10 +7,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "../testing/run_command.h"
 
 namespace gpstream {
 namespace {
@@ -38,14 +39,7 @@ TEST(Sha256, PiecesHashLikeTheWhole) {
   EXPECT_EQ(to_hex(h.finish()), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
-std::string sha256sum_of(const std::string& path) {
-  FILE* p = popen(("sha256sum '" + path + "'").c_str(), "r");
-  if (!p) return "popen failed";
-  char buf[65] = {};
-  const size_t n = std::fread(buf, 1, 64, p);
-  pclose(p);
-  return std::string(buf, n);
-}
+using testing::sha256sum_of;
 
 TEST(Sha256, FilesMatchSha256sum) {
   const std::string dir = std::string(GPSTREAM_BINARY_DIR) + "/sha256_test_tmp/" + std::to_string(getpid());
