@@ -13,6 +13,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 
 #include "cli_run.h"
 
@@ -59,6 +60,13 @@ std::string help_line(const std::string& help, const std::string& option) {
     if (start != std::string::npos && line.compare(start, option.size(), option) == 0) return line;
   }
   return "";
+}
+
+// Each option's --help line shows its default (`option`, then the "=value" its line must hold).
+void expect_defaults(const std::string& help,
+                     std::initializer_list<std::pair<std::string, std::string>> option_defaults) {
+  for (const auto& [option, shown] : option_defaults)
+    EXPECT_TRUE(contains(help_line(help, option), shown)) << option << " " << shown << "\n" << help;
 }
 
 class CliConventions : public ::testing::Test {
@@ -275,14 +283,14 @@ TEST_F(CliConventions, HelpShowsBuiltInAndModelDefaults) {
   // Built in: the variables' initial values, and a model without gpstream.json (k 5, group, en, fr, beam 1).
   const auto plain = run("translate --help");
   ASSERT_EQ(plain.code, 0);
-  EXPECT_TRUE(contains(help_line(plain.out, "--max-tokens"), "=256")) << plain.out;
-  EXPECT_TRUE(contains(help_line(plain.out, "--top-p"), "=1")) << plain.out;
-  EXPECT_TRUE(contains(help_line(plain.out, "--repetition-penalty"), "=1")) << plain.out;
-  EXPECT_TRUE(contains(help_line(plain.out, "-k,--wait-k"), "=5")) << plain.out;
-  EXPECT_TRUE(contains(help_line(plain.out, "--paradigm"), "=group")) << plain.out;
-  EXPECT_TRUE(contains(help_line(plain.out, "--src-lang"), "=en")) << plain.out;
-  EXPECT_TRUE(contains(help_line(plain.out, "--tgt-lang"), "=fr")) << plain.out;
-  EXPECT_TRUE(contains(help_line(plain.out, "--beam"), "=1")) << plain.out;
+  expect_defaults(plain.out, {{"--max-tokens", "=256"},
+                              {"--top-p", "=1"},
+                              {"--repetition-penalty", "=1"},
+                              {"-k,--wait-k", "=5"},
+                              {"--paradigm", "=group"},
+                              {"--src-lang", "=en"},
+                              {"--tgt-lang", "=fr"},
+                              {"--beam", "=1"}});
   EXPECT_TRUE(contains(plain.out, "without gpstream.json")) << plain.out;
   // A model's gpstream.json, written here.
   write_meta(R"({"source_lang": "de", "target_lang": "es", "k": 3, "phi": "S", "paradigm": "interleaved",
@@ -291,25 +299,23 @@ TEST_F(CliConventions, HelpShowsBuiltInAndModelDefaults) {
     SCOPED_TRACE(command);
     const auto r = run(std::string(command) + " -m tiny --help");
     ASSERT_EQ(r.code, 0) << r.err;
-    EXPECT_TRUE(contains(help_line(r.out, "-k,--wait-k"), "=3")) << r.out;
-    EXPECT_TRUE(contains(help_line(r.out, "--phi"), "=S")) << r.out;
-    EXPECT_TRUE(contains(help_line(r.out, "--paradigm"), "=interleaved")) << r.out;
-    EXPECT_TRUE(contains(help_line(r.out, "--template"), "=qwen")) << r.out;
-    EXPECT_TRUE(contains(help_line(r.out, "--src-lang"), "=de")) << r.out;
-    EXPECT_TRUE(contains(help_line(r.out, "--tgt-lang"), "=es")) << r.out;
-    EXPECT_TRUE(contains(help_line(r.out, "--beam"), "=2")) << r.out;
-    EXPECT_TRUE(contains(help_line(r.out, "--end-after-source"), "=on")) << r.out;
+    expect_defaults(r.out, {{"-k,--wait-k", "=3"},
+                            {"--phi", "=S"},
+                            {"--paradigm", "=interleaved"},
+                            {"--template", "=qwen"},
+                            {"--src-lang", "=de"},
+                            {"--tgt-lang", "=es"},
+                            {"--beam", "=2"},
+                            {"--end-after-source", "=on"}});
     EXPECT_TRUE(contains(r.out, "those of tiny (its gpstream.json)")) << r.out;
   }
   // The shipped speech model through transcribe and `help transcribe -m`.
   const json speech = read_json(kSpeech + "/gpstream.json");
   const auto t = run("help transcribe -m " + kSpeech);
   ASSERT_EQ(t.code, 0) << t.err;
-  EXPECT_TRUE(contains(help_line(t.out, "-k,--wait-k"), "=" + std::to_string(speech["k"].get<int>())))
-      << t.out;
-  EXPECT_TRUE(contains(help_line(t.out, "--beam"), "=" + std::to_string(speech["beam"].get<int>()))) << t.out;
-  EXPECT_TRUE(contains(help_line(t.out, "--end-after-source"),
-                       speech["end_after_source"].get<bool>() ? "=on" : "=off"));
+  expect_defaults(t.out, {{"-k,--wait-k", "=" + std::to_string(speech["k"].get<int>())},
+                          {"--beam", "=" + std::to_string(speech["beam"].get<int>())},
+                          {"--end-after-source", speech["end_after_source"].get<bool>() ? "=on" : "=off"}});
   // -m naming nothing: one line, exit 1.
   const auto missing = run("translate -m no-such-model --help");
   EXPECT_EQ(missing.code, 1);

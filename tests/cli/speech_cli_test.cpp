@@ -11,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "../testing/temp_dir.h"
 #include "../testing/tiny_speech_model.h"
 #include "../testing/wav_writer.h"
 #include "audio/resample.h"
@@ -22,7 +23,9 @@ namespace gpstream {
 namespace {
 
 using nlohmann::json;
+using testing::read_bytes;
 using testing::run_gpstream;
+using testing::wav_bytes::le32;
 using testing::write_wav16;
 
 const std::string kDir = std::string(GPSTREAM_BINARY_DIR) + "/speech_cli_test_tmp/" + std::to_string(getpid());
@@ -32,19 +35,8 @@ testing::CommandRun run(const std::string& args) { return run_gpstream(kDir, arg
 
 // A shell command line run in the test folder (for pipes and writer processes); GPSTREAM is the binary.
 testing::CommandRun run_sh(const std::string& command) {
-  const std::string cmd = "cd " + kDir + " && GPSTREAM=" + testing::kGpstreamBin + " sh -c '" + command + "' 2>" +
-                          kDir + "/stderr_sh.txt";
-  testing::CommandRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return {-1, "", "popen failed"};
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(kDir + "/stderr_sh.txt");
-  r.err.assign(std::istreambuf_iterator<char>(e), {});
-  return r;
+  return testing::run_command("cd " + kDir + " && GPSTREAM=" + testing::kGpstreamBin + " sh -c '" + command + "'",
+                              kDir + "/stderr_sh.txt");
 }
 
 std::vector<float> test_audio(size_t n, double f0) {
@@ -212,6 +204,18 @@ TEST_F(SpeechCli, EvalSpeechUsageErrors) {
   EXPECT_NE(wrong_length.err.find("utt0.wav"), std::string::npos) << wrong_length.err;
 }
 
+// Instance lines without the elapsed times (which depend on the machine's speed).
+std::string strip_elapsed(const std::string& text) {
+  std::string out;
+  size_t start = 0;
+  for (size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1) {
+    json j = json::parse(text.substr(start, nl - start));
+    j.erase("elapsed");
+    out += j.dump() + "\n";
+  }
+  return out;
+}
+
 TEST_F(SpeechCli, EvalSpeechLogIsScoredToTheSameNumbers) {
   auto r = run("eval --speech -m model --manifest manifest.tsv -k 1 -k 3 --phi 0 --phi 4 --output out --json -t 1");
   ASSERT_EQ(r.code, 0) << r.err;
@@ -248,16 +252,6 @@ TEST_F(SpeechCli, EvalSpeechLogIsScoredToTheSameNumbers) {
   // The same run again: the same predictions and delays (seeded noise, greedy decoding).
   auto again = run("eval --speech -m model --manifest manifest.tsv -k 3 --phi 4 --output again --json -t 1");
   ASSERT_EQ(again.code, 0) << again.err;
-  auto strip_elapsed = [](const std::string& text) {
-    std::string out;
-    size_t start = 0;
-    for (size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1) {
-      json j = json::parse(text.substr(start, nl - start));
-      j.erase("elapsed");
-      out += j.dump() + "\n";
-    }
-    return out;
-  };
   EXPECT_EQ(strip_elapsed(read_text(kDir + "/again/group-k3-phi4/instances.log")),
             strip_elapsed(read_text(kDir + "/out/group-k3-phi4/instances.log")));
   // --end-after-source on: said in the JSON line and in the folder's name.
@@ -281,18 +275,6 @@ TEST_F(SpeechCli, EvalSpeechLogIsScoredToTheSameNumbers) {
   EXPECT_EQ(table.out.rfind("paradigm", 0), 0u) << table.out;
   EXPECT_NE(table.out.find("\ngroup                     2      0 "), std::string::npos) << table.out;
   EXPECT_EQ(run("eval --speech -m model --manifest manifest.tsv --no-noise -t 1").code, 2);  // noise is opt-in now
-}
-
-// Instance lines without the elapsed times (which depend on the machine's speed).
-std::string strip_elapsed(const std::string& text) {
-  std::string out;
-  size_t start = 0;
-  for (size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1) {
-    json j = json::parse(text.substr(start, nl - start));
-    j.erase("elapsed");
-    out += j.dump() + "\n";
-  }
-  return out;
 }
 
 TEST_F(SpeechCli, EvalSpeechReadsAPlainManifestAndTheAudioAsGiven) {
@@ -333,18 +315,9 @@ TEST_F(SpeechCli, EvalSpeechReadsAPlainManifestAndTheAudioAsGiven) {
   EXPECT_NE(bad.err.find("plain_bad.tsv:2: expected 2 tab-separated fields"), std::string::npos) << bad.err;
 }
 
-// The bytes of a file, and a file of bytes.
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+// A file of bytes in the test folder.
 void write_bytes(const std::string& name, const std::string& bytes) {
   std::ofstream(kDir + "/" + name, std::ios::binary) << bytes;
-}
-std::string le32(uint32_t v) {
-  std::string s;
-  for (int i = 0; i < 4; ++i) s += static_cast<char>((v >> (8 * i)) & 0xff);
-  return s;
 }
 // write_wav16's files: a 44-byte header (RIFF size at 4, data size at 40), then the samples.
 std::string with_sizes(std::string wav, uint32_t riff_size, uint32_t data_size) {
