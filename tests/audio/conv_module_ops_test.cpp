@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -63,8 +65,33 @@ TEST(ConvModuleOps, DepthwiseBackwardIsTheAdjoint) {
   EXPECT_NEAR(dot(out, y), dot(w, d_w), tol);
 }
 
-// GLU and SiLU against central differences of the forward along a random direction.
+// GLU and SiLU against central differences of the forward along a random direction
+// (testing::central_difference, the step 2^-7 near the optimum of h²|f'''|/6 against fp32 evaluations).
+// sigmoid(x) = 1/(1 + expf(−x)): expf within 1 ulp (2u), so Δs/s ≤ (1 − s)·2u + 2u ≤ ρ = 4u.
+//  - One evaluation of the loss Σ out·y: each out = a·s (or x·s) within (ρ + u)|out|, the point a + t·dir
+//    rounded twice (2u(|a| + |t·dir|), through |∂L/∂a| at t = 0 to first order), the double dot γ_N(u₆₄).
+//  - The backward (conv_module_ops.cpp): d·s within (ρ + u)|d s|; GLU's d·a·s·(1 − s) within
+//    |d a| s ((ρ + 3u)(1 − s) + sρ) (1 − s carries s's error absolutely); SiLU's d·s·(1 + x(1 − s)) within
+//    |d| s ((ρ + 3u)|1 + x(1 − s)| + |x|(sρ + 2u(1 − s))); their dot with dir in double.
 TEST(ConvModuleOps, GluAndSiluBackwardMatchFiniteDifferences) {
+  using gpstream::testing::gamma_n;
+  using gpstream::testing::kUnitF32;
+  using gpstream::testing::kUnitF64;
+  const double u = kUnitF32, rho = 4 * u;
+  const float h = 0x1p-7f;
+  auto sig = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+  // The central difference of loss(t) at t = 0, steps ±h, ±2h, each evaluation within eval(t).
+  auto difference = [&](const std::function<double(float)>& loss, const std::function<double(float)>& eval) {
+    std::array<double, 5> t{}, fv{};
+    double e = 0;
+    for (int k = -2; k <= 2; ++k) {
+      const float tk = static_cast<float>(k) * h;
+      t[static_cast<size_t>(k + 2)] = tk;
+      fv[static_cast<size_t>(k + 2)] = loss(tk);
+      e = std::max(e, eval(tk));
+    }
+    return gpstream::testing::central_difference(t, fv, e);
+  };
   const int64_t n = 3, width = 6;
   const auto a = randn(static_cast<size_t>(n * 2 * width), 4);
   const auto dir = randn(a.size(), 5);
@@ -75,10 +102,33 @@ TEST(ConvModuleOps, GluAndSiluBackwardMatchFiniteDifferences) {
     glu_forward(out.data(), x.data(), n, width);
     return dot(out, y);
   };
+  auto glu_eval = [&](float t) {
+    double e = 0;
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t i = 0; i < width; ++i) {
+        const size_t ia = static_cast<size_t>(r * 2 * width + i), ib = ia + static_cast<size_t>(width);
+        const double yy = std::fabs(y[r * width + i]), s = sig(a[ib]);
+        const double o = std::fabs((a[ia] + double(t) * dir[ia]) * sig(a[ib] + double(t) * dir[ib]));
+        e += yy * (rho + u) * o + gamma_n(n * width, kUnitF64) * yy * o;
+        e += yy * s * 2 * u * (std::fabs(a[ia]) + std::fabs(t * dir[ia]));
+        e += yy * std::fabs(a[ia]) * s * (1 - s) * 2 * u * (std::fabs(a[ib]) + std::fabs(t * dir[ib]));
+      }
+    return e;
+  };
   std::vector<float> d_a(a.size());
   glu_backward(d_a.data(), y.data(), a.data(), n, width);
-  const float eps = 1e-2f;
-  EXPECT_NEAR(dot(d_a, dir), (glu_loss(eps) - glu_loss(-eps)) / (2 * eps), 1e-3);
+  double glu_kernel = 0;
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t i = 0; i < width; ++i) {
+      const size_t ia = static_cast<size_t>(r * 2 * width + i), ib = ia + static_cast<size_t>(width);
+      const double d = std::fabs(y[r * width + i]), s = sig(a[ib]);
+      glu_kernel += std::fabs(dir[ia]) * (rho + u) * d * s +
+                    std::fabs(dir[ib]) * d * std::fabs(a[ia]) * s * ((rho + 3 * u) * (1 - s) + s * rho);
+      glu_kernel += gamma_n(static_cast<int64_t>(a.size()), kUnitF64) *
+                    (std::fabs(d_a[ia] * dir[ia]) + std::fabs(d_a[ib] * dir[ib]));
+    }
+  const auto glu = difference(glu_loss, glu_eval);
+  EXPECT_NEAR(dot(d_a, dir), glu.slope, glu_kernel + glu.error);
 
   const auto x = randn(static_cast<size_t>(n * width), 7);
   auto silu_loss = [&](float t) {
@@ -87,10 +137,29 @@ TEST(ConvModuleOps, GluAndSiluBackwardMatchFiniteDifferences) {
     silu_rows(out.data(), v.data(), n * width);
     return dot(out, y);
   };
+  auto silu_eval = [&](float t) {
+    double e = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double v = x[i] + double(t) * dir[i], s = sig(x[i]), yy = std::fabs(y[i]);
+      const double o = std::fabs(v * sig(v));
+      e += yy * (rho + u) * o + gamma_n(n * width, kUnitF64) * yy * o;
+      e += yy * std::fabs(s * (1 + x[i] * (1 - s))) * 2 * u * (std::fabs(x[i]) + std::fabs(t * dir[i]));
+    }
+    return e;
+  };
   std::vector<float> d_x(x.size());
   silu_backward_rows(d_x.data(), y.data(), x.data(), n * width);
   std::vector<float> dir_x(dir.begin(), dir.begin() + static_cast<std::ptrdiff_t>(x.size()));
-  EXPECT_NEAR(dot(d_x, dir_x), (silu_loss(eps) - silu_loss(-eps)) / (2 * eps), 1e-3);
+  double silu_kernel = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double s = sig(x[i]), xi = x[i];
+    silu_kernel +=
+        std::fabs(dir_x[i]) * std::fabs(y[i]) * s *
+            ((rho + 3 * u) * std::fabs(1 + xi * (1 - s)) + std::fabs(xi) * (s * rho + 2 * u * (1 - s))) +
+        gamma_n(static_cast<int64_t>(x.size()), kUnitF64) * std::fabs(d_x[i] * dir_x[i]);
+  }
+  const auto silu = difference(silu_loss, silu_eval);
+  EXPECT_NEAR(dot(d_x, dir_x), silu.slope, silu_kernel + silu.error);
   std::vector<float> s(x.size());
   silu_rows(s.data(), x.data(), n * width);
   EXPECT_FLOAT_EQ(s[0], x[0] / (1.0f + std::exp(-x[0])));

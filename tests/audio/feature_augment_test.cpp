@@ -10,6 +10,7 @@
 #include <cmath>
 #include <vector>
 
+#include "../testing/fp_bounds.h"
 #include "audio/log_mel.h"
 
 namespace gpstream::audio {
@@ -43,7 +44,14 @@ TEST(FeatureAugment, WarpMovesEachBinToTheHandDerivedPosition) {
     for (size_t m = 0; m < kBins; ++m) {
       const double centre = hz(dmel * static_cast<double>(m + 1));
       const double want = std::clamp(mel(centre / alpha) / dmel - 1, 0.0, kBins - 1.0);
-      EXPECT_NEAR(f[m], want, 1e-4) << "alpha " << alpha << " bin " << m;
+      // On a ramp the interpolation gives the source position itself, ≤ kBins + 1: computed in double on
+      // both sides (three Slaney conversions each, ~5 roundings apiece — log or exp, a division, a product,
+      // a sum — amplified by their condition ≤ 2, and /dmel − 1: γ_64(u₆₄) relative for the two sides),
+      // stored as fp32 (u|want|).
+      EXPECT_NEAR(f[m], want,
+                  gpstream::testing::kUnitF32 * std::fabs(want) +
+                      gpstream::testing::gamma_n(64, gpstream::testing::kUnitF64) * (kBins + 1))
+          << "alpha " << alpha << " bin " << m;
       EXPECT_EQ(f[kBins + m], f[m]);  // every frame alike
     }
   }

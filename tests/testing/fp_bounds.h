@@ -202,4 +202,13 @@ inline double quantized_linear_bound(double magnitude, int64_t n_blocks, double 
   return 2 * gamma_n(n_blocks + 2) * magnitude + 2 * kUnitF32 * std::fabs(want);
 }
 
+// How far an SNR measured on an fp32 mix, 10·log10(Σs² / Σ(fl(s + g·n) − s)²) in double, may sit from the
+// SNR the mix was scaled to in double: each mixed sample rounds once, e_i ≤ u|s_i + g n_i|, so with
+// r = ‖e‖/‖g n‖ ≤ u(‖s‖/‖g n‖ + 1) = u(10^(snr/20) + 1) the noise power moves by a factor within
+// 1 ± (2r + r²) (Cauchy–Schwarz): −10·log10(1 − 2r − r²) dB. (The double sums add ~n·u₆₄, far below.)
+inline double fp32_mix_snr_bound_db(double snr_db) {
+  const double r = kUnitF32 * (std::pow(10.0, snr_db / 20.0) + 1.0);
+  return -10.0 * std::log10(1.0 - 2.0 * r - r * r);
+}
+
 }  // namespace gpstream::testing
