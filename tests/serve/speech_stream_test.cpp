@@ -21,6 +21,7 @@
 #include "serve_test_client.h"
 #include "speech/speech_model.h"
 #include "stream/model_meta.h"
+#include "../testing/fp_bounds.h"
 #include "../testing/temp_dir.h"
 #include "../testing/tiny_speech_model.h"
 #include "tokenizer/tokenizer.h"
@@ -239,7 +240,10 @@ void expect_same(const Words& got, const Words& want) {
   EXPECT_EQ(got.words, want.words);
   EXPECT_EQ(got.delays, want.delays);
   ASSERT_EQ(got.delay_ms.size(), want.delay_ms.size());
-  for (size_t i = 0; i < got.delay_ms.size(); ++i) EXPECT_NEAR(got.delay_ms[i], want.delay_ms[i], 1e-3);
+  // The server writes delay_ms with three decimals (serve/stream_protocol.cpp json_ms, correctly rounded by
+  // snprintf): half a unit of the last place, 0.5e-3 ms, and the parse back to the nearest double u₆₄|v|.
+  for (size_t i = 0; i < got.delay_ms.size(); ++i)
+    EXPECT_NEAR(got.delay_ms[i], want.delay_ms[i], 0.5e-3 + gpstream::testing::kUnitF64 * std::fabs(want.delay_ms[i]));
 }
 
 // 125 log-mel frames: 15 rows, i.e. 7 full chunks of 2 rows and a partial chunk of 1.
