@@ -1,8 +1,9 @@
-// `gpstream plot DIR... [--label NAME]... [-o FILE.svg] [--x LAAL|AL|...] [--y BLEU|chrF|WER] [--title T]`:
-// quality–latency curves from one or more `gpstream eval --output` (or `eval --speech --output`) folders,
-// one curve per folder and paradigm, named "<label or folder name>, <paradigm>", points labelled with k;
-// offline runs are drawn as horizontal lines. The x axis title carries the unit the runs' instances.log
-// files imply (source words, or ms for speech and paced text).
+// `gpstream plot DIR... [--label NAME]... [-o FILE.svg] [--x LAAL|AL|...] [--x-unit words|ms]
+// [--y BLEU|chrF|WER] [--title T]`: quality–latency curves from one or more `gpstream eval --output` (or
+// `eval --speech --output`) folders, one curve per folder and paradigm, named "<label or folder name>,
+// <paradigm>", points labelled with k; offline runs are drawn as horizontal lines. The x axis title carries
+// the unit the runs' instances.log files imply (source words, or ms for speech and paced text), or the one
+// --x-unit states for runs kept without their instances.log.
 #include "eval/plot.h"
 
 #include <algorithm>
@@ -71,6 +72,7 @@ int run_plot(int argc, char** argv) {
   CLI::App app{"Quality-latency plot (SVG) from gpstream eval output folders", "gpstream plot"};
   std::vector<std::string> dirs, labels;
   std::string out = "quality_latency.svg", x_metric = "LAAL", y_metric = "BLEU", title = "Quality vs latency";
+  std::string x_unit_name;
   app.add_option("dirs", dirs, "gpstream eval --output folders")->required()->check(CLI::ExistingDirectory);
   app.add_option("--label", labels,
                  "the name of each folder's curves in the legend (repeatable: one per folder, in order; "
@@ -79,8 +81,14 @@ int run_plot(int argc, char** argv) {
   app.add_option(
          "--x", x_metric,
          "latency metric on the x axis (a scores.tsv column, e.g. LAAL, AL, DAL, LAAL_CA); its unit, source "
-         "words or ms, is read off the runs' instances.log")
+         "words or ms, is read off the runs' instances.log (or stated with --x-unit)")
       ->capture_default_str();
+  app.add_option(
+         "--x-unit", x_unit_name,
+         "the unit of the --x metric's values, for runs kept without their instances.log (scores.tsv "
+         "only): words (source words) or ms; must agree with any instances.log there is (default: read "
+         "off the instances.log; a run without one leaves the unit off the axis title, with a warning)")
+      ->check(CLI::IsMember({"words", "ms"}));
   app.add_option("--y", y_metric, "quality metric on the y axis (BLEU, chrF; WER for speech runs)")
       ->capture_default_str();
   app.add_option("--title", title, "plot title")->capture_default_str();
@@ -141,14 +149,28 @@ int run_plot(int argc, char** argv) {
     return fail("plot",
                 format_error("the runs' delays mix source words (text) and ms (speech or paced text): "
                              "plot them separately"));
-  std::optional<eval::DelayUnit> unit;
-  if (!no_log.empty()) {
-    std::fprintf(stderr, "gpstream plot: warning: %s has no instances.log: the latency unit is unknown\n",
-                 no_log.front().c_str());
-  } else if (!units.empty()) {
-    unit = *units.begin();
+  // The unit the instances.log files imply, when every run has one; --x-unit states the x metric's unit and
+  // must not contradict them.
+  std::optional<eval::DelayUnit> unit, x_unit;
+  if (no_log.empty() && !units.empty()) unit = *units.begin();
+  if (!x_unit_name.empty()) {
+    x_unit = x_unit_name == "ms" ? eval::DelayUnit::Ms : eval::DelayUnit::SourceWords;
+    if (!units.empty() && *units.begin() != *x_unit) {
+      std::fprintf(stderr,
+                   "gpstream plot: --x-unit %s, but the runs' instances.log imply %s: leave --x-unit out\n",
+                   x_unit_name.c_str(), eval::delay_unit_name(*units.begin()));
+      return kExitUsage;
+    }
+  } else {
+    if (!no_log.empty())
+      std::fprintf(
+          stderr,
+          "gpstream plot: warning: %s has no instances.log: the latency unit is unknown (state it with "
+          "--x-unit words|ms)\n",
+          no_log.front().c_str());
+    x_unit = unit;
   }
-  eval::PlotSpec spec{title, eval::axis_title(x_metric, unit), eval::axis_title(y_metric, unit), {}};
+  eval::PlotSpec spec{title, eval::axis_title(x_metric, x_unit), eval::axis_title(y_metric, unit), {}};
   std::set<std::string> names;
   for (auto& [_, c] : curves) {
     if (!names.insert(c.name).second) {

@@ -66,16 +66,60 @@ struct Segment {
   double x0, y0, x1, y1;
 };
 
+struct Marker {
+  double x, y;
+};
+
+// The distance from (x, y) to the nearest point of the box (0 inside it).
+double box_distance(const SvgBox& b, double x, double y) {
+  return std::hypot(x - std::clamp(x, b.x0, b.x1), y - std::clamp(y, b.y0, b.y1));
+}
+
+constexpr std::array<double, 9> kRings = {1.5, 3, 5, 8, 12, 17, 24, 33, 45};
+constexpr std::array<std::array<int, 2>, 8> kDirs = {
+    {{1, -1}, {1, 0}, {-1, -1}, {-1, 0}, {1, 1}, {-1, 1}, {0, -1}, {0, 1}}};
+
+// The w × h box at distance d from the marker at (cx, cy) in direction kDirs[di].
+SvgBox candidate_box(double cx, double cy, double w, double h, double d, size_t di) {
+  const double r = kMarkerR + 1;
+  const int sx = kDirs[di][0], sy = kDirs[di][1];
+  const double g = sx != 0 && sy != 0 ? 0.7 * d : d;
+  SvgBox b;
+  b.x0 = sx > 0 ? cx + r + g : sx < 0 ? cx - r - g - w : cx - w / 2;
+  b.y0 = sy < 0 ? cy - r - g - h : sy > 0 ? cy + r + g : cy - h / 2;
+  b.x1 = b.x0 + w;
+  b.y1 = b.y0 + h;
+  return b;
+}
+
+// How many of the candidate boxes around (cx, cy) lie inside `frame` and clear every marker box: the
+// labels with the fewest are placed first, before their few spots are taken by their neighbours' labels.
+size_t free_spots(double cx, double cy, double w, double h, const SvgBox& frame,
+                  const std::vector<SvgBox>& marker_boxes) {
+  size_t n = 0;
+  for (double d : kRings)
+    for (size_t di = 0; di < kDirs.size(); ++di) {
+      const SvgBox b = candidate_box(cx, cy, w, h, d, di);
+      if (!frame.contains(b)) continue;
+      bool clear = true;
+      for (const SvgBox& m : marker_boxes) clear = clear && !m.overlaps(b);
+      n += clear ? 1 : 0;
+    }
+  return n;
+}
+
 // The box for a label of size w × h next to a marker at (cx, cy): on each ring of distances, eight directions
 // (upper right first). A box must lie inside `frame` and clear every box in `taken` (markers and labels
 // placed so far); among those, the cost is the distance plus 25 px per curve segment the box crosses, so a
-// label moves a little further out rather than sit on a line. Without any clear box (a crowded plot), the one
-// that overlaps the fewest taken boxes. `gap` receives the chosen distance.
+// label moves a little further out rather than sit on a line, and plus 50 px when another of the `markers` is
+// nearer the box than its own point and no leader line (from kLeaderFrom on) will say whose label it is, so
+// that where two points lie close together each label stays on its own point's side rather than beside the
+// other one, and plus 50 px per taken box (another label or point) that such a leader line would cross.
+// Without any clear box (a crowded plot), the one that overlaps the fewest taken boxes. `gap` receives the
+// chosen distance.
 SvgBox place_label(double cx, double cy, double w, double h, const SvgBox& frame,
-                   const std::vector<SvgBox>& taken, const std::vector<Segment>& lines, double* gap) {
-  constexpr std::array<double, 9> kRings = {1.5, 3, 5, 8, 12, 17, 24, 33, 45};
-  constexpr std::array<std::array<int, 2>, 8> kDirs = {
-      {{1, -1}, {1, 0}, {-1, -1}, {-1, 0}, {1, 1}, {-1, 1}, {0, -1}, {0, 1}}};
+                   const std::vector<SvgBox>& taken, const std::vector<Segment>& lines,
+                   const std::vector<Marker>& markers, double* gap) {
   const double r = kMarkerR + 1;
   double best_cost = std::numeric_limits<double>::infinity();
   size_t best_overlaps = std::numeric_limits<size_t>::max();
@@ -84,13 +128,7 @@ SvgBox place_label(double cx, double cy, double w, double h, const SvgBox& frame
   double best_gap = 0, fallback_gap = 0;
   for (double d : kRings) {
     for (size_t di = 0; di < kDirs.size(); ++di) {
-      const int sx = kDirs[di][0], sy = kDirs[di][1];
-      const double g = sx != 0 && sy != 0 ? 0.7 * d : d;
-      SvgBox b;
-      b.x0 = sx > 0 ? cx + r + g : sx < 0 ? cx - r - g - w : cx - w / 2;
-      b.y0 = sy < 0 ? cy - r - g - h : sy > 0 ? cy + r + g : cy - h / 2;
-      b.x1 = b.x0 + w;
-      b.y1 = b.y0 + h;
+      const SvgBox b = candidate_box(cx, cy, w, h, d, di);
       if (!frame.contains(b)) continue;
       size_t overlaps = 0;
       for (const SvgBox& t : taken) overlaps += t.overlaps(b) ? 1 : 0;
@@ -100,7 +138,21 @@ SvgBox place_label(double cx, double cy, double w, double h, const SvgBox& frame
       }
       size_t crossings = 0;
       for (const Segment& s : lines) crossings += segment_meets(b, s.x0, s.y0, s.x1, s.y1) ? 1 : 0;
-      const double cost = d + 25.0 * static_cast<double>(crossings) + 0.01 * static_cast<double>(di);
+      bool ambiguous = false;
+      size_t leader_crossings = 0;
+      if (d < kLeaderFrom) {
+        const double own = box_distance(b, cx, cy);
+        for (const Marker& m : markers)
+          if ((m.x != cx || m.y != cy) && box_distance(b, m.x, m.y) < own) ambiguous = true;
+      } else {
+        // The leader line render_svg draws: from the point to the nearest point of the text's box.
+        const SvgBox text = b.grown(-kLabelHalo);
+        const double nx = std::clamp(cx, text.x0, text.x1), ny = std::clamp(cy, text.y0, text.y1);
+        for (const SvgBox& t : taken)
+          if (!t.contains(SvgBox{cx, cy, cx, cy}) && segment_meets(t, cx, cy, nx, ny)) ++leader_crossings;
+      }
+      const double cost = d + 25.0 * static_cast<double>(crossings) + (ambiguous ? 50.0 : 0.0) +
+                          50.0 * static_cast<double>(leader_crossings) + 0.01 * static_cast<double>(di);
       if (cost < best_cost) best_cost = cost, best = b, best_gap = d;
     }
   }
@@ -220,6 +272,7 @@ std::string render_svg(const PlotSpec& spec, int width, int height) {
   // Curves and offline lines, then the markers, then the labels on top.
   std::vector<Segment> lines;
   std::vector<SvgBox> taken;
+  std::vector<Marker> markers;
   for (size_t i = 0; i < n_series; ++i) {
     const auto& s = spec.series[i];
     const std::string c = kColors[i % kColors.size()];
@@ -242,6 +295,7 @@ std::string render_svg(const PlotSpec& spec, int width, int height) {
       if (!first) lines.push_back({lx, ly, x, y});
       lx = x, ly = y, first = false;
       taken.push_back(SvgBox{x - kMarkerR, y - kMarkerR, x + kMarkerR, y + kMarkerR}.grown(1));
+      markers.push_back({x, y});
     }
     o += "<polyline points=\"" + pts + "\" fill=\"none\" stroke=\"" + c + "\" stroke-width=\"2\"/>\n";
   }
@@ -255,33 +309,60 @@ std::string render_svg(const PlotSpec& spec, int width, int height) {
   }
   const SvgBox frame{L + 1, T + 1, R - 1, B - 1};
   const double label_h = line_height(kLabelSize);
+  // Labels are placed fewest free spots first (ties in series and point order) and written in series and
+  // point order.
+  struct Label {
+    size_t series;
+    const PlotPoint* point;
+    double cx, cy, w;
+    size_t spots;
+    SvgBox halo;
+    double gap;
+  };
+  std::vector<Label> labels;
+  const std::vector<SvgBox> marker_boxes = taken;
   for (size_t i = 0; i < n_series; ++i) {
     const auto& s = spec.series[i];
     if (s.horizontal_line) continue;
-    const std::string c = kColors[i % kColors.size()];
     for (const auto& p : s.points) {
       if (!finite_point(p) || p.label.empty()) continue;
       const double cx = px(p.x), cy = py(p.y);
-      const double w = svg_text_width(p.label, kLabelSize);
-      double gap = 0;
-      const SvgBox halo =
-          place_label(cx, cy, w + 2 * kLabelHalo, label_h + 2 * kLabelHalo, frame, taken, lines, &gap);
-      taken.push_back(halo);
-      const SvgBox b = halo.grown(-kLabelHalo);
-      if (gap >= kLeaderFrom) {
-        const double nx = std::clamp(cx, b.x0, b.x1), ny = std::clamp(cy, b.y0, b.y1);
-        const double len = std::hypot(nx - cx, ny - cy);
-        if (len > kMarkerR + 1) {
-          o += "<line x1=\"" + svg_num(cx + (nx - cx) / len * kMarkerR) + "\" y1=\"" +
-               svg_num(cy + (ny - cy) / len * kMarkerR) + "\" x2=\"" + svg_num(nx) + "\" y2=\"" +
-               svg_num(ny) + "\" stroke=\"" + c + "\" stroke-width=\"0.75\"/>\n";
-        }
-      }
-      o += text_el("point-label", b.x0, b.y1 - util::kSvgDescent * kLabelSize, kLabelSize, TextAnchor::Start,
-                   p.label,
-                   " fill=\"" + c + "\" stroke=\"white\" stroke-width=\"" + svg_num(2 * kLabelHalo) +
-                       "\" paint-order=\"stroke\"");
+      const double w = svg_text_width(p.label, kLabelSize) + 2 * kLabelHalo;
+      labels.push_back(
+          {i, &p, cx, cy, w, free_spots(cx, cy, w, label_h + 2 * kLabelHalo, frame, marker_boxes), {}, 0});
     }
+  }
+  std::vector<size_t> order(labels.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return labels[a].spots < labels[b].spots; });
+  for (size_t k : order) {
+    Label& l = labels[k];
+    l.halo = place_label(l.cx, l.cy, l.w, label_h + 2 * kLabelHalo, frame, taken, lines, markers, &l.gap);
+    taken.push_back(l.halo);
+    if (l.gap >= kLeaderFrom) {
+      // Later labels keep off the leader line as off the curves.
+      const SvgBox b = l.halo.grown(-kLabelHalo);
+      lines.push_back({l.cx, l.cy, std::clamp(l.cx, b.x0, b.x1), std::clamp(l.cy, b.y0, b.y1)});
+    }
+  }
+  for (const Label& l : labels) {
+    const std::string c = kColors[l.series % kColors.size()];
+    const SvgBox b = l.halo.grown(-kLabelHalo);
+    const double cx = l.cx, cy = l.cy;
+    if (l.gap >= kLeaderFrom) {
+      const double nx = std::clamp(cx, b.x0, b.x1), ny = std::clamp(cy, b.y0, b.y1);
+      const double len = std::hypot(nx - cx, ny - cy);
+      if (len > kMarkerR + 1) {
+        o += "<line x1=\"" + svg_num(cx + (nx - cx) / len * kMarkerR) + "\" y1=\"" +
+             svg_num(cy + (ny - cy) / len * kMarkerR) + "\" x2=\"" + svg_num(nx) + "\" y2=\"" + svg_num(ny) +
+             "\" stroke=\"" + c + "\" stroke-width=\"0.75\"/>\n";
+      }
+    }
+    o += text_el("point-label", b.x0, b.y1 - util::kSvgDescent * kLabelSize, kLabelSize, TextAnchor::Start,
+                 l.point->label,
+                 " fill=\"" + c + "\" stroke=\"white\" stroke-width=\"" + svg_num(2 * kLabelHalo) +
+                     "\" paint-order=\"stroke\"");
   }
 
   // Legend, right of the plot.

@@ -1,7 +1,8 @@
 // Quality–latency plots as standalone SVG: one curve per system (e.g. a model's paradigm), points labelled
 // with k, dashed horizontal lines for offline systems, ticks at 1, 2, 2.5 or 5 × 10^n, and a legend sized to
 // its text (the canvas grows to hold the legend, the title and the axis titles). Point labels are placed
-// greedily so that no two overlap and none covers a point. Also the unit of a run's latency scores, read off
+// greedily, the most hemmed-in first, so that no two overlap, none covers a point, and none without a leader
+// line sits nearer another point than its own. Also the unit of a run's latency scores, read off
 // its instances.log, and the axis title it gives a metric. No dependencies: the SVG is written by hand.
 #pragma once
 

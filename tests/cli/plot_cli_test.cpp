@@ -1,7 +1,8 @@
 // `gpstream plot` end to end over eval folders built here by hand (scores.tsv and instances.log as gpstream
 // eval writes them): the x axis unit from the instance format (words for text, ms for paced text and speech),
 // legend entries "<label or folder>, <paradigm>" without repeating a folder named after its paradigm, k
-// labels, and the usage errors. Skipped when the gpstream binary is not built (GPSTREAM_TESTS_ONLY builds).
+// labels, --x-unit for folders kept without their instances.log, and the usage errors. Skipped when the
+// gpstream binary is not built (GPSTREAM_TESTS_ONLY builds).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -136,6 +137,74 @@ TEST_F(PlotCli, RefusesWhatItCannotDrawTruthfully) {
   ASSERT_EQ(unknown.code, 0) << unknown.err;
   EXPECT_NE(unknown.err.find("latency unit is unknown"), std::string::npos);
   EXPECT_EQ(svg_strings(svg_texts(read("u.svg"), "axis-title"))[0], "LAAL");
+}
+
+// DIR/RUN/scores.tsv alone, as results/ keeps them: LAAL in source words and LAAL_CA in ms, the units
+// docs/results.md gives them, and no instances.log.
+void write_scores_only(const std::string& dir, const std::string& run, const std::string& row) {
+  const std::string path = kDir + "/" + dir + "/" + run;
+  fs::create_directories(path);
+  std::ofstream(path + "/scores.tsv") << "BLEU\tchrF\tLAAL\tLAAL_CA\tAL\tAL_CA\n" << row << "\n";
+}
+
+TEST_F(PlotCli, XUnitStatesTheUnitOfRunsKeptWithoutInstancesLog) {
+  write_scores_only("kept/group", "group-k1", "21.71\t54.38\t1.88\t755\t1.39\t557");
+  write_scores_only("kept/group", "group-k3", "37.45\t62.46\t3.63\t1455\t3.35\t1344");
+  write_scores_only("kept/group", "offline", "40.63\t64.42\t13.16\t5272\t13.16\t5272");
+  write_scores_only("kept/interleaved", "interleaved-k1", "22.53\t50.99\t1.84\t739\t1.37\t553");
+  auto words = plot("kept/group kept/interleaved --x-unit words -o w.svg --title 'en-fr: BLEU vs LAAL'");
+  ASSERT_EQ(words.code, 0) << words.err;
+  EXPECT_EQ(words.err, "");  // the unit is stated: nothing to warn about
+  const std::string w = read("w.svg");
+  EXPECT_EQ(svg_strings(svg_texts(w, "axis-title")),
+            (std::vector<std::string>{"LAAL (source words)", "BLEU"}));
+  EXPECT_EQ(svg_strings(svg_texts(w, "title")), std::vector<std::string>{"en-fr: BLEU vs LAAL"});
+  EXPECT_EQ(svg_strings(svg_texts(w, "legend")),
+            (std::vector<std::string>{"group", "group, offline", "interleaved"}));
+  // The x ticks (written before the y ones) span the curves' 1.84 … 3.63 words, widened by 3 % to
+  // 1.7863 … 3.6837: steps of 0.1 and 0.2 need more than 10 intervals, 0.25 needs 8 (7 × 0.25 to 15 × 0.25).
+  const auto ticks = svg_strings(svg_texts(w, "tick"));
+  ASSERT_GE(ticks.size(), 9u);
+  EXPECT_EQ(
+      std::vector<std::string>(ticks.begin(), ticks.begin() + 9),
+      (std::vector<std::string>{"1.75", "2.00", "2.25", "2.50", "2.75", "3.00", "3.25", "3.50", "3.75"}));
+  auto ms = plot("kept/group kept/interleaved --x LAAL_CA --x-unit ms -o m.svg");
+  ASSERT_EQ(ms.code, 0) << ms.err;
+  EXPECT_EQ(svg_strings(svg_texts(read("m.svg"), "axis-title")),
+            (std::vector<std::string>{"LAAL_CA (ms)", "BLEU"}));
+  // Without --x-unit the unit stays unknown, with a warning that names the option.
+  auto none = plot("kept/group -o n.svg");
+  ASSERT_EQ(none.code, 0) << none.err;
+  EXPECT_NE(none.err.find("warning: "), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("has no instances.log: the latency unit is unknown (state it with --x-unit"),
+            std::string::npos)
+      << none.err;
+  EXPECT_EQ(svg_strings(svg_texts(read("n.svg"), "axis-title"))[0], "LAAL");
+  // Only the two units.
+  auto bad = plot("kept/group --x-unit s -o b.svg");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_FALSE(fs::exists(kDir + "/b.svg"));
+}
+
+TEST_F(PlotCli, XUnitMustAgreeWithTheInstancesLog) {
+  write_run("eval", "group-k1", 1.9, 21.7, Kind::Text);
+  write_run("paced", "group-k1", 760, 21.7, Kind::Paced);
+  // Agreeing: the same title as without the option.
+  auto agree = plot("eval --x-unit words -o a.svg");
+  ASSERT_EQ(agree.code, 0) << agree.err;
+  EXPECT_EQ(svg_strings(svg_texts(read("a.svg"), "axis-title"))[0], "LAAL (source words)");
+  // Contradicting: text delays count words, not ms; paced ones are ms.
+  auto text_ms = plot("eval --x-unit ms -o c.svg");
+  EXPECT_EQ(text_ms.code, 2);
+  EXPECT_NE(text_ms.err.find("--x-unit ms, but the runs' instances.log imply source words"),
+            std::string::npos)
+      << text_ms.err;
+  auto paced_words = plot("paced --x-unit words -o d.svg");
+  EXPECT_EQ(paced_words.code, 2);
+  EXPECT_NE(paced_words.err.find("--x-unit words, but the runs' instances.log imply ms"), std::string::npos)
+      << paced_words.err;
+  EXPECT_FALSE(fs::exists(kDir + "/c.svg"));
+  EXPECT_FALSE(fs::exists(kDir + "/d.svg"));
 }
 
 }  // namespace
