@@ -67,6 +67,8 @@ TEST(ConvModuleOps, DepthwiseBackwardIsTheAdjoint) {
 
 // GLU and SiLU against central differences of the forward along a random direction
 // (testing::central_difference, the step 2^-7 near the optimum of h²|f'''|/6 against fp32 evaluations).
+// |f'''| from the form of f over |t| ≤ 2h, with |σ''| ≤ √3/18 and |σ'''| ≤ 1/8: GLU's Σ y·A(t)σ(B(t)) (A, B
+// linear in t) has f''' = Σ y (3 A' B'² σ''(B) + A B'³ σ'''(B)); SiLU's Σ y·s(X(t)), s''' = 3σ'' + x σ'''.
 // sigmoid(x) = 1/(1 + expf(−x)): expf within 1 ulp (2u), so Δs/s ≤ (1 − s)·2u + 2u ≤ ρ = 4u.
 //  - One evaluation of the loss Σ out·y: each out = a·s (or x·s) within (ρ + u)|out|, the point a + t·dir
 //    rounded twice (2u(|a| + |t·dir|), through |∂L/∂a| at t = 0 to first order), the double dot γ_N(u₆₄).
@@ -81,7 +83,9 @@ TEST(ConvModuleOps, GluAndSiluBackwardMatchFiniteDifferences) {
   const float h = 0x1p-7f;
   auto sig = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
   // The central difference of loss(t) at t = 0, steps ±h, ±2h, each evaluation within eval(t).
-  auto difference = [&](const std::function<double(float)>& loss, const std::function<double(float)>& eval) {
+  const double s2 = std::sqrt(3.0) / 18, s3 = 1.0 / 8;
+  auto difference = [&](const std::function<double(float)>& loss, const std::function<double(float)>& eval,
+                        double third) {
     std::array<double, 5> t{}, fv{};
     double e = 0;
     for (int k = -2; k <= 2; ++k) {
@@ -90,7 +94,7 @@ TEST(ConvModuleOps, GluAndSiluBackwardMatchFiniteDifferences) {
       fv[static_cast<size_t>(k + 2)] = loss(tk);
       e = std::max(e, eval(tk));
     }
-    return gpstream::testing::central_difference(t, fv, e);
+    return gpstream::testing::central_difference(t, fv, e, third);
   };
   const int64_t n = 3, width = 6;
   const auto a = randn(static_cast<size_t>(n * 2 * width), 4);
@@ -127,7 +131,14 @@ TEST(ConvModuleOps, GluAndSiluBackwardMatchFiniteDifferences) {
       glu_kernel += gamma_n(static_cast<int64_t>(a.size()), kUnitF64) *
                     (std::fabs(d_a[ia] * dir[ia]) + std::fabs(d_a[ib] * dir[ib]));
     }
-  const auto glu = difference(glu_loss, glu_eval);
+  double glu_third = 0;
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t i = 0; i < width; ++i) {
+      const size_t ia = static_cast<size_t>(r * 2 * width + i), ib = ia + static_cast<size_t>(width);
+      const double da = std::fabs(dir[ia]), db = std::fabs(dir[ib]), A = std::fabs(a[ia]) + 2 * h * da;
+      glu_third += std::fabs(y[r * width + i]) * (3 * da * db * db * s2 + A * db * db * db * s3);
+    }
+  const auto glu = difference(glu_loss, glu_eval, glu_third);
   EXPECT_NEAR(dot(d_a, dir), glu.slope, glu_kernel + glu.error);
 
   const auto x = randn(static_cast<size_t>(n * width), 7);
@@ -158,7 +169,12 @@ TEST(ConvModuleOps, GluAndSiluBackwardMatchFiniteDifferences) {
             ((rho + 3 * u) * std::fabs(1 + xi * (1 - s)) + std::fabs(xi) * (s * rho + 2 * u * (1 - s))) +
         gamma_n(static_cast<int64_t>(x.size()), kUnitF64) * std::fabs(d_x[i] * dir_x[i]);
   }
-  const auto silu = difference(silu_loss, silu_eval);
+  double silu_third = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double dx = std::fabs(dir[i]);
+    silu_third += std::fabs(y[i]) * dx * dx * dx * (3 * s2 + (std::fabs(x[i]) + 2 * h * dx) * s3);
+  }
+  const auto silu = difference(silu_loss, silu_eval, silu_third);
   EXPECT_NEAR(dot(d_x, dir_x), silu.slope, silu_kernel + silu.error);
   std::vector<float> s(x.size());
   silu_rows(s.data(), x.data(), n * width);
