@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "eval/bootstrap.h"
 #include "eval/python_format.h"
@@ -18,12 +19,6 @@
 namespace {
 
 using namespace gpstream;
-
-std::string fixed(double v, int width) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", width, v);
-  return b;
-}
 
 std::string number_list(const std::vector<double>& xs) {
   std::string s = "[";
@@ -64,12 +59,12 @@ int print_paired_bootstrap(const std::vector<std::string>& names,
       std::printf("%-*s  BLEU (mean +- 95%% CI)  difference to baseline [95%% CI]  p-value\n",
                   static_cast<int>(name_width), "system");
       std::printf("%-*s  %s (%s +- %s)  baseline\n", static_cast<int>(name_width), names[0].c_str(),
-                  fixed(r->baseline.score, width).c_str(), fixed(r->baseline.mean, width).c_str(),
-                  fixed(r->baseline.ci, width).c_str());
+                  cli::format_fixed(r->baseline.score, width).c_str(), cli::format_fixed(r->baseline.mean, width).c_str(),
+                  cli::format_fixed(r->baseline.ci, width).c_str());
     }
     std::printf("%-*s  %s (%s +- %s)  %+.*f [%+.*f, %+.*f]  %.4f%s\n", static_cast<int>(name_width),
-                names[i].c_str(), fixed(r->system.score, width).c_str(), fixed(r->system.mean, width).c_str(),
-                fixed(r->system.ci, width).c_str(), width, r->diff, width, r->diff_lower, width, r->diff_upper,
+                names[i].c_str(), cli::format_fixed(r->system.score, width).c_str(), cli::format_fixed(r->system.mean, width).c_str(),
+                cli::format_fixed(r->system.ci, width).c_str(), width, r->diff, width, r->diff_lower, width, r->diff_upper,
                 r->p_value, r->p_value < 0.05 ? " *" : "");
   }
   return cli::kExitOk;
@@ -177,14 +172,14 @@ int run_bleu(int argc, char** argv) {
     const std::string sig = eval::bleu_signature(o, n_refs, short_sig);
     for (const auto& st : *stats) {
       const auto s = eval::compute_bleu(st, o);
-      const std::string line = score_only ? fixed(s.score, width) : eval::format_bleu_line(s, sig, width);
+      const std::string line = score_only ? cli::format_fixed(s.score, width) : eval::format_bleu_line(s, sig, width);
       std::printf("%s\n", line.c_str());
     }
     return cli::kExitOk;
   }
   const auto score = eval::compute_bleu(eval::sum_stats(*stats, o.max_ngram_order), o);
   if (score_only) {
-    std::printf("%s\n", fixed(score.score, width).c_str());
+    std::printf("%s\n", cli::format_fixed(score.score, width).c_str());
   } else if (json || format == "json") {
     const std::string sig = eval::bleu_signature(o, n_refs, false);
     std::vector<std::pair<std::string, std::string>> extra;
@@ -199,7 +194,7 @@ int run_bleu(int argc, char** argv) {
                {"hyp_len", std::to_string(score.sys_len)},
                {"ref_len", std::to_string(score.ref_len)}};
     } else {
-      score_json = eval::python_float_repr(std::strtod(fixed(score.score, width).c_str(), nullptr));
+      score_json = eval::python_float_repr(std::strtod(cli::format_fixed(score.score, width).c_str(), nullptr));
     }
     std::printf(
         "%s\n",

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "eval/python_format.h"
 #include "eval/text_lines.h"
@@ -11,12 +12,6 @@
 namespace {
 
 using namespace gpstream;
-
-std::string fixed(double v, int width) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", width, v);
-  return b;
-}
 
 int run_chrf(int argc, char** argv) {
   CLI::App app{"chrF / chrF++ as sacreBLEU 2.6.0 computes it", "gpstream chrf"};
@@ -66,7 +61,7 @@ int run_chrf(int argc, char** argv) {
     const std::string sig = eval::chrf_signature(o, n_refs, short_sig);
     for (const auto& st : *stats) {
       const double s = eval::chrf_f_score(st, o);
-      std::printf("%s\n", (score_only ? fixed(s, width) : eval::format_chrf_line(s, o, sig, width)).c_str());
+      std::printf("%s\n", (score_only ? cli::format_fixed(s, width) : eval::format_chrf_line(s, o, sig, width)).c_str());
     }
     return cli::kExitOk;
   }
@@ -76,11 +71,11 @@ int run_chrf(int argc, char** argv) {
   }
   const double score = eval::chrf_f_score(total, o);
   if (score_only) {
-    std::printf("%s\n", fixed(score, width).c_str());
+    std::printf("%s\n", cli::format_fixed(score, width).c_str());
   } else if (json || format == "json") {
     const std::string score_json =
         json ? eval::python_float_repr(score)
-             : eval::python_float_repr(std::strtod(fixed(score, width).c_str(), nullptr));
+             : eval::python_float_repr(std::strtod(cli::format_fixed(score, width).c_str(), nullptr));
     std::printf(
         "%s\n",
         eval::format_sacrebleu_json(name, score_json, eval::chrf_signature(o, n_refs, false), "").c_str());

@@ -60,6 +60,14 @@ std::string format_hms(double s) {
   return buf;
 }
 
+double steady_ms() { return 1000.0 * steady_seconds(); }
+
+std::string format_fixed(double v, int decimals) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", decimals, v);
+  return b;
+}
+
 double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }

@@ -21,6 +21,10 @@ std::string format_float(float x);
 std::string format_hms(double seconds);
 // Seconds on the steady clock (for durations).
 double steady_seconds();
+// Milliseconds on the steady clock (for paced input and elapsed times).
+double steady_ms();
+// v with `decimals` digits after the point ("%.*f").
+std::string format_fixed(double v, int decimals);
 // On stderr: "\r<label> [#####.....] done/total  Ns elapsed, ETA Ns" (a newline once done == total);
 // started_s is steady_seconds() at the start.
 void progress_bar(const std::string& label, size_t done, size_t total, double started_s);

@@ -53,4 +53,4 @@ int fail(const std::string& command, const Error& error);
 }  // namespace gpstream::cli
 
 #define GPSTREAM_COMMAND(name, summary, example, fn) \
-  static ::gpstream::cli::CommandRegistrar GPS_CONCAT(gps_command_, __LINE__)(name, summary, example, fn)
+  static ::gpstream::cli::CommandRegistrar GPS_CONCAT(gps_command_, __COUNTER__)(name, summary, example, fn)

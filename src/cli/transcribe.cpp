@@ -40,11 +40,6 @@ namespace {
 constexpr size_t kPieceSamples = audio::kLogMelSampleRate / 100;  // 10 ms
 constexpr size_t kReadBytes = size_t{1} << 16;                    // at most per read(2) of a stream
 
-double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 std::string json_numbers(const std::vector<speech::TranscribedWord>& words, bool elapsed) {
   std::string s = "[";
   for (size_t i = 0; i < words.size(); ++i)
@@ -65,10 +60,10 @@ struct Feeder {
   Status feed(const std::vector<float>& pcm) {
     for (size_t i = 0; i < pcm.size(); i += kPieceSamples) {
       const size_t n = std::min(kPieceSamples, pcm.size() - i);
-      if (fed == 0) t0 = now_ms();
+      if (fed == 0) t0 = steady_ms();
       if (pace > 0) {
         const double due = t0 + static_cast<double>(fed + n) * 1000.0 / audio::kLogMelSampleRate / pace;
-        const double wait = due - now_ms();
+        const double wait = due - steady_ms();
         if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(wait));
       }
       GPS_TRY(transcriber.push(pcm.data() + i, n, words));

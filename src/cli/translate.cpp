@@ -21,10 +21,6 @@
 namespace gpstream::cli {
 namespace {
 
-double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 int run_translate(int argc, char** argv) {
   CLI::App app{"Translate stdin line by line as a live stream (one source word at a time)", "gpstream translate"};
   StreamCli o;
@@ -61,7 +57,7 @@ int run_translate(int argc, char** argv) {
     auto session = stream::Session::create(*m->model, *m->codec, *so);
     if (!session) return fail("translate", session.error());
     stream::Session& s = **session;
-    const double t0 = now_ms();
+    const double t0 = steady_ms();
     size_t pushed = 0;
     bool ended = false;
     std::string src_shown, tgt_shown;
@@ -72,9 +68,9 @@ int run_translate(int argc, char** argv) {
       // Pushes every word whose time has come; with `wait`, sleeps until the next one is due.
       while (pushed < words.size()) {
         const double due = t0 + static_cast<double>(pushed) * word_ms;
-        if (now_ms() < due) {
+        if (steady_ms() < due) {
           if (!wait) break;
-          std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(due - now_ms()));
+          std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(due - steady_ms()));
         }
         GPS_TRY(s.push_source(words[pushed]));
         src_shown += (src_shown.empty() ? "" : " ") + words[pushed];
@@ -101,7 +97,7 @@ int run_translate(int argc, char** argv) {
       } else if (e->kind == stream::EventKind::Word) {
         out.push_back(e->word);
         out_delays.push_back(e->stream_delay);
-        out_elapsed.push_back(now_ms() - t0);
+        out_elapsed.push_back(steady_ms() - t0);
         tgt_shown += (tgt_shown.empty() ? "" : " ") + e->word;
         view.draw(src_shown, tgt_shown);
       } else if (e->kind == stream::EventKind::Finished) {
