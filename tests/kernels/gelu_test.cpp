@@ -25,39 +25,9 @@ double gelu_grad_reference(double x) {
   return 0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * k * (1.0 + 3.0 * c * x * x);
 }
 
-// fp32 error bounds of gelu_tanh = x·s and of its slope s + x·s(1 − s)·p, with s = 1/(1 + e),
-// e = fast_exp(a), a = −2k·x(1 + c x²), p = 2k(1 + 3c x²) (kernels/gelu.h), against the exact tanh form:
-//  - a: x², the fused c·x² + 1, ·x, ·(−2k) and the fp32 constants c and k (the scalar form's x + c·x·x·x one
-//    more): ≤ γ_7|a| absolute (no cancellation);
-//  - e: fast_exp's relative error (~2e-7, as 4u) on top: Δe/e ≤ γ_7|a| + 4u;
-//  - s: Δs/s ≤ (1 − s)(Δe/e) + 2u (1 + e and the division);
-//  - y = x·s: + u. The slope: 1 − s rounds (u(1 − s)) after carrying Δs, x·s and ·(1 − s) round, p is within
-//    γ_5 (x², the fused add, 3c and the constants), and the final fused multiply-add rounds once.
-//  fast_exp clamps its argument at 88: where a > 88 the computed s is 1/(1 + e^88) instead of ≈ 0, off by
-//  ≤ e^-88 (times |x| in y, times 1 + |x|p in the slope).
-//  The double reference 0.5·x·(1 + tanh(z)) itself is only good to ≈ u₆₄ absolute in 1 + tanh (it returns 0
-//  once tanh rounds to −1, far left, where the kernel still has e^-a): |x|·u₆₄ in y, (1 + |x|p)·2u₆₄ in the
-//  slope.
-struct GeluBound {
-  double y, slope;
-};
-GeluBound gelu_bound(double x) {
-  using gpstream::testing::gamma_n;
-  const double u = gpstream::testing::kUnitF32;
-  const double k = std::sqrt(2.0 / M_PI), c = 0.044715;
-  const double a = -2.0 * k * x * (1.0 + c * x * x), e = std::exp(a), s = 1.0 / (1.0 + e), one_minus_s = e / (1.0 + e);
-  const double p = 2.0 * k * (1.0 + 3.0 * c * x * x), ax = std::fabs(x);
-  const double clamp = a > 88.0 ? std::exp(-88.0) : 0.0;
-  const double rho = one_minus_s * (gamma_n(7) * std::fabs(a) + 4 * u) + 2 * u;
-  const double ds = s * rho;
-  const double ref = gpstream::testing::kUnitF64;
-  const double y = ax * s * (rho + u) + ax * clamp + ax * ref;
-  const double db = ax * one_minus_s * s * (rho + 2 * u) + ax * s * (ds + u * one_minus_s);
-  const double slope = s + x * s * one_minus_s * p;
-  const double dslope = db * p + ax * s * one_minus_s * p * gamma_n(5) + ds + u * std::fabs(slope) +
-                        (1 + ax * p) * (clamp + 2 * ref);
-  return {y, dslope};
-}
+// fp32 error bounds of gelu_tanh and of its slope against the exact tanh form: testing::gelu_tanh_bound
+// (tests/testing/fp_bounds.h, where the derivation is written).
+using gpstream::testing::gelu_tanh_bound;
 
 std::vector<float> ramp(int64_t n, float lo, float hi) {
   std::vector<float> x(static_cast<size_t>(n));
@@ -75,7 +45,7 @@ TEST(Gelu, RowsMatchTheTanhFormAndItsDerivative) {
   gelu_tanh_backward_rows(dx.data(), dy.data(), x.data(), n);
   for (int64_t i = 0; i < n; ++i) {
     const double want = gelu_reference(x[i]), dwant = dy[i] * gelu_grad_reference(x[i]);
-    const GeluBound b = gelu_bound(x[i]);
+    const auto b = gelu_tanh_bound(x[i]);
     EXPECT_NEAR(y[i], want, b.y) << "x = " << x[i];
     // dx = dy · slope: the slope's bound times |dy|, and the product's rounding.
     EXPECT_NEAR(dx[i], dwant, std::fabs(dy[i]) * b.slope + gpstream::testing::kUnitF32 * std::fabs(dwant))
@@ -110,9 +80,9 @@ TEST(Gelu, GatedForwardMatchesTheReference) {
         continue;
       }
       const double want = gelu_reference(gate[j]) * up[j];
-      // gelu_bound times |up|, and the product's rounding.
+      // gelu_tanh_bound times |up|, and the product's rounding.
       EXPECT_NEAR(out[j], want,
-                  gelu_bound(gate[j]).y * std::fabs(up[j]) + gpstream::testing::kUnitF32 * std::fabs(want))
+                  gelu_tanh_bound(gate[j]).y * std::fabs(up[j]) + gpstream::testing::kUnitF32 * std::fabs(want))
           << "t = " << t << ", i = " << i;
     }
   }
