@@ -1,12 +1,17 @@
-// Speech encoder backward: every parameter's gradient against a central finite difference of the forward,
-// on a tiny config (two layers, bounded left context, stacking, a partial last chunk), with and without the
-// convolution module.
+// Speech encoder backward: every tensor's gradient against central differences of an independent float64
+// forward (speech_encoder_reference.h), on a tiny config (two layers, bounded left context, stacking, a
+// partial last chunk), with and without the convolution module.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <functional>
 #include <random>
 
+#include "../testing/speech_encoder_bounds.h"
 #include "audio/speech_encoder.h"
+#include "speech_encoder_reference.h"
 
 namespace gpstream::audio {
 namespace {
@@ -28,13 +33,111 @@ SpeechEncoderConfig tiny_config() {
   return c;
 }
 
-// loss = sum(out * R), accumulated in double.
-double loss_of(SpeechEncoderPass& pass, const std::vector<float>& mel, int64_t frames,
-               const std::vector<float>& r) {
-  const auto& out = pass.forward(mel.data(), frames);
-  double s = 0.0;
-  for (size_t i = 0; i < out.size(); ++i) s += static_cast<double>(out[i]) * r[i];
-  return s;
+// A step e for the tensor [offset, offset + n) of θ, aimed at h·dir_i / max|dir|, along which θ + t·e,
+// t ∈ {0, ±1, ±2}, are fp32 values exactly (so the five points lie on one line and central_difference's
+// Taylor expansion holds for f(t) = L(θ + t·e)): e_i is a multiple of θ_i's ulp q (2^-30 for θ_i = 0) with
+// |θ_i| + 2|e_i| inside θ_i's binade, where every multiple of q is an fp32 value; each point is checked.
+std::vector<float> exact_step(const std::vector<float>& theta, size_t offset, const std::vector<double>& dir,
+                              double h) {
+  double m = 0;
+  for (double v : dir) m = std::max(m, std::fabs(v));
+  std::vector<float> e(dir.size(), 0.0f);
+  if (m == 0) return e;
+  for (size_t i = 0; i < dir.size(); ++i) {
+    const double x = theta[offset + i];
+    int ex = 0;
+    std::frexp(x, &ex);
+    const double q = x == 0 ? 0x1p-30 : std::ldexp(1.0, ex - 24), top = x == 0 ? 0x1p-7 : std::ldexp(1.0, ex);
+    const double cap = std::floor((top - std::fabs(x)) / (2 * q)) * q;
+    const double step = std::clamp(std::round(h * dir[i] / m / q) * q, -cap, cap);
+    bool exact = true;
+    for (double t : {-2.0, -1.0, 1.0, 2.0}) exact = exact && double(float(x + t * step)) == x + t * step;
+    e[i] = exact ? static_cast<float>(step) : 0.0f;
+  }
+  return e;
+}
+
+// Per tensor, along its fp32 gradient ĝ (which a gradient scaled by a factor or missing a term correlated
+// with it moves by that fraction of f'(0) = Σ g_i ĝ_i) and along seeded Gaussian noise (which also sees a
+// gradient wrong in a direction orthogonal to it, e.g. zero): the float64 reference's central difference of
+// f(t) = L(θ + t·e) against ĝ·e. They may differ by
+//  - the difference's error (testing::central_difference: truncation from the reference's own divided
+//    differences, and its evaluations' rounding, eval_error);
+//  - the fp32 gradient's rounding projected on e: γ_N·max|ĝ|·Σ|e_i| (encoder_gradient_projection_bound, N =
+//    speech_encoder_backward_roundings);
+//  - the double sum ĝ·e: γ_n(u₆₄) Σ|ĝ_i e_i|.
+// The steps: at most 2^-14 per entry along ĝ (a coherent step, whose f''' is largest) and 2^-12 along noise
+// (weights of size 0.1–1): small enough that the truncation stays below the projected rounding, large enough
+// that eval_error/h does too.
+void expect_gradients_match(audio::SpeechEncoderModel& model, const std::vector<float>& grads,
+                            const std::function<double()>& reference_loss, double eval_error,
+                            int64_t n_frames) {
+  const double gamma = testing::gamma_n(testing::speech_encoder_backward_roundings(model, n_frames));
+  const std::vector<float> theta = model.values();
+  uint64_t seed = 100;
+  for (const auto& t : model.tensors()) {
+    const float* g = grads.data() + t.offset;
+    std::vector<double> along(t.numel), noise(t.numel);
+    std::mt19937_64 rng(seed++);
+    std::normal_distribution<double> nd(0.0, 1.0);
+    double tensor_grad = 0;
+    for (size_t i = 0; i < t.numel; ++i) {
+      along[i] = g[i], noise[i] = nd(rng);
+      tensor_grad += std::fabs(g[i]);
+    }
+    EXPECT_GT(tensor_grad, 0.0) << t.name << " gets no gradient";
+    const std::array<std::vector<float>, 2> steps{exact_step(theta, t.offset, along, 0x1p-14),
+                                                  exact_step(theta, t.offset, noise, 0x1p-12)};
+    for (const auto& e : steps) {
+      const std::array<double, 5> ts{-2, -1, 0, 1, 2};
+      std::array<double, 5> fv{};
+      for (size_t k = 0; k < ts.size(); ++k) {
+        for (size_t i = 0; i < t.numel; ++i)
+          model.values()[t.offset + i] = static_cast<float>(double(theta[t.offset + i]) + ts[k] * e[i]);
+        fv[k] = reference_loss();
+      }
+      model.values() = theta;
+      const auto fd = testing::central_difference(ts, fv, eval_error);
+      double predicted = 0, abs_sum = 0;
+      for (size_t i = 0; i < t.numel; ++i) {
+        predicted += double(g[i]) * e[i];
+        abs_sum += std::fabs(double(g[i]) * e[i]);
+      }
+      const double bound = fd.error +
+                           testing::encoder_gradient_projection_bound(gamma, g, e.data(), t.numel) +
+                           testing::gamma_n(static_cast<int64_t>(t.numel), testing::kUnitF64) * abs_sum;
+      EXPECT_LE(std::fabs(fd.slope - predicted), bound)
+          << t.name << ": difference " << fd.slope << ", gradient " << predicted;
+    }
+  }
+}
+
+// The float64 reference's loss Σ out·R (+ Σ e·Q) and its rounding: speech_encoder_forward_bound's count in
+// units of u₆₄ times the magnitudes, weighted by |R| (and |Q|).
+struct ReferenceLoss {
+  std::function<double()> loss;
+  double eval_error = 0;
+};
+ReferenceLoss reference_loss(const audio::SpeechEncoderModel& model, const std::vector<float>& mel,
+                             int64_t frames, const std::vector<float>& r, const std::vector<float>& q = {}) {
+  const auto b =
+      testing::speech_encoder_forward_bound(model, {.against_reference = true, .n_frames = frames});
+  double abs_r = 0, abs_q = 0;
+  for (float v : r) abs_r += std::fabs(v);
+  for (float v : q) abs_q += std::fabs(v);
+  const double u64 = testing::kUnitF64;
+  ReferenceLoss l;
+  l.eval_error = testing::gamma_n(b.roundings + static_cast<int64_t>(r.size()), u64) * b.magnitude * abs_r +
+                 testing::gamma_n(b.encoder_roundings + static_cast<int64_t>(q.size()), u64) *
+                     b.encoder_magnitude * abs_q;
+  l.loss = [&model, &mel, frames, r, q] {
+    const auto ref = testing::speech_encoder_reference(model, mel.data(), frames);
+    double s = 0;
+    for (size_t i = 0; i < r.size(); ++i) s += ref.out[i] * r[i];
+    for (size_t i = 0; i < q.size(); ++i) s += ref.e[i] * q[i];
+    return s;
+  };
+  return l;
 }
 
 // The tiny config with the convolution module: a depthwise kernel of 3 reaches across the chunks of 2.
@@ -67,29 +170,8 @@ void check_every_gradient(const SpeechEncoderConfig& c) {
   std::vector<float> grads(model.size(), 0.0f);
   pass.forward(mel.data(), frames);
   pass.backward(r.data(), grads.data());
-
-  const float eps = 1e-2f;
-  double err2 = 0.0, ref2 = 0.0;
-  for (const auto& t : model.tensors()) {
-    double tensor_grad = 0.0;
-    for (size_t i = 0; i < t.numel; ++i) {
-      float& p = model.values()[t.offset + i];
-      const float saved = p;
-      p = saved + eps;
-      const double up = loss_of(pass, mel, frames, r);
-      p = saved - eps;
-      const double down = loss_of(pass, mel, frames, r);
-      p = saved;
-      const double fd = (up - down) / (2.0 * static_cast<double>(eps));
-      const double g = grads[t.offset + i];
-      EXPECT_NEAR(g, fd, 2e-3 + 2e-2 * std::fabs(fd)) << t.name << "[" << i << "]";
-      err2 += (g - fd) * (g - fd);
-      ref2 += fd * fd;
-      tensor_grad += std::fabs(g);
-    }
-    EXPECT_GT(tensor_grad, 0.0) << t.name << " gets no gradient";
-  }
-  EXPECT_LT(std::sqrt(err2 / ref2), 2e-3);
+  const ReferenceLoss ref = reference_loss(model, mel, frames, r);
+  expect_gradients_match(model, grads, ref.loss, ref.eval_error, frames);
 }
 
 TEST(SpeechEncoderBackward, MatchesFiniteDifferences) {
@@ -118,31 +200,14 @@ TEST(SpeechEncoderBackward, EncoderOutputGradientMatchesFiniteDifferences) {
   std::vector<float> r(out.size()), q(pass.encoder_output().size());
   for (auto& v : r) v = nd(rng);
   for (auto& v : q) v = nd(rng);
-  auto loss = [&] {
-    double s = loss_of(pass, mel, frames, r);
-    const auto& e = pass.encoder_output();
-    for (size_t i = 0; i < e.size(); ++i) s += static_cast<double>(e[i]) * q[i];
-    return s;
-  };
   std::vector<float> grads(model.size(), 0.0f);
   pass.forward(mel.data(), frames);
   pass.backward(r.data(), grads.data(), q.data());
-  const float eps = 1e-2f;
-  double err2 = 0.0, ref2 = 0.0;
-  for (size_t i = 0; i < model.size(); ++i) {
-    float& p = model.values()[i];
-    const float saved = p;
-    p = saved + eps;
-    const double up = loss();
-    p = saved - eps;
-    const double down = loss();
-    p = saved;
-    const double fd = (up - down) / (2.0 * static_cast<double>(eps));
-    err2 += (grads[i] - fd) * (grads[i] - fd);
-    ref2 += fd * fd;
-  }
-  EXPECT_LT(std::sqrt(err2 / ref2), 2e-3);
-  // Without Q the gradient differs: the test sees the extra term.
+  const ReferenceLoss ref = reference_loss(model, mel, frames, r, q);
+  expect_gradients_match(model, grads, ref.loss, ref.eval_error, frames);
+  // Without Q the gradient differs: the test sees the extra term. A must-differ check: without the term both
+  // backwards would run identical code on identical inputs and agree bit for bit, so any threshold above 0
+  // tells them apart; the Q term moves the gradients' absolute sum by orders of magnitude more than 1e-3.
   std::vector<float> without(model.size(), 0.0f);
   pass.forward(mel.data(), frames);
   pass.backward(r.data(), without.data());
@@ -165,11 +230,32 @@ TEST(SpeechEncoderBackward, Accumulates) {
   pass.backward(r.data(), once.data());
   pass.backward(r.data(), twice.data());
   pass.backward(r.data(), twice.data());
-  for (size_t i = 0; i < once.size(); ++i)
-    ASSERT_NEAR(twice[i], 2.0f * once[i], 1e-5f + 1e-5f * std::fabs(once[i]));
+  // Both calls compute the same terms bit for bit (the same code on the same saved activations). A matrix's
+  // gradient is one finished sum added per call (sgemm with β = 1 adds its dot after the reduction over at
+  // most 20 rows, far inside one K block; the depthwise kernel adds its own buffer): 0 + v and v + v are
+  // exact, so twice is 2·once exactly. The norm weights and biases are added row by row into the buffer
+  // (m ≤ T1 = 20 rows): the second call's sums start at once instead of 0, and each sequence is within
+  // γ_m(|start| + Σ|s_t|) of its exact sum (Higham (4.4)), so |twice − 2·once| ≤ γ_m(|once| + 2Σ|s_t|), with
+  // Σ|s_t| taken as the tensor's largest |once| (the normwise scale of its terms, as in
+  // encoder_gradient_projection_bound).
+  const double gamma = testing::gamma_n(40 / 2);
+  for (const auto& t : model.tensors()) {
+    double scale = 0;
+    for (size_t i = 0; i < t.numel; ++i) scale = std::max(scale, std::fabs(double(once[t.offset + i])));
+    for (size_t i = t.offset; i < t.offset + t.numel; ++i) {
+      if (t.is_matrix)
+        EXPECT_EQ(twice[i], 2.0f * once[i]) << t.name << " " << i - t.offset;
+      else
+        EXPECT_NEAR(twice[i], 2.0f * once[i], gamma * (std::fabs(once[i]) + 2 * scale))
+            << t.name << " " << i - t.offset;
+    }
+  }
 }
 
-// Heads split across threads give the same outputs and gradients as one thread.
+// Heads split across threads give the same outputs and gradients as one thread, bit for bit: each head's
+// attention runs whole on one thread with the same code, every linear output is one dot computed whole by
+// one thread (the few-row kernel splits output rows into tiles; OpenBLAS's threaded sgemm splits the output's
+// rows and columns, never the reduction), and the norms, activations and bias sums are sequential loops.
 TEST(SpeechEncoderBackward, ThreadsAgree) {
   auto c = tiny_config();
   c.n_head = 4;  // head_dim 2
@@ -181,13 +267,13 @@ TEST(SpeechEncoderBackward, ThreadsAgree) {
   const auto out1 = one.forward(mel.data(), 57);
   const auto out2 = two.forward(mel.data(), 57);
   ASSERT_EQ(out1.size(), out2.size());
-  for (size_t i = 0; i < out1.size(); ++i) ASSERT_NEAR(out1[i], out2[i], 1e-6f);
+  for (size_t i = 0; i < out1.size(); ++i) ASSERT_EQ(out1[i], out2[i]) << i;
   std::vector<float> r(out1.size());
   for (size_t i = 0; i < r.size(); ++i) r[i] = std::cos(0.11f * static_cast<float>(i));
   std::vector<float> g1(model.size(), 0.0f), g2(model.size(), 0.0f);
   one.backward(r.data(), g1.data());
   two.backward(r.data(), g2.data());
-  for (size_t i = 0; i < g1.size(); ++i) ASSERT_NEAR(g1[i], g2[i], 1e-5f + 1e-5f * std::fabs(g1[i])) << i;
+  for (size_t i = 0; i < g1.size(); ++i) ASSERT_EQ(g1[i], g2[i]) << i;
 }
 
 }  // namespace

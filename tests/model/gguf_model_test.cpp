@@ -12,6 +12,8 @@
 //    The test checks that today's writer still produces those exact bytes, and that gpstream's logits on the
 //    file match llama.cpp's.
 //  - Metadata errors name the key.
+#include "model/gguf_model.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -21,14 +23,14 @@
 
 #include "../testing/forward_bounds.h"
 #include "../testing/temp_dir.h"
+#include "gguf_test_util.h"
 #include "io/gguf.h"
 #include "io/safetensors.h"
+#include "kernels/kernels.h"
 #include "model/gguf_families.h"
-#include "model/gguf_model.h"
 #include "model/quantize_model.h"
 #include "model/tensor_names.h"
 #include "model/transformer.h"
-#include "gguf_test_util.h"
 #include "tiny_models.h"
 #include "util/mapped_file.h"
 
@@ -161,7 +163,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, LlamaCppWritten,
                                            std::make_tuple("gemma2_tied_bf16", "f16", 3e-3),
                                            std::make_tuple("phi3_longrope_f32", "f32", 0.0)));
 
-// fixture, type, tolerance vs llama.cpp's logits
+// fixture, type, tolerance vs llama.cpp's logits for an unquantized file (quantized: derived, below)
 class GpstreamWritten : public ::testing::TestWithParam<std::tuple<std::string, std::string, double>> {};
 
 TEST_P(GpstreamWritten, WriterIsStableAndLlamaCppAgrees) {
@@ -204,23 +206,41 @@ TEST_P(GpstreamWritten, WriterIsStableAndLlamaCppAgrees) {
     const int first = c.contains("positions") ? c["positions"][0].get<int>() : 0;
     const auto logits = causal_logits(**tf, c["ids"].get<std::vector<int>>(), first);
     const double diff = max_diff_vs(logits, c["logits"], (*tf)->config().n_vocab);
-    EXPECT_LE(diff, tolerance) << "from position " << first;
-    std::cout << "[ max |diff| ] " << name << " " << type_name << " from position " << first << ": " << diff << "\n";
+    double bound = tolerance;
+    const model::Weights& w = (*tf)->weights();
+    if (kernels::is_quantized(w.output.type)) {
+      const auto b =
+          testing::quantized_logit_bound(w.output, w.output_norm, (*tf)->config().norm_weight_offset);
+      bound = b.order + b.flips;
+    } else {
+      EXPECT_GT(tolerance, 0.0) << "an unquantized head needs its stated model difference";
+    }
+    EXPECT_LE(diff, bound) << "from position " << first;
+    std::cout << "[ max |diff| ] " << name << " " << type_name << " from position " << first << ": " << diff
+              << " (bound " << bound << ")\n";
   }
 }
 
-// llama.cpp quantizes activations to Q8_0 as gpstream does; what remains is fp32 summation order (and a rare
-// activation rounding flip): 2e-3, well under the quantization error itself (~1e-2 here). Gemma 2 adds llama.cpp's
-// fp16-table GELU (docs/models.md): 4.8e-4 with F32 weights; with Q8_0 (attn_output) that deviation flips
-// activation roundings in the quantized layer, measured 3.4e-3, so 1e-2 as FixtureParity.MatchesLlamaCpp.
+// Quantized files: llama.cpp quantizes the activations to Q8_0 as gpstream does (d = fp16(amax/127), q
+// rounded half to even) and sums the int8 block dots per lane with one FMA per block, reducing the lanes at
+// the end; its norms, attention and activations are other code. So the logits are held to
+// quantized_logit_bound (testing/fp_bounds.h): the head's summation order on each side where its quantized
+// input came out alike, and one Q8_0 step on every element of the head input where a rounding flipped
+// upstream. The bound comes to 0.54-0.56 on these fixtures, far above a summation-order difference (2.4e-7
+// when nothing flipped), and is what the test holds to. llama.cpp's logits are stored with 9 significant
+// digits (5e-9 relative), below the order term. Gemma 2 (n_embd 48: embedding and tied head stay unquantized,
+// so no quantized head input absorbs what differs upstream; the tolerance given): llama.cpp's GELU reads an
+// fp16 table (docs/models.md), a different function of the gate, not a rounding of the same one. Its effect
+// on these logits is measured, not derived: 4.8e-4 with F32 weights, held to 2e-3; with Q8_0 (attn_output) it
+// flips activation roundings in the quantized layer, 3.4e-3, held to 1e-2 as FixtureParity.MatchesLlamaCpp.
 INSTANTIATE_TEST_SUITE_P(Fixtures, GpstreamWritten,
-                         ::testing::Values(std::make_tuple("llama_tied_bf16", "q8_0", 2e-3),
-                                           std::make_tuple("llama_tied_bf16", "q4_0", 2e-3),
-                                           std::make_tuple("qwen2_untied_f16", "q8_0", 2e-3),
+                         ::testing::Values(std::make_tuple("llama_tied_bf16", "q8_0", 0.0),
+                                           std::make_tuple("llama_tied_bf16", "q4_0", 0.0),
+                                           std::make_tuple("qwen2_untied_f16", "q8_0", 0.0),
                                            std::make_tuple("gemma2_tied_f32", "f32", 2e-3),
                                            std::make_tuple("gemma2_tied_f32", "q8_0", 1e-2),
-                                           std::make_tuple("phi3_longrope_f32", "q8_0", 2e-3),
-                                           std::make_tuple("phi3_longrope_f32", "q4_0", 2e-3)));
+                                           std::make_tuple("phi3_longrope_f32", "q8_0", 0.0),
+                                           std::make_tuple("phi3_longrope_f32", "q4_0", 0.0)));
 
 TEST(GgufModelErrors, MetadataErrorsNameTheKey) {
   const model::ModelConfig c = testing::tiny_config(true, false, false);

@@ -1,6 +1,7 @@
 // Rounding-error bounds of whole transformer forwards (fp_bounds.h for the arithmetic): how far two fp32
 // forwards of one model, or one forward and an exact reference, may differ — the tolerance of every test
-// that compares cached K/V, logits or losses of two ways of running the same rows.
+// that compares cached K/V, logits or losses of two ways of running the same rows; and of the training
+// backward's gradients against the exact gradient (backward_order_gamma).
 #pragma once
 
 #include <algorithm>
@@ -101,6 +102,78 @@ inline ForwardOrderBound forward_order_bound(const model::ModelConfig& c, const 
   b.loss = 2.0 * b.logits +
            sides * (gamma_n(c.n_vocab + 4) + kUnitF32 * (2.0 * head + std::log(static_cast<double>(c.n_vocab))));
   return b;
+}
+
+// How many roundings of u one entry of TrainModel's fp32 gradient may carry against the exact gradient of
+// the same parameters (its γ index; first order, Higham Lemma 3.3: relative errors add along a chain).
+// An entry is the last dot of a backward signal and a forward activation — Σ_n dy_nr x_nj over the batch's
+// rows for a weight, Σ_n dh_nj x̂_nj for a norm weight, the rows of one id for an embedding row — and each
+// factor carries the relative error of the dots its value went through:
+//  - the forward to the loss (against an exact reference, as forward_order_bound): per layer q/k/v (E),
+//    the score (head_dim), o (n_head·head_dim), gate/up (E), down (n_ff), the norms' sums of squares (E
+//    each), softmax's sum and P·V (the visible rows each) and kElementwiseRoundings; then the final norm
+//    (E), its elementwise work and the final soft-cap (kElementwiseRoundings), the LM head (E) and the
+//    cross-entropy's softmax (n_vocab + 4);
+//  - the backward from the loss: softmax − one-hot (n_vocab + 4), the soft-cap's slope and the loss scale
+//    (kElementwiseRoundings), the LM head's transpose (n_vocab), the final norm's backward (its x̂·dh dot,
+//    E); per layer down's transpose (E), gate/up's (2·n_ff, both
+//    summed into one signal), the norms' backwards (E each, sandwich norms two more), o's transpose (E),
+//    attention's backward (dP = dO·V: head_dim; dS = P∘(dP − Σ P·dP): the visible rows; dq = dS·K: the
+//    visible rows; dk or dv: the visible rows of every query head of the group), RoPE's inverse rotation
+//    and the activations' slopes (kElementwiseRoundings), q/k/v's transposes (n_head·head_dim +
+//    2·n_head_kv·head_dim);
+//  - the last dot itself (n_rows) and the loss scale, the embedding scale and the add into grads (3).
+// A LoRA adapter adds its branch s·B(A x) beside a linear (its A dot is no longer than the linear's, then
+// rank and the add: rank + 1 more on each of the 4 linears a path crosses per layer, forward and backward),
+// and its own gradients one more dot before the last (Bᵀdy for dA, A x for dB: ≤ max(n_embd, n_ff, n_head·
+// head_dim)). Every chain from the loss to an entry is counted in full, so the sum bounds the longest.
+struct BackwardBoundOptions {
+  int64_t n_rows = 0;    // rows of the batch (the last dot of a weight's gradient sums over them)
+  int64_t max_rows = 0;  // the most rows one row attends to
+  int lora_rank = 0;     // LoRA adapters on the linears (0: full fine-tuning)
+  int64_t extra = 0;     // further roundings on every chain (e.g. weights merged in fp32: rank + 1)
+};
+
+inline int64_t backward_order_length(const model::ModelConfig& c, const BackwardBoundOptions& o) {
+  const int64_t E = c.n_embd, D = c.head_dim, Q = static_cast<int64_t>(c.n_head) * D,
+                KV = static_cast<int64_t>(c.n_head_kv) * D, F = c.n_ff, V = c.n_vocab, T = o.max_rows,
+                group = c.n_head / c.n_head_kv, norms = c.sandwich_norms ? 4 : 2;
+  const int64_t lora = o.lora_rank > 0 ? 4 * (o.lora_rank + 1) : 0;
+  const int64_t fwd_layer = E + D + Q + E + F + norms * E + 2 * T + kElementwiseRoundings + lora;
+  const int64_t fwd_top = E + kElementwiseRoundings + E + V + 4;
+  const int64_t bwd_layer =
+      E + 2 * F + norms * E + E + D + 2 * T + group * T + kElementwiseRoundings + Q + 2 * KV + lora;
+  const int64_t bwd_top = V + 4 + V + E + kElementwiseRoundings;
+  const int64_t last = o.n_rows + 3 + (o.lora_rank > 0 ? std::max({E, F, Q}) : 0);
+  return c.n_layer * (fwd_layer + bwd_layer) + fwd_top + bwd_top + last + o.extra;
+}
+
+// The relative error γ of backward_order_length.
+inline double backward_order_gamma(const model::ModelConfig& c, const BackwardBoundOptions& o) {
+  return gamma_n(backward_order_length(c, o));
+}
+
+// The magnitude γ multiplies: an entry's error is γ times the magnitude of its terms, Σ_n |dy_nr||x_nj|
+// (and, through the signals, of the dots before it). The signals and activations live in TrainModel's
+// activation block, which a test cannot read; the entries of one tensor all sum the same signals against
+// the same activations, so their terms share one scale, which the tensor's largest gradient entry attains
+// unless its own rows cancel: the bound is normwise, γ·max_i|ĝ_i| for every entry (as Higham's bounds for
+// products, ‖fl(AB) − AB‖ ≤ γ_n ‖|A||B|‖), not relative to an entry's own value, which cancellation may
+// make arbitrarily small. max|ĝ| and max|g| differ by γ·max|g|, second order in the bound.
+inline double gradient_magnitude(std::span<const float> grad) {
+  double m = 0;
+  for (float v : grad) m = std::max(m, std::fabs(static_cast<double>(v)));
+  return m;
+}
+
+// |Σ_i (ĝ_i − g_i) d_i| over one tensor, ĝ its fp32 gradient with relative error gamma
+// (backward_order_gamma): ≤ Σ_i |ĝ_i − g_i||d_i| ≤ γ · max_i|ĝ_i| · Σ_i |d_i|.
+inline double gradient_projection_bound(double gamma, std::span<const float> grad,
+                                        std::span<const float> dir) {
+  GPS_ASSERT(grad.size() == dir.size(), "gradient_projection_bound: lengths differ");
+  double l1 = 0;
+  for (float v : dir) l1 += std::fabs(static_cast<double>(v));
+  return gamma * gradient_magnitude(grad) * l1;
 }
 
 }  // namespace gpstream::testing

@@ -216,4 +216,79 @@ inline double fp32_mix_snr_bound_db(double snr_db) {
   return -10.0 * std::log10(1.0 - 2.0 * r - r * r);
 }
 
+// The rows of a Q8_0 / Q4_0 matrix dequantized to fp32, plain or interleaved in groups of eight
+// (MatrixView::rows_interleaved8, the layout of kernels/quant_dot.h: per block of a group, the eight fp16
+// scales, then quant byte j of row r at 16 + 32·(j/4) + 4r + j%4).
+inline std::vector<float> quantized_matrix_rows_f32(const kernels::MatrixView& w) {
+  GPS_ASSERT(kernels::is_quantized(w.type), "quantized_matrix_rows_f32: not Q8_0 / Q4_0");
+  const size_t bb = w.type == kernels::WeightType::Q8_0 ? kernels::kQ8_0Bytes : kernels::kQ4_0Bytes;
+  const int64_t nb = w.cols / 32;
+  std::vector<float> out(static_cast<size_t>(w.rows * w.cols));
+  std::vector<uint8_t> row(static_cast<size_t>(nb) * bb);
+  for (int64_t r = 0; r < w.rows; ++r) {
+    if (w.rows_interleaved8) {
+      const auto* group = static_cast<const uint8_t*>(w.row(r - r % 8));
+      const int i = static_cast<int>(r % 8);
+      for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* blk = group + static_cast<size_t>(b) * 8 * bb;
+        uint8_t* plain = row.data() + static_cast<size_t>(b) * bb;
+        plain[0] = blk[2 * i], plain[1] = blk[2 * i + 1];
+        for (size_t j = 0; j + 2 < bb; ++j) plain[2 + j] = blk[16 + 32 * (j / 4) + 4 * i + j % 4];
+      }
+      kernels::convert_row(out.data() + r * w.cols, row.data(), w.type, w.cols);
+    } else {
+      kernels::convert_row(out.data() + r * w.cols, w.row(r), w.type, w.cols);
+    }
+  }
+  return out;
+}
+
+// How far the logits of two forwards of one quantized model (Q8_0 / Q4_0 head: Q8_0 activations, int8 block
+// dots) may differ when everything before the head differs by rounding (two kernels' summation orders, or
+// another implementation of the norms, attention and activations). Two facts shape it:
+//  - The head reads the final RMSNorm's output x = g ∘ h / rms(h) quantized per block of 32 to Q8_0: the
+//    step d = fp16(amax/127), q_j = round(x_j·127/amax). Two forwards whose x agree to a few ulps almost
+//    always quantize to the same bits, and then their logits differ by the head's own summation order alone:
+//    each side's per-block terms (exact int32 sums times d_w·d_x, a product of two fp16 values, exact in
+//    fp32) are accumulated with at most nb + 4 roundings (nb block FMAs, lane halves or eight lanes summed at
+//    the end), so |Δz| ≤ 2γ_{nb+4} Σ_j |ŵ_j||x̂_j| (Higham (3.5), one γ per side).
+//  - But a rounding may flip: where x_j·127/amax lies within the forwards' difference of a half-integer, q_j
+//    moves by one step, x̂_j by d (and when fp16(amax/127) itself rounds the other way, every x̂_j of the
+//    block by |q_j|·one fp16 ulp of d ≤ 127·2^-10·d). An element flips with probability about its difference
+//    in steps, and a flip anywhere upstream moves the whole residual stream, so the head input may flip in
+//    any of its elements; as long as the two head inputs differ by under one step per element, none moves by
+//    more than one: |Δx̂_j| ≤ d(1 + 127·2^-10), and |Δz_r| ≤ that · Σ_j |ŵ_rj|. Upstream flips reach the
+//    logits only this way: the head input's quantization absorbs whatever does not flip it.
+//  Magnitudes from the weights: ‖h / rms(h)‖₂ ≤ √E, so |x_j| ≤ max|g|·√E bounds amax,
+//  d ≤ (1 + 2^-11)(1 + u)·max|g|√E / 127, |x̂_j| ≤ (1 + 2^-11)(1 + 3u)(|x_j| + amax/254), and
+//  Σ_j |ŵ_rj||x̂_j| ≤ (1 + 2^-11)(1 + 3u)·√E (‖ŵ_r ∘ g‖₂ + max|g|·‖ŵ_r‖₁ / 254). A soft-cap after the head
+//  has slope ≤ 1.
+struct QuantizedLogitBound {
+  double order = 0;  // no rounding flipped: the head's summation order
+  double flips = 0;  // every element of the head input one step apart
+};
+inline QuantizedLogitBound quantized_logit_bound(const kernels::MatrixView& head, std::span<const float> g,
+                                                 float g_offset) {
+  const std::vector<float> w = quantized_matrix_rows_f32(head);
+  const int64_t E = head.cols, nb = E / 32;
+  GPS_ASSERT(static_cast<int64_t>(g.size()) == E, "quantized_logit_bound: norm length");
+  double g_max = 0;
+  for (float v : g) g_max = std::max(g_max, std::fabs(static_cast<double>(v) + g_offset));
+  const double root_e = std::sqrt(static_cast<double>(E)), fp16_step = 1 + 0x1p-11;
+  const double d_max = fp16_step * (1 + kUnitF32) * g_max * root_e / 127;
+  double magnitude = 0, l1_max = 0;
+  for (int64_t r = 0; r < head.rows; ++r) {
+    double ss = 0, l1 = 0;
+    for (int64_t j = 0; j < E; ++j) {
+      const double wj = std::fabs(static_cast<double>(w[r * E + j]));
+      ss += std::pow(wj * (static_cast<double>(g[j]) + g_offset), 2);
+      l1 += wj;
+    }
+    magnitude = std::max(magnitude, root_e * (std::sqrt(ss) + g_max * l1 / 254));
+    l1_max = std::max(l1_max, l1);
+  }
+  magnitude *= fp16_step * (1 + 3 * kUnitF32);
+  return {2 * gamma_n(nb + 4) * magnitude, d_max * (1 + 127 * 0x1p-10) * l1_max};
+}
+
 }  // namespace gpstream::testing

@@ -9,6 +9,7 @@
 
 #include "../model/reference_transformer.h"
 #include "../model/tiny_models.h"
+#include "../testing/forward_bounds.h"
 #include "train/train_model.h"
 
 namespace gpstream::testing {
@@ -48,26 +49,53 @@ inline std::vector<std::vector<bool>> dense_mask(const train::TrainSequence& s) 
   return m;
 }
 
-// LoRA's chain rule: with W' = W + s·B·A, dL/dA = s·Bᵀ·dL/dW' and dL/dB = s·dL/dW'·Aᵀ. Accumulates the
-// largest difference between the adapter gradients gA [r, in], gB [out, r] and those derived from a full
-// model's weight gradient dW [out, in] (double sums), and the largest derived value.
+// LoRA's chain rule: with W' = W + s·B·A, dL/dA = s·Bᵀ·dL/dW' and dL/dB = s·dL/dW'·Aᵀ. Compares the adapter
+// gradients gA [r, in], gB [out, r] with those derived from a full model's weight gradient dW [out, in]
+// (double sums), entry by entry, against the sum of
+//  - the adapter gradient's own rounding: gamma_lora (backward_order_gamma of the LoRA model) times its
+//    tensor's largest entry (gradient_magnitude: the bound is normwise);
+//  - the rounding of dW carried through the chain product: s·Σ_o |B_oi| · gamma_full · max|dW| for dA,
+//    s·Σ_j max|dW| |A_ij| for dB;
+//  - the product's own double sum, as dot_error_bound: γ_{out+2}(u₆₄) s Σ_o |B_oi dW_oj| (two products per
+//    term), γ_{in+2}(u₆₄) for dB.
+// The second term is the largest: dW's rounding, amplified by s·Σ|B_oi| (s·Σ|A_ij|), puts the bound above a
+// fraction of the adapter gradient's own size at its largest entries. Keeps the largest error, its bound,
+// and the largest ratio of the two.
 struct ChainRuleCheck {
-  double worst = 0, gmax = 0;
+  double gamma_lora = 0, gamma_full = 0;
+  double worst = 0, worst_bound = 0, ratio = 0;
+  void note(double err, double bound) {
+    if (err > worst) worst = err, worst_bound = bound;
+    ratio = std::max(ratio, err / bound);
+  }
   void add(const float* A, const float* B, const float* dW, int64_t out, int64_t in, int64_t r, float s,
            const float* gA, const float* gB) {
+    const double mA = gradient_magnitude({gA, static_cast<size_t>(r * in)}),
+                 mB = gradient_magnitude({gB, static_cast<size_t>(out * r)}),
+                 mW = gradient_magnitude({dW, static_cast<size_t>(out * in)});
     for (int64_t i = 0; i < r; ++i)
       for (int64_t j = 0; j < in; ++j) {
-        double want = 0;
-        for (int64_t o = 0; o < out; ++o) want += s * double(B[o * r + i]) * dW[o * in + j];
-        gmax = std::max(gmax, std::abs(want));
-        worst = std::max(worst, std::abs(want - gA[i * in + j]));
+        double want = 0, abs_b = 0, abs_terms = 0;
+        for (int64_t o = 0; o < out; ++o) {
+          want += s * double(B[o * r + i]) * dW[o * in + j];
+          abs_b += std::fabs(double(B[o * r + i]));
+          abs_terms += std::fabs(double(B[o * r + i]) * dW[o * in + j]);
+        }
+        const double bound =
+            gamma_lora * mA + s * abs_b * gamma_full * mW + gamma_n(out + 2, kUnitF64) * s * abs_terms;
+        note(std::abs(want - gA[i * in + j]), bound);
       }
     for (int64_t o = 0; o < out; ++o)
       for (int64_t i = 0; i < r; ++i) {
-        double want = 0;
-        for (int64_t j = 0; j < in; ++j) want += s * double(dW[o * in + j]) * A[i * in + j];
-        gmax = std::max(gmax, std::abs(want));
-        worst = std::max(worst, std::abs(want - gB[o * r + i]));
+        double want = 0, abs_a = 0, abs_terms = 0;
+        for (int64_t j = 0; j < in; ++j) {
+          want += s * double(dW[o * in + j]) * A[i * in + j];
+          abs_a += std::fabs(double(A[i * in + j]));
+          abs_terms += std::fabs(double(dW[o * in + j]) * A[i * in + j]);
+        }
+        const double bound =
+            gamma_lora * mB + s * abs_a * gamma_full * mW + gamma_n(in + 2, kUnitF64) * s * abs_terms;
+        note(std::abs(want - gB[o * r + i]), bound);
       }
   }
 };
