@@ -70,6 +70,10 @@ Result<std::string> tokenizer_json_from_gguf(const io::GgufMetadata& m) {
   j["padding"] = nullptr;
   OJson added = OJson::array();
   OJson vocab = OJson::object();
+  // Appended in id order without ordered_json's per-insert key search (linear: quadratic over a 150k
+  // vocabulary); `seen` already refuses a repeated token.
+  OJson::object_t& vocab_entries = vocab.get_ref<OJson::object_t&>();
+  vocab_entries.reserve(tokens->strs.size());
   std::map<std::string, int64_t> seen;
   for (size_t id = 0; id < tokens->strs.size(); ++id) {
     const std::string& tok = tokens->strs[id];
@@ -82,7 +86,7 @@ Result<std::string> tokenizer_json_from_gguf(const io::GgufMetadata& m) {
       added.push_back({{"id", id}, {"content", tok}, {"single_word", false}, {"lstrip", false}, {"rstrip", false},
                        {"normalized", type == kUserDefined}, {"special", type == kControl}});
     } else {
-      vocab[tok] = id;
+      vocab_entries.emplace_back(tok, id);
     }
   }
   j["added_tokens"] = added;

@@ -62,6 +62,12 @@ struct FusedCase {
 // Fused against separate (exact) and against the reference (to the rounding of fp32 accumulation).
 void check_case(const FusedCase& fc, const std::string& label, bool null_scratch = false) {
   const int64_t ldx = fc.cols + 5;
+  // The stored (widened) weights, as fp32 rows, for the reference bound.
+  std::vector<std::vector<float>> stored_rows;
+  for (const StoredMatrix& m : fc.weights) {
+    if (is_quantized(m.view.type)) stored_rows.emplace_back();
+    else stored_rows.push_back(gpstream::testing::matrix_rows_f32(m.view));
+  }
   for (int64_t n_tok = 1; n_tok <= 12; ++n_tok) {
     const WeightType type = fc.weights.front().view.type;
     // Without scratch only the F32 paths and the few-token kernel run (the tiled 16-bit path needs it).
@@ -101,9 +107,8 @@ void check_case(const FusedCase& fc, const std::string& label, bool null_scratch
               if (is_quantized(fc.weights[i].view.type)) continue;
               // fp32 sum of cols terms of the stored (widened) weights and the bias against the double
               // reference rounded to fp32: γ_{cols+1}(Σ|x ŵ| + |b|) + u·|ref| (Higham (3.5)).
-              const std::vector<float> wf = gpstream::testing::matrix_rows_f32(fc.weights[i].view);
               const double tol = gpstream::testing::linear_output_bound(
-                  x.data() + t * ldx, wf.data() + r * fc.cols, fc.cols,
+                  x.data() + t * ldx, stored_rows[i].data() + r * fc.cols, fc.cols,
                   with_bias ? fc.biases[i][static_cast<size_t>(r)] : 0.0, ref_buf[i][at]);
               ASSERT_NEAR(got, ref_buf[i][at], tol)
                   << where << ": output " << i << " t " << t << " r " << r;
