@@ -9,12 +9,16 @@
 #include <cmath>
 #include <numbers>
 #include <numeric>
+#include <string>
 
+#include "util/memory_budget.h"
 
 namespace gpstream::audio {
 namespace {
 
 constexpr size_t kMaxTableEntries = size_t{1} << 21;  // 16 MiB of doubles
+// Smaller outputs (a streamed piece, a short file) are not worth reading /proc/meminfo for.
+constexpr uint64_t kBudgetCheckFrom = uint64_t{1} << 20;
 
 // Zeroth-order modified Bessel function of the first kind (power series; converges for all x).
 double bessel_i0(double x) {
@@ -84,10 +88,20 @@ Result<std::vector<float>> resample(std::span<const float> samples, uint32_t fro
   k.n_taps = static_cast<size_t>(2 * reach + 2);
   k.i0_beta = bessel_i0(kResampleKaiserBeta);
 
+  // n_in <= 2^40 and L <= 10^6 < 2^20: no overflow.
   const uint64_t n_out = (n_in * k.up + k.down - 1) / k.down;
-  std::vector<float> out(n_out);
+  if (n_out == 0) return std::vector<float>{};
+  const std::string what = "resampling " + std::to_string(n_in) + " samples from " +
+                           std::to_string(from_rate) + " Hz to " + std::to_string(to_rate) + " Hz";
+  if (n_out > kResampleMaxOutputSamples)
+    return out_of_range(what + " would write " + std::to_string(n_out) + " samples (limit " +
+                        std::to_string(kResampleMaxOutputSamples) + ")");
   const bool use_table = k.up * k.n_taps <= kMaxTableEntries;
-  std::vector<double> table(use_table ? k.up * k.n_taps : k.n_taps);
+  const uint64_t table_entries = use_table ? k.up * k.n_taps : k.n_taps;
+  const uint64_t need = saturating_sum({n_out * sizeof(float), table_entries * sizeof(double)});
+  if (need > kBudgetCheckFrom) GPS_TRY(check_memory_budget(need, what));
+  std::vector<float> out(n_out);
+  std::vector<double> table(table_entries);
   if (use_table)
     for (uint64_t p = 0; p < k.up; ++p) k.phase_taps(p, table.data() + p * k.n_taps);
 

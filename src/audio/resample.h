@@ -24,9 +24,14 @@ inline constexpr double kResampleKaiserBeta = 8.6;
 inline constexpr int kResampleZeroCrossings = 16;
 // The largest rate the resampler accepts (the readers bound files and streams more tightly: audio/wav.h).
 inline constexpr uint32_t kResampleMaxRate = 1'000'000;
+// The most samples one call writes: 2^31 (37 hours at 16 kHz, 8 GiB of floats). The output size follows
+// from the input's length and the rate ratio, which can be 10^6 (1 Hz to 1 MHz), so it is checked, with
+// the tap table, before anything is allocated.
+inline constexpr uint64_t kResampleMaxOutputSamples = uint64_t{1} << 31;
 
 // Converts `samples` from `from_rate` to `to_rate` Hz. InvalidArgument for a zero rate or rates above
-// kResampleMaxRate.
+// kResampleMaxRate; OutOfRange, before any allocation, for an output of more than kResampleMaxOutputSamples
+// or one that with its tap table exceeds the memory budget (util/memory_budget.h).
 Result<std::vector<float>> resample(std::span<const float> samples, uint32_t from_rate, uint32_t to_rate);
 
 }  // namespace gpstream::audio

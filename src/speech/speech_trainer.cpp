@@ -299,10 +299,12 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
   if (!opt.resume.empty()) {
     GPS_ASSIGN(const std::string path, train::resolve_resume_checkpoint(opt.resume));
     GPS_ASSIGN(train::CheckpointState s, train::read_checkpoint(path));
-    if (s.fingerprint != fp)
-      return invalid_argument("checkpoint " + path + " belongs to a different model or setup");
-    if (s.seed != cfg.seed) return invalid_argument("checkpoint " + path + " was made with another seed");
-    if (s.values.size() != params.size()) return format_error(path + ": wrong parameter count");
+    train::CheckpointExpectation expect;
+    expect.fingerprint = fp;
+    expect.seed = cfg.seed;
+    expect.n_params = params.size();
+    expect.batches_per_epoch = static_cast<int64_t>(train_m.utterances.size());  // one utterance a "batch"
+    GPS_TRY(train::check_resume_checkpoint(s, path, expect));
     params.values = std::move(s.values);
     adam.m = std::move(s.m);
     adam.v = std::move(s.v);

@@ -2,6 +2,7 @@
 #include "train/checkpoint.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -73,33 +74,102 @@ Result<CheckpointState> read_checkpoint(const std::string& path) {
   } catch (const nlohmann::json::exception&) {
     return bad("header is not JSON");
   }
-  CheckpointState s;
-  size_t n = 0;
-  try {
-    if (h.at("version").get<int>() != 1) return unsupported("checkpoint " + path + ": unknown version");
-    s.step = h.at("step").get<int64_t>();
-    s.tokens_seen = h.at("tokens_seen").get<int64_t>();
-    s.data.epoch = h.at("epoch").get<int64_t>();
-    s.data.batch = h.at("batch").get<int64_t>();
-    s.adam_t = h.at("adam_t").get<int64_t>();
-    s.seed = h.at("seed").get<uint64_t>();
-    s.elapsed_s = h.at("elapsed_s").get<double>();
-    s.fingerprint = h.at("fingerprint").get<std::string>();
-    n = h.at("n_params").get<size_t>();
-  } catch (const nlohmann::json::exception&) {
-    return bad("header fields missing or of the wrong type");
+  if (!h.is_object()) return bad("header is not a JSON object");
+  // An integer field in [lo, hi] (JSON integers only: no fractions, no strings).
+  auto integer = [&](const char* key, uint64_t lo, uint64_t hi) -> Result<uint64_t> {
+    const auto it = h.find(key);
+    if (it == h.end()) return bad("field '" + std::string(key) + "' is missing");
+    // A JSON reader keeps integers >= 0 as unsigned: a signed one is negative.
+    const bool in_range = it->is_number_unsigned() && it->get<uint64_t>() >= lo && it->get<uint64_t>() <= hi;
+    if (!in_range)
+      return bad("field '" + std::string(key) + "' is " + it->dump() + "; it must be an integer from " +
+                 std::to_string(lo) + " to " + std::to_string(hi));
+    return it->get<uint64_t>();
+  };
+  const uint64_t max_counter = static_cast<uint64_t>(kCheckpointMaxCounter);
+  {
+    const auto it = h.find("version");
+    if (it == h.end() || !it->is_number_integer()) return bad("field 'version' is missing or not an integer");
+    if (*it != 1)
+      return unsupported("checkpoint " + path + ": unknown version " + it->dump() + " (this build reads 1)");
   }
-  const size_t data_off = 16 + hl;
-  if (n > (bytes.size() - data_off) / 12 || data_off + 12 * n + 8 != bytes.size())
-    return bad("size does not match");
+  // The parameter count, against the file's length: magic, header length, header, 3 x n floats, checksum.
+  const uint64_t data_off = 16 + hl;
+  GPS_ASSIGN(const uint64_t n, integer("n_params", 1, max_counter));
+  if (n > (bytes.size() - data_off - 8) / 12 || data_off + 12 * n + 8 != bytes.size())
+    return bad("size does not match: field 'n_params' is " + std::to_string(n) + ", so the file would have " +
+               std::to_string(data_off + 12 * n + 8) + " bytes, not " +
+               std::to_string(bytes.size()));
   uint64_t sum = 0;
   std::memcpy(&sum, bytes.data() + data_off + 12 * n, 8);
   if (sum != fnv1a(bytes.data(), data_off + 12 * n)) return bad("checksum mismatch");
-  for (auto* a : {&s.values, &s.m, &s.v}) a->resize(n);
-  std::memcpy(s.values.data(), bytes.data() + data_off, 4 * n);
-  std::memcpy(s.m.data(), bytes.data() + data_off + 4 * n, 4 * n);
-  std::memcpy(s.v.data(), bytes.data() + data_off + 8 * n, 4 * n);
+
+  CheckpointState s;
+  GPS_ASSIGN(const uint64_t step, integer("step", 0, max_counter));
+  GPS_ASSIGN(const uint64_t tokens_seen, integer("tokens_seen", 0, max_counter));
+  GPS_ASSIGN(const uint64_t epoch, integer("epoch", 0, max_counter));
+  GPS_ASSIGN(const uint64_t batch, integer("batch", 0, max_counter));
+  GPS_ASSIGN(const uint64_t adam_t, integer("adam_t", 0, max_counter));
+  GPS_ASSIGN(s.seed, integer("seed", 0, UINT64_MAX));
+  s.step = static_cast<int64_t>(step);
+  s.tokens_seen = static_cast<int64_t>(tokens_seen);
+  s.data.epoch = static_cast<int64_t>(epoch);
+  s.data.batch = static_cast<int64_t>(batch);
+  s.adam_t = static_cast<int64_t>(adam_t);
+  {
+    const auto it = h.find("elapsed_s");
+    if (it == h.end() || !it->is_number() || !(it->get<double>() >= 0) || !std::isfinite(it->get<double>()))
+      return bad("field 'elapsed_s' is " + (it == h.end() ? std::string("missing") : it->dump()) +
+                 "; it must be a finite number of seconds >= 0");
+    s.elapsed_s = it->get<double>();
+  }
+  {
+    const auto it = h.find("fingerprint");
+    if (it == h.end() || !it->is_string() || it->get_ref<const std::string&>().empty())
+      return bad("field 'fingerprint' is " + (it == h.end() ? std::string("missing") : it->dump()) +
+                 "; it must be a non-empty string");
+    s.fingerprint = it->get<std::string>();
+  }
+  const size_t count = static_cast<size_t>(n);
+  for (auto* a : {&s.values, &s.m, &s.v}) a->resize(count);
+  std::memcpy(s.values.data(), bytes.data() + data_off, 4 * count);
+  std::memcpy(s.m.data(), bytes.data() + data_off + 4 * count, 4 * count);
+  std::memcpy(s.v.data(), bytes.data() + data_off + 8 * count, 4 * count);
+  // Parameters and moments are finite (training stops on a non-finite loss), second moments >= 0 (AdamW
+  // divides by their square root).
+  const std::pair<const char*, const std::vector<float>*> arrays[] = {{"values", &s.values}, {"m", &s.m},
+                                                                       {"v", &s.v}};
+  for (const auto& [name, a] : arrays)
+    for (size_t i = 0; i < count; ++i)
+      if (!std::isfinite((*a)[i]) || (a == &s.v && (*a)[i] < 0))
+        return bad(std::string(name) + "[" + std::to_string(i) + "] is " + std::to_string((*a)[i]) +
+                   (a == &s.v ? " (second moments are finite and >= 0)" : " (must be finite)"));
   return s;
+}
+
+Status check_resume_checkpoint(const CheckpointState& s, const std::string& path,
+                               const CheckpointExpectation& e) {
+  const std::string ckpt = "checkpoint " + path;
+  if (s.fingerprint != e.fingerprint)
+    return invalid_argument(ckpt + " belongs to a different model or setup (field 'fingerprint' is '" +
+                            s.fingerprint + "', this run's is '" + e.fingerprint + "')");
+  if (s.seed != e.seed)
+    return invalid_argument(ckpt + " was made with another seed (field 'seed' is " + std::to_string(s.seed) +
+                            ", this run's is " + std::to_string(e.seed) + ")");
+  if (s.values.size() != e.n_params || s.m.size() != e.n_params || s.v.size() != e.n_params)
+    return invalid_argument(ckpt + " holds " + std::to_string(s.values.size()) +
+                            " parameters (field 'n_params') but this run's model has " +
+                            std::to_string(e.n_params));
+  if (s.adam_t != s.step)
+    return invalid_argument(ckpt + " is inconsistent: field 'adam_t' is " + std::to_string(s.adam_t) +
+                            " but field 'step' is " + std::to_string(s.step) +
+                            " (training takes one optimizer step per step)");
+  if (e.batches_per_epoch >= 0 && s.data.batch > e.batches_per_epoch)
+    return invalid_argument(ckpt + ": field 'batch' is " + std::to_string(s.data.batch) + " but epoch " +
+                            std::to_string(s.data.epoch) + " of this run's data has " +
+                            std::to_string(e.batches_per_epoch) +
+                            " batches (another corpus or batch size than the checkpoint's run?)");
+  return {};
 }
 
 namespace {

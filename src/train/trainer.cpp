@@ -166,10 +166,13 @@ Result<TrainResult> run_training(const TrainConfig& cfg, const TrainRunOptions& 
   if (!opt.resume.empty()) {
     GPS_ASSIGN(const std::string path, resolve_resume_checkpoint(opt.resume));
     GPS_ASSIGN(CheckpointState s, read_checkpoint(path));
-    if (s.fingerprint != fingerprint(model))
-      return invalid_argument("checkpoint " + path + " belongs to a different model (" + s.fingerprint +
-                              " vs " + fingerprint(model) + ")");
-    if (s.seed != cfg.seed) return invalid_argument("checkpoint " + path + " was made with another seed");
+    train.seek(s.data);  // the epoch's plan gives its batch count
+    CheckpointExpectation expect;
+    expect.fingerprint = fingerprint(model);
+    expect.seed = cfg.seed;
+    expect.n_params = model.trainable().size();
+    expect.batches_per_epoch = train.batches_per_epoch();
+    GPS_TRY(check_resume_checkpoint(s, path, expect));
     model.trainable().values = std::move(s.values);
     adam.m = std::move(s.m);
     adam.v = std::move(s.v);
@@ -177,7 +180,6 @@ Result<TrainResult> run_training(const TrainConfig& cfg, const TrainRunOptions& 
     step = s.step;
     tokens_seen = s.tokens_seen;
     elapsed_before = s.elapsed_s;
-    train.seek(s.data);
     message("resumed from " + path + " at step " + std::to_string(step));
     kept_metrics = metrics_lines_up_to(metrics_path, step);  // the metric lines up to the checkpoint
   }

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "../testing/scoped_env.h"
+
 namespace gpstream::audio {
 namespace {
 
@@ -119,6 +121,35 @@ TEST(Resample, RejectsBadRates) {
   auto r = resample(std::vector<float>(10), 2'000'000, 16000);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ErrorCode::InvalidArgument);
+}
+
+// A tiny rate upsampled to 16 kHz writes thousands of samples per input sample: the output is checked against
+// the memory budget before it is allocated (1,000 samples at 1 Hz would be 64 MB of output), and against
+// kResampleMaxOutputSamples whatever the budget.
+TEST(Resample, OutputIsCheckedAgainstTheMemoryBudgetBeforeAllocating) {
+  const std::vector<float> x(1000, 0.25f);
+  {
+    gpstream::testing::ScopedEnv limit("GPSTREAM_MEMORY_LIMIT", "16M");
+    auto r = resample(x, 1, 16000);
+    ASSERT_FALSE(r.ok()) << r->size() << " samples written";
+    EXPECT_EQ(r.error().code(), ErrorCode::OutOfRange);
+    EXPECT_NE(r.error().message().find("resampling 1000 samples from 1 Hz to 16000 Hz"), std::string::npos)
+        << r.error().message();
+    EXPECT_NE(r.error().message().find("GPSTREAM_MEMORY_LIMIT"), std::string::npos) << r.error().message();
+    // What fits is resampled as before.
+    auto small = resample(std::vector<float>(10, 0.25f), 1, 16000);
+    ASSERT_TRUE(small.ok()) << small.error().message();
+    EXPECT_EQ(small->size(), 160000u);
+  }
+  gpstream::testing::ScopedEnv off("GPSTREAM_MEMORY_LIMIT", "off");
+  // 2^16 samples from 1 Hz to 1 MHz: 6.6e10 output samples, past the bound even with no budget.
+  auto huge = resample(std::vector<float>(uint64_t{1} << 16), 1, kResampleMaxRate);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.error().code(), ErrorCode::OutOfRange);
+  EXPECT_NE(huge.error().message().find("65536 samples from 1 Hz to 1000000 Hz"), std::string::npos)
+      << huge.error().message();
+  EXPECT_NE(huge.error().message().find(std::to_string(kResampleMaxOutputSamples)), std::string::npos)
+      << huge.error().message();
 }
 
 }  // namespace
