@@ -39,9 +39,11 @@ void quantize_row_q4_0(const float* x, BlockQ4_0* out, int64_t n) {
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     out[b].d = f32_to_f16(d);
     for (int j = 0; j < 16; ++j) {
-      // x * id lies in [-8, 8]: x + 8.5 in [0.5, 16.5], truncated then capped at 15.
-      const int lo = static_cast<int>(std::clamp(x[j] * id + 8.5f, 0.0f, 15.0f));
-      const int hi = static_cast<int>(std::clamp(x[j + 16] * id + 8.5f, 0.0f, 15.0f));
+      // x * id lies in [-8, 8]: x + 8.5 in [0.5, 16.5], truncated then capped at 15. One fused multiply-add,
+      // written out: left to the compiler, x * id + 8.5f is fused at -O2 and rounded twice at -O1, and the
+      // quantized file would depend on the build.
+      const int lo = static_cast<int>(std::clamp(std::fma(x[j], id, 8.5f), 0.0f, 15.0f));
+      const int hi = static_cast<int>(std::clamp(std::fma(x[j + 16], id, 8.5f), 0.0f, 15.0f));
       out[b].qs[j] = static_cast<uint8_t>(lo | (hi << 4));
     }
   }

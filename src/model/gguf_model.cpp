@@ -7,6 +7,7 @@
 #include "kernels/quant_blocks.h"
 #include "model/gguf_families.h"
 #include "model/tensor_names.h"
+#include "model/weights.h"
 #include "util/memory_budget.h"
 
 namespace gpstream::model {
@@ -77,6 +78,9 @@ Result<ModelConfig> config_from_gguf(const io::GgufFile& g) {
   GPS_ASSIGN(c.n_embd, positive_int(m, arch_key(*arch, "embedding_length"), std::nullopt));
   GPS_ASSIGN(c.n_ff, positive_int(m, arch_key(*arch, "feed_forward_length"), std::nullopt));
   GPS_ASSIGN(c.n_layer, positive_int(m, arch_key(*arch, "block_count"), std::nullopt));
+  // Before anything (here, gguf_families, weights_from_tensors) is sized by the count.
+  const std::string block_count = "metadata key " + arch_key(*arch, "block_count");
+  GPS_TRY(check_layer_count(c.n_layer, g.tensors.tensors.size(), block_count));
   GPS_ASSIGN(c.n_head, positive_int(m, arch_key(*arch, "attention.head_count"), std::nullopt));
   GPS_ASSIGN(c.n_head_kv, positive_int(m, arch_key(*arch, "attention.head_count_kv"), c.n_head));
   GPS_ASSIGN(c.head_dim, positive_int(m, arch_key(*arch, "attention.key_length"), c.n_embd / c.n_head));

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/half.h"
+#include "util/json_text.h"
 #include "util/mapped_file.h"
 #include "util/memory_budget.h"
 
@@ -247,12 +248,8 @@ Status parse_longrope(const Reader& r, const Reader& rr, ModelConfig& c) {
 }  // namespace
 
 Result<ModelConfig> config_from_hf_json(const std::string& text, const std::string& where) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    return format_error(where + ": invalid JSON: " + e.what());
-  }
+  // Values are dumped into messages (recursively): deeper documents are refused while parsing.
+  GPS_ASSIGN(json j, parse_json_bounded(text, where, kMaxConfigJsonDepth));
   if (!j.is_object()) return format_error(where + ": not a JSON object");
   Reader r{j, where};
   ModelConfig c;
@@ -308,15 +305,28 @@ Result<ModelConfig> config_from_hf_json(const std::string& text, const std::stri
     GPS_ASSIGN(bool sliding, r.get_bool("use_sliding_window", false));
     if (sliding) return unsupported(where + ": field 'use_sliding_window': sliding-window attention is not supported");
   }
-  if (j.contains("bos_token_id") && j["bos_token_id"].is_number_integer()) c.bos_token_id = j["bos_token_id"].get<int>();
+  // A token id names a row of the model: in [0, vocab_size), checked before narrowing to int.
+  auto token_id = [&](const char* key, const json& v) -> Result<int> {
+    const bool in_range = v.is_number_unsigned() ? v.get<uint64_t>() < static_cast<uint64_t>(c.n_vocab)
+                                                 : v.get<int64_t>() >= 0 && v.get<int64_t>() < c.n_vocab;
+    if (!in_range)
+      return format_error(where + ": field '" + key + "' " + v.dump() + " is not a token id below " +
+                          "vocab_size (" + std::to_string(c.n_vocab) + ")");
+    return static_cast<int>(v.get<int64_t>());
+  };
+  if (j.contains("bos_token_id") && j["bos_token_id"].is_number_integer()) {
+    GPS_ASSIGN(c.bos_token_id, token_id("bos_token_id", j["bos_token_id"]));
+  }
   if (j.contains("eos_token_id")) {
     const json& e = j["eos_token_id"];
     if (e.is_number_integer()) {
-      c.eos_token_ids.push_back(e.get<int>());
+      GPS_ASSIGN(int id, token_id("eos_token_id", e));
+      c.eos_token_ids.push_back(id);
     } else if (e.is_array()) {
       for (const json& x : e) {
         if (!x.is_number_integer()) return format_error(where + ": field 'eos_token_id' must hold integers");
-        c.eos_token_ids.push_back(x.get<int>());
+        GPS_ASSIGN(int id, token_id("eos_token_id", x));
+        c.eos_token_ids.push_back(id);
       }
     } else if (!e.is_null()) {
       return format_error(where + ": field 'eos_token_id' must be an integer or a list");
@@ -335,6 +345,12 @@ Result<ModelConfig> config_from_hf_json(const std::string& text, const std::stri
       GPS_ASSIGN(c.rope_scaling.low_freq_factor, rr.get_float("low_freq_factor"));
       GPS_ASSIGN(c.rope_scaling.high_freq_factor, rr.get_float("high_freq_factor"));
       GPS_ASSIGN(c.rope_scaling.original_max_position_embeddings, rr.get_int("original_max_position_embeddings"));
+      // The smoothing divides the original context by each factor: all must be positive.
+      if (c.rope_scaling.original_max_position_embeddings <= 0)
+        return format_error(where +
+                            ": rope_scaling: field 'original_max_position_embeddings' must be positive");
+      if (!(c.rope_scaling.low_freq_factor > 0))
+        return format_error(where + ": rope_scaling: field 'low_freq_factor' must be positive");
       if (!(c.rope_scaling.high_freq_factor > c.rope_scaling.low_freq_factor) || !(c.rope_scaling.factor > 0))
         return format_error(where + ": rope_scaling: need factor > 0 and high_freq_factor > low_freq_factor");
     } else if (type == "longrope" || (type == "su" && c.model_type == "phi3")) {  // "su": early Phi-3 configs

@@ -73,6 +73,9 @@ struct ModelConfig {
   size_t n_params() const;
 };
 
+// Deepest JSON nesting accepted in config.json (real ones nest 3 levels): nothing walks a deeper value.
+inline constexpr int kMaxConfigJsonDepth = 64;
+
 // Parses a Hugging Face config.json (text). Unknown architectures, missing or wrong-typed fields are
 // errors naming the field.
 Result<ModelConfig> config_from_hf_json(const std::string& text, const std::string& where = "config.json");

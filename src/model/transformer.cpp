@@ -57,6 +57,8 @@ Result<std::unique_ptr<Transformer>> Transformer::load(const std::string& path, 
   }
   GPS_ASSIGN(ModelConfig config, load_hf_config(path));
   GPS_ASSIGN(io::TensorMap tensors, io::read_safetensors_dir(path, residency));
+  GPS_TRY(check_layer_count(config.n_layer, tensors.tensors.size(),
+                            path + "/config.json: num_hidden_layers"));
   auto w = weights_from_tensors(config, std::move(tensors));
   if (!w.ok()) return w.error().with_context(path);
   return std::make_unique<Transformer>(std::move(config), std::move(w).value(), n_threads);

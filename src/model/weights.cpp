@@ -49,7 +49,16 @@ kernels::WeightType weight_type(io::DType t) {
   return kernels::WeightType::F32;
 }
 
+Status check_layer_count(int64_t n_layer, size_t n_tensors, const std::string& field) {
+  if (n_layer <= static_cast<int64_t>(n_tensors) / kMinTensorsPerLayer) return {};
+  return format_error(field + ": " + std::to_string(n_layer) + " layers need at least " +
+                      std::to_string(n_layer * kMinTensorsPerLayer) + " tensors, the weights hold " +
+                      std::to_string(n_tensors));
+}
+
 Result<Weights> weights_from_tensors(const ModelConfig& c, io::TensorMap tensors) {
+  // The per-layer table below is sized by the count: a count the tensors cannot hold is refused first.
+  GPS_TRY(check_layer_count(c.n_layer, tensors.tensors.size(), "num_hidden_layers"));
   Weights w;
   w.storage = std::move(tensors);
   Loader L{w.storage};

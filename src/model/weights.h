@@ -40,6 +40,12 @@ struct Weights {
 // Builds weight views from Hugging Face-named tensors, checking every name, shape and dtype.
 Result<Weights> weights_from_tensors(const ModelConfig& config, io::TensorMap tensors);
 
+// Every layer has at least this many tensors (two norms, attention in and out, MLP in and out; fused or not).
+inline constexpr int64_t kMinTensorsPerLayer = 6;
+// Refuses a layer count that `n_tensors` tensors cannot hold, naming `field` ("dir/config.json:
+// num_hidden_layers"): checked before anything is sized by the count.
+Status check_layer_count(int64_t n_layer, size_t n_tensors, const std::string& field);
+
 kernels::WeightType weight_type(io::DType t);
 
 }  // namespace gpstream::model

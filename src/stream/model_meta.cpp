@@ -7,18 +7,15 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "util/json_text.h"
 #include "util/mapped_file.h"
 
 namespace gpstream::stream {
 
 Result<ModelMeta> ModelMeta::parse(const std::string& text, const std::string& where) {
   using json = nlohmann::json;
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    return format_error(where + ": invalid JSON: " + e.what());
-  }
+  // The `trained` record is kept as text (dump(), recursive): deeper documents are refused while parsing.
+  GPS_ASSIGN(json j, parse_json_bounded(text, where, kMaxModelMetaJsonDepth));
   if (!j.is_object()) return format_error(where + ": not a JSON object");
   ModelMeta m;
   auto str = [&](const char* key, std::string& out) -> Status {

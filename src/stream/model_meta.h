@@ -15,6 +15,9 @@
 
 namespace gpstream::stream {
 
+// Deepest JSON nesting accepted in gpstream.json (the shipped models' nest 3 levels).
+inline constexpr int kMaxModelMetaJsonDepth = 64;
+
 struct ModelMeta {
   tokenizer::Template prompt_template = *tokenizer::Template::builtin("gpstream");
   std::string source_lang = "en";

@@ -137,11 +137,22 @@ Result<BpeModel> BpeModel::create(Vocab vocab, const std::vector<std::pair<std::
   BpeModel b;
   b.config_ = std::move(config);
   int64_t max_id = -1;
+  const std::string* max_tok = nullptr;
   for (const auto& [tok, id] : vocab) {
     if (id < 0 || id >= kMaxId)
       return out_of_range("vocab: id " + std::to_string(id) + " of \"" + tok + "\" out of range");
-    max_id = std::max<int64_t>(max_id, id);
+    if (id > max_id) {
+      max_id = id;
+      max_tok = &tok;
+    }
   }
+  // The table below spans ids 0..max_id: bound it by the entries, not by the largest id alone.
+  const int64_t unused = max_id + 1 - static_cast<int64_t>(vocab.size());
+  if (unused > kMaxUnusedIds)
+    return out_of_range("vocab: id " + std::to_string(max_id) + " of \"" + *max_tok + "\" leaves " +
+                        std::to_string(unused) + " of the ids below it without a token (at most " +
+                        std::to_string(kMaxUnusedIds) + " may be; " + std::to_string(vocab.size()) +
+                        " entries)");
   b.tokens_.assign(static_cast<size_t>(max_id + 1), std::string());
   b.has_token_.assign(static_cast<size_t>(max_id + 1), 0);
   for (const auto& [tok, id] : vocab) {

@@ -60,6 +60,9 @@ class BpeModel {
  public:
   // Maximum token id accepted in a vocabulary (bounds memory for hostile files).
   static constexpr int64_t kMaxId = int64_t{1} << 24;
+  // The id → token table spans every id up to the largest: at most this many of its slots may be ids that
+  // no token has (real vocabularies have none), so its size follows the entries in the file, not one id.
+  static constexpr int64_t kMaxUnusedIds = int64_t{1} << 16;
 
   // `vocab` and `merges`, if given, replace model.vocab / model.merges when those are null (the fast
   // loader of json_loader.h parses them apart); they are consumed.

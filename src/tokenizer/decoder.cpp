@@ -77,6 +77,11 @@ std::string strip_chars(const std::string& t, char32_t c, size_t start, size_t s
 }  // namespace
 
 Result<Decoder> Decoder::from_json(const Json& j, const std::string& where) {
+  std::string path = where;
+  return parse(j, path, 1);
+}
+
+Result<Decoder> Decoder::parse(const Json& j, std::string& where, int depth) {
   GPS_ASSIGN(std::string type, json_string(j, "type", where));
   Decoder d;
   if (type == "ByteLevel") {
@@ -123,8 +128,12 @@ Result<Decoder> Decoder::from_json(const Json& j, const std::string& where) {
     d.kind = Kind::Sequence;
     GPS_ASSIGN(const Json* list, json_field(j, "decoders", where));
     if (!list->is_array()) return json_type_error(where + ".decoders", "an array", *list);
+    if (!list->empty() && depth >= kMaxSectionDepth) return section_depth_error(where);
+    const size_t base = where.size();
     for (size_t i = 0; i < list->size(); ++i) {
-      GPS_ASSIGN(Decoder child, from_json((*list)[i], where + ".decoders[" + std::to_string(i) + "]"));
+      append_step(where, "decoders", i);
+      GPS_ASSIGN(Decoder child, parse((*list)[i], where, depth + 1));
+      where.resize(base);
       d.children.push_back(std::move(child));
     }
   } else {

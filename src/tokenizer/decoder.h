@@ -22,7 +22,11 @@ struct Decoder {
   bool metaspace_prefix = true;  // Metaspace: prepend_scheme != never
   std::vector<Decoder> children;
 
+  // `where` is the field path for errors ("decoder"). Sequences nest at most kMaxSectionDepth levels.
   static Result<Decoder> from_json(const Json& j, const std::string& where);
+  // from_json's recursion: `path` grows and shrinks in place (one buffer for the whole walk, not a copy per
+  // level); `depth` is the level of `j` (1 for the section itself).
+  static Result<Decoder> parse(const Json& j, std::string& path, int depth);
 
   void decode_chain(std::vector<std::string>& tokens) const;
   std::string decode(std::vector<std::string> tokens) const;

@@ -13,6 +13,26 @@ namespace gpstream::tokenizer {
 
 using Json = nlohmann::json;
 
+// Deepest nesting of the tokenizer.json sections read by recursive parsers (normalizer, pre_tokenizer,
+// decoder, post_processor): a section is 1 level, each Sequence around it one more. Real tokenizers use 1-2
+// levels; the bound keeps the parsers' stack (and the pipelines they build) small on hostile files.
+inline constexpr int kMaxSectionDepth = 32;
+// Deepest nesting of JSON arrays and objects accepted in tokenizer.json (json_loader.h), above what
+// kMaxSectionDepth sections need (about 2 per level), so nothing later walks a deeper document.
+inline constexpr int kMaxJsonDepth = 128;
+
+// The error for a Sequence whose steps would be more than kMaxSectionDepth levels deep: names the section
+// (the first component of `path`) and the limit, not the path of every level.
+inline Error section_depth_error(const std::string& path) {
+  return out_of_range(path.substr(0, path.find_first_of(".[")) + ": Sequences nested more than " +
+                      std::to_string(kMaxSectionDepth) + " levels deep");
+}
+
+// Appends ".<list>[<i>]" to `path` (the field path of a Sequence's step i; the caller shrinks it back).
+inline void append_step(std::string& path, const char* list, size_t i) {
+  path.append(".").append(list).append("[").append(std::to_string(i)).append("]");
+}
+
 inline Error json_type_error(const std::string& where, const char* expected, const Json& got) {
   return format_error(where + ": expected " + expected + ", got " + got.type_name());
 }

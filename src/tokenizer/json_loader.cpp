@@ -62,7 +62,7 @@ class Handler {
     }
     if (mode_ != Mode::Dom) return fail_value("an object");
     if (depth_ == 1 && key_ == "model") in_model_ = true;
-    ++depth_;
+    if (!enter()) return false;
     return dom_.start_object(n);
   }
   bool key(string_t& k) {
@@ -71,6 +71,7 @@ class Handler {
       return true;
     }
     if (depth_ <= 2) key_ = k;
+    if (depth_ == 1) section_ = k;
     return dom_.key(k);
   }
   bool end_object() {
@@ -96,7 +97,7 @@ class Handler {
       return true;
     }
     if (mode_ != Mode::Dom) return fail_value("an array");
-    ++depth_;
+    if (!enter()) return false;
     return dom_.start_array(n);
   }
   bool end_array() {
@@ -124,6 +125,12 @@ class Handler {
     if (!error) error = format_error(std::move(m));
     return false;
   }
+  // One level deeper into the DOM part; refused past kMaxJsonDepth, naming the top-level section.
+  bool enter() {
+    if (++depth_ <= kMaxJsonDepth) return true;
+    const std::string at = section_.empty() ? "the document" : section_;
+    return fail(at + ": JSON nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
+  }
   std::string merge_where() const { return "model.merges[" + std::to_string(out_.merges.size()) + "]"; }
   bool fail_value(const char* got) {
     if (mode_ == Mode::Vocab)
@@ -146,6 +153,7 @@ class Handler {
   int depth_ = 0;
   bool in_model_ = false;
   std::string key_;
+  std::string section_;  // the top-level key being read
   std::vector<std::string> pair_;
 };
 

@@ -103,6 +103,11 @@ std::string unicode_nfc(const std::string& s) {
 }
 
 Result<Normalizer> Normalizer::from_json(const Json& j, const std::string& where) {
+  std::string path = where;
+  return parse(j, path, 1);
+}
+
+Result<Normalizer> Normalizer::parse(const Json& j, std::string& where, int depth) {
   GPS_ASSIGN(std::string type, json_string(j, "type", where));
   Normalizer n;
   if (type == "NFC") {
@@ -143,8 +148,12 @@ Result<Normalizer> Normalizer::from_json(const Json& j, const std::string& where
     n.kind = Kind::Sequence;
     GPS_ASSIGN(const Json* list, json_field(j, "normalizers", where));
     if (!list->is_array()) return json_type_error(where + ".normalizers", "an array", *list);
+    if (!list->empty() && depth >= kMaxSectionDepth) return section_depth_error(where);
+    const size_t base = where.size();
     for (size_t i = 0; i < list->size(); ++i) {
-      GPS_ASSIGN(Normalizer child, from_json((*list)[i], where + ".normalizers[" + std::to_string(i) + "]"));
+      append_step(where, "normalizers", i);
+      GPS_ASSIGN(Normalizer child, parse((*list)[i], where, depth + 1));
+      where.resize(base);
       n.children.push_back(std::move(child));
     }
   } else {

@@ -22,7 +22,11 @@ struct Normalizer {
   std::vector<Normalizer> children;              // Sequence
 
   // Parses one normalizer object; `where` names it in errors.
+  // `where` is the field path for errors ("normalizer"). Sequences nest at most kMaxSectionDepth levels.
   static Result<Normalizer> from_json(const Json& j, const std::string& where);
+  // from_json's recursion: `path` grows and shrinks in place (one buffer for the whole walk, not a copy per
+  // level); `depth` is the level of `j` (1 for the section itself).
+  static Result<Normalizer> parse(const Json& j, std::string& path, int depth);
 
   void apply(std::string& s, bool prefix) const;
   // True if any Prepend is present (SentencePiece-style prefix rule).

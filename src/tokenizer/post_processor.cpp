@@ -13,7 +13,9 @@ Result<int32_t> named_id(const Json& j, const std::string& key, const std::strin
   return static_cast<int32_t>(id);
 }
 
-Status add(PostProcessor& p, const Json& j, const std::string& where, int64_t id_limit) {
+// Adds the BOS/EOS ids of the processor `j` at `where` (a path grown and shrunk in place) and `depth` (1 for
+// the section itself; Sequences nest at most kMaxSectionDepth levels).
+Status add(PostProcessor& p, const Json& j, std::string& where, int depth, int64_t id_limit) {
   GPS_ASSIGN(std::string type, json_string(j, "type", where));
   if (type == "ByteLevel") return {};
   if (type == "RobertaProcessing" || type == "BertProcessing") {
@@ -26,8 +28,12 @@ Status add(PostProcessor& p, const Json& j, const std::string& where, int64_t id
   if (type == "Sequence") {
     GPS_ASSIGN(const Json* list, json_field(j, "processors", where));
     if (!list->is_array()) return json_type_error(where + ".processors", "an array", *list);
+    if (!list->empty() && depth >= kMaxSectionDepth) return section_depth_error(where);
+    const size_t base = where.size();
     for (size_t i = 0; i < list->size(); ++i) {
-      GPS_TRY(add(p, (*list)[i], where + ".processors[" + std::to_string(i) + "]", id_limit));
+      append_step(where, "processors", i);
+      GPS_TRY(add(p, (*list)[i], where, depth + 1, id_limit));
+      where.resize(base);
     }
     return {};
   }
@@ -71,7 +77,8 @@ Status add(PostProcessor& p, const Json& j, const std::string& where, int64_t id
 
 Result<PostProcessor> PostProcessor::from_json(const Json& j, const std::string& where, int64_t id_limit) {
   PostProcessor p;
-  GPS_TRY(add(p, j, where, id_limit));
+  std::string path = where;
+  GPS_TRY(add(p, j, path, 1, id_limit));
   return p;
 }
 

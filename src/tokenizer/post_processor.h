@@ -17,6 +17,7 @@ namespace gpstream::tokenizer {
 struct PostProcessor {
   std::vector<int32_t> prefix, suffix;
 
+  // Sequences nest at most kMaxSectionDepth levels.
   static Result<PostProcessor> from_json(const Json& j, const std::string& where, int64_t id_limit);
 };
 

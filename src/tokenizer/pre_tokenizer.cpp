@@ -140,6 +140,11 @@ bool is_numeric(char32_t c) {
 }  // namespace
 
 Result<PreTokenizer> PreTokenizer::from_json(const Json& j, const std::string& where) {
+  std::string path = where;
+  return parse(j, path, 1);
+}
+
+Result<PreTokenizer> PreTokenizer::parse(const Json& j, std::string& where, int depth) {
   GPS_ASSIGN(std::string type, json_string(j, "type", where));
   PreTokenizer p;
   if (type == "Split") {
@@ -196,9 +201,12 @@ Result<PreTokenizer> PreTokenizer::from_json(const Json& j, const std::string& w
     p.kind = Kind::Sequence;
     GPS_ASSIGN(const Json* list, json_field(j, "pretokenizers", where));
     if (!list->is_array()) return json_type_error(where + ".pretokenizers", "an array", *list);
+    if (!list->empty() && depth >= kMaxSectionDepth) return section_depth_error(where);
+    const size_t base = where.size();
     for (size_t i = 0; i < list->size(); ++i) {
-      GPS_ASSIGN(PreTokenizer child,
-                 from_json((*list)[i], where + ".pretokenizers[" + std::to_string(i) + "]"));
+      append_step(where, "pretokenizers", i);
+      GPS_ASSIGN(PreTokenizer child, parse((*list)[i], where, depth + 1));
+      where.resize(base);
       p.children.push_back(std::move(child));
     }
   } else {

@@ -37,7 +37,11 @@ struct PreTokenizer {
   bool individual_digits = false;  // Digits
   std::vector<PreTokenizer> children;
 
+  // `where` is the field path for errors ("pre_tokenizer"). Sequences nest at most kMaxSectionDepth levels.
   static Result<PreTokenizer> from_json(const Json& j, const std::string& where);
+  // from_json's recursion: `path` grows and shrinks in place (one buffer for the whole walk, not a copy per
+  // level); `depth` is the level of `j` (1 for the section itself).
+  static Result<PreTokenizer> parse(const Json& j, std::string& path, int depth);
 
   // Replaces `pieces` by their pre-tokenized sub-pieces (empty pieces are dropped).
   void apply(std::vector<Piece>& pieces, bool prefix) const;

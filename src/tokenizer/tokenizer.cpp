@@ -135,8 +135,23 @@ Result<Tokenizer> Tokenizer::from_json_text(std::string_view json_text, std::str
         added.push_back(std::move(tok));
       }
     }
+    // The table of all tokens spans ids 0..size-1: bound it by the entries (as BpeModel bounds its own).
     int32_t size = t.model_.id_limit();
-    for (const auto& a : added) size = std::max(size, a.id + 1);
+    int64_t entries = static_cast<int64_t>(t.model_.vocab_entries());
+    const AddedToken* largest = nullptr;
+    for (const auto& a : added) {
+      if (a.id + 1 > size) {
+        size = a.id + 1;
+        largest = &a;
+      }
+      if (!t.model_.id_to_token(a.id)) ++entries;
+    }
+    if (largest && size - entries > BpeModel::kMaxUnusedIds)
+      return out_of_range(where + ": added_tokens: id " + std::to_string(largest->id) + " of \"" +
+                          largest->content + "\" leaves " + std::to_string(size - entries) +
+                          " of the ids below it without a token (at most " +
+                          std::to_string(BpeModel::kMaxUnusedIds) + " may be; " + std::to_string(entries) +
+                          " entries)");
     t.vocab_size_ = size;
     t.added_index_.assign(static_cast<size_t>(size), -1);
     for (size_t i = 0; i < added.size(); ++i) {

@@ -225,6 +225,50 @@ TEST(HfConfig, RopeScalingWrongTypes) {
   expect_mentions(parse_error(j), "high_freq_factor > low_freq_factor");
 }
 
+// Token ids the model has no row for: 2^40 was narrowed to an int and kept.
+TEST(HfConfig, TokenIdsOutsideTheVocabulary) {
+  for (const char* key : {"eos_token_id", "bos_token_id"}) {
+    const json huge = int64_t{1} << 40;
+    for (json id : {huge, json(-1), json(151936), json::array({json(151643), huge})}) {
+      if (id.is_array() && std::string(key) == "bos_token_id") continue;  // bos is one id
+      json j = qwen2_config();
+      j[key] = id;
+      Error e = parse_error(j);
+      expect_mentions(e, std::string("'") + key + "'");
+      expect_mentions(e, "vocab_size");
+    }
+  }
+  json j = qwen2_config();
+  j["eos_token_id"] = 151935;  // the last row
+  EXPECT_TRUE(config_from_hf_json(j.dump()).ok());
+}
+
+// A deep value was dumped into the error message recursively: 300,000 levels overflowed the stack.
+TEST(HfConfig, DeeplyNestedValuesAreRefused) {
+  std::string text = qwen2_config().dump();
+  text.pop_back();
+  text += ",\"hidden_act\":" + std::string(300000, '[') + std::string(300000, ']') + "}";
+  Result<ModelConfig> c = config_from_hf_json(text, "dir/config.json");
+  ASSERT_FALSE(c.ok());
+  expect_mentions(c.error(), "dir/config.json: JSON nested more than");
+  json j = qwen2_config();
+  j["quantization_config"] = json::parse(std::string(kMaxConfigJsonDepth - 1, '[') +
+                                         std::string(kMaxConfigJsonDepth - 1, ']'));
+  EXPECT_TRUE(config_from_hf_json(j.dump()).ok());
+}
+
+// A llama3 original context of 0 made every wavelength band a division by zero.
+TEST(HfConfig, RopeScalingLlama3NonPositiveOriginalContext) {
+  for (int v : {0, -8192}) {
+    json j = llama3_config();
+    j["rope_scaling"]["original_max_position_embeddings"] = v;
+    expect_mentions(parse_error(j), "'original_max_position_embeddings'");
+  }
+  json j = llama3_config();
+  j["rope_scaling"]["low_freq_factor"] = 0.0;
+  expect_mentions(parse_error(j), "low_freq_factor");
+}
+
 TEST(HfConfig, RopeScalingWithoutAType) {
   json j = llama3_config();
   j["rope_scaling"].erase("rope_type");

@@ -6,7 +6,9 @@
 #include <filesystem>
 
 #include "../testing/temp_dir.h"
+#include "io/gguf.h"
 #include "io/safetensors.h"
+#include "model/gguf_model.h"
 #include "model/tensor_names.h"
 #include "tiny_models.h"
 
@@ -118,6 +120,37 @@ TEST(TransformerLoad, ConfigDisagreeingWithTheWeights) {
   c.n_layer = 3;  // the file has two layers
   write_model(dir.path(), c, t);
   expect_mentions(load_error(dir.path()), "model.layers.2.");
+}
+
+// A layer count far beyond the tensors present sized the per-layer table before the first missing tensor was
+// noticed: 10^7 layers allocated 4.6 GB (even under GPSTREAM_MEMORY_LIMIT), 10^8 threw a bare std::bad_alloc.
+TEST(TransformerLoad, LayerCountBeyondTheTensorsIsRefusedBeforeAllocating) {
+  TempDir dir;
+  ModelConfig c = gpstream::testing::tiny_config(false, true, false);
+  const io::TensorMap t = random_tensors(c, gpstream::testing::tiny_init(1));
+  c.n_layer = 100'000'000;
+  write_model(dir.path(), c, t);
+  Error e = load_error(dir.path());
+  expect_mentions(e, dir.file("config.json") + ": num_hidden_layers");
+  expect_mentions(e, "100000000");
+}
+
+// The same through a GGUF file's block_count.
+TEST(TransformerLoad, GgufBlockCountBeyondTheTensorsIsRefusedBeforeAllocating) {
+  TempDir dir;
+  const ModelConfig c = gpstream::testing::tiny_config(true, false, false);
+  const io::TensorMap t = random_tensors(c, gpstream::testing::tiny_init(1));
+  auto meta = gguf_metadata_for(c, "x", 0);
+  ASSERT_TRUE(meta.ok()) << meta.error().message();
+  io::TensorMap permuted;
+  auto tensors = gguf_tensors_from_hf(c, t, permuted);
+  ASSERT_TRUE(tensors.ok()) << tensors.error().message();
+  meta->set("qwen2.block_count", io::GgufValue::u32(100'000'000));
+  const std::string path = dir.file("m.gguf");
+  ASSERT_TRUE(io::write_gguf(path, *meta, *tensors).ok());
+  Error e = load_error(path);
+  expect_mentions(e, path + ": metadata key qwen2.block_count");
+  expect_mentions(e, "100000000");
 }
 
 TEST(TransformerLoad, MissingConfigJson) {

@@ -42,5 +42,24 @@ TEST(ModelMeta, BeamRoundTrips) {
   }
 }
 
+// A `trained` record nested 300,000 levels deep (600 KB) overflowed the stack where it was dumped back to text;
+// documents deeper than kMaxModelMetaJsonDepth are refused while parsing, naming the file. The shipped
+// models' records nest 3 levels; a record at the limit still loads.
+TEST(ModelMeta, DeeplyNestedDocumentsAreRefusedWithoutCrashing) {
+  auto nested = [](int levels) {
+    return R"({"k": 7, "trained": )" + std::string(static_cast<size_t>(levels), '[') +
+           std::string(static_cast<size_t>(levels), ']') + "}";
+  };
+  auto deep = ModelMeta::parse(nested(300000), "gpstream.json");
+  ASSERT_FALSE(deep.ok());
+  EXPECT_NE(deep.error().message().find("gpstream.json: JSON nested more than 64 levels deep"), std::string::npos)
+      << deep.error().message();
+  // The top-level object is level 0, so `trained` may hold kMaxModelMetaJsonDepth levels of arrays.
+  auto at_limit = ModelMeta::parse(nested(kMaxModelMetaJsonDepth), "gpstream.json");
+  ASSERT_TRUE(at_limit.ok()) << at_limit.error().message();
+  EXPECT_EQ(at_limit->k, 7);
+  EXPECT_FALSE(ModelMeta::parse(nested(kMaxModelMetaJsonDepth + 1), "gpstream.json").ok());
+}
+
 }  // namespace
 }  // namespace gpstream::stream

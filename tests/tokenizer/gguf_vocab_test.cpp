@@ -113,6 +113,21 @@ TEST(GgufVocabErrors, RefusedByName) {
   EXPECT_EQ(tokenizer_json_from_gguf(none).error().code(), ErrorCode::NotFound);
 }
 
+// A GGUF file's embedded tokenizer.json goes through the same bounded parsers: a decoder nested 10,000 deep
+// overflowed the stack of every command loading the model.
+TEST(GgufVocabErrors, DeeplyNestedEmbeddedTokenizerJsonIsRefused) {
+  std::string text = R"({"model":{"type":"BPE","vocab":{"a":0},"merges":[]},"decoder":)";
+  for (int i = 0; i < 10000; ++i) text += R"({"type":"Sequence","decoders":[)";
+  text += R"({"type":"Fuse"})";
+  for (int i = 0; i < 10000; ++i) text += "]}";
+  text += "}";
+  io::GgufMetadata m;
+  m.set("tokenizer.huggingface.json", io::GgufValue::string(text));
+  auto t = tokenizer_from_gguf(m, "x.gguf");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().message().rfind("x.gguf (tokenizer): decoder: ", 0), 0u) << t.error().message();
+}
+
 // llama.cpp's Qwen2 vocabulary file and its tokenizer test (inputs separated by __ggml_vocab_test__ lines,
 // one line of ids per input).
 TEST(GgufVocabLlamaCpp, Qwen2VocabularyMatchesLlamaCppIds) {

@@ -1,4 +1,5 @@
 // Hostile tokenizer.json files: every malformation gives a clear error naming the field, never a crash.
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "test_data.h"
@@ -170,6 +171,80 @@ TEST(Malformed, UnsupportedComponentsAreNamed) {
   j = base();
   j["model"]["unk_token"] = "<unk>";
   expect_error(j, "unk_token \"<unk>\" is not in the vocabulary");
+}
+
+// base() with `section` replaced by `levels` levels: levels - 1 Sequences around one plain step. Built as
+// text: a DOM this deep would be dumped recursively.
+std::string nested_sections(const std::string& section, int levels) {
+  const std::map<std::string, std::pair<std::string, std::string>> shapes = {
+      {"normalizer", {"normalizers", R"({"type":"NFC"})"}},
+      {"pre_tokenizer", {"pretokenizers", R"({"type":"Whitespace"})"}},
+      {"decoder", {"decoders", R"({"type":"Fuse"})"}},
+      {"post_processor", {"processors", R"({"type":"ByteLevel"})"}}};
+  const auto& [list, leaf] = shapes.at(section);
+  json j = base();
+  j.erase(section);
+  std::string text = j.dump();
+  text.pop_back();  // the closing brace
+  text += ",\"" + section + "\":";
+  for (int i = 1; i < levels; ++i) text += R"({"type":"Sequence",")" + list + "\":[";
+  text += leaf;
+  for (int i = 1; i < levels; ++i) text += "]}";
+  return text + "}";
+}
+
+// Expects `text` to be refused with an error naming the file and the section, as one nested too deep.
+void expect_nesting_error(const std::string& text, const std::string& section) {
+  auto t = Tokenizer::from_json_text(text, {}, "dir/tokenizer.json");
+  ASSERT_FALSE(t.ok()) << section << " accepted";
+  const std::string& m = t.error().message();
+  EXPECT_EQ(m.rfind("dir/tokenizer.json: " + section + ": ", 0), 0u) << m;
+  EXPECT_NE(m.find("nested more than"), std::string::npos) << m;
+  EXPECT_LT(m.size(), 300u) << "the error repeats the path of every level: " << m.substr(0, 300);
+}
+
+TEST(Malformed, NestedSectionsAreBoundedAndNamed) {
+  for (const char* section : {"normalizer", "pre_tokenizer", "decoder", "post_processor"}) {
+    auto ok = Tokenizer::from_json_text(nested_sections(section, kMaxSectionDepth));
+    ASSERT_TRUE(ok.ok()) << section << ": " << ok.error().message();
+    EXPECT_EQ(ok->decode(ok->encode("ab")), "ab") << section;
+    expect_nesting_error(nested_sections(section, kMaxSectionDepth + 1), section);
+  }
+}
+
+// 10,000 levels overflowed the stack of the recursive section parsers (and built a field path per level).
+TEST(Malformed, DeeplyNestedSectionsAreRefusedWithoutCrashing) {
+  for (const char* section : {"normalizer", "pre_tokenizer", "decoder", "post_processor"})
+    expect_nesting_error(nested_sections(section, 10000), section);
+  // Deep JSON anywhere else is refused as well (nothing reads it recursively later).
+  json j = base();
+  std::string text = j.dump();
+  text.pop_back();
+  text += ",\"truncation\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  expect_nesting_error(text, "truncation");
+}
+
+// One id far above the others sized the id → token table by that id (2^24 - 1: 616 MB for 4 tokens).
+TEST(Malformed, SparseIdsAreBoundedByTheEntries) {
+  const int64_t far = BpeModel::kMaxId - 1;
+  json j = base();
+  j["model"]["vocab"]["z"] = far;
+  expect_error(j, "model: vocab: id " + std::to_string(far) + " of \"z\"");
+  j = base();
+  j["added_tokens"][0]["id"] = far;
+  expect_error(j, "added_tokens: id " + std::to_string(far) + " of \"<s>\"");
+  // Up to kMaxUnusedIds ids without a token are accepted: the vocabulary's own table (ids 0-2 and the far
+  // one; id 3 is the added token's) may leave that many unused, so may the table of all tokens.
+  for (int64_t id : {int64_t{3} + BpeModel::kMaxUnusedIds, int64_t{4} + BpeModel::kMaxUnusedIds}) {
+    j = base();
+    j["model"]["vocab"]["z"] = id;
+    auto t = Tokenizer::from_json_text(j.dump());
+    EXPECT_EQ(t.ok(), id < 4 + BpeModel::kMaxUnusedIds) << id;
+    j = base();
+    j["added_tokens"][0]["id"] = id;
+    t = Tokenizer::from_json_text(j.dump());
+    EXPECT_EQ(t.ok(), id < 4 + BpeModel::kMaxUnusedIds) << id;
+  }
 }
 
 TEST(Malformed, EveryTruncationIsRejectedWithoutCrash) {
