@@ -253,13 +253,15 @@ TEST_F(ServeTest, TranslateEndpointGivesWordsDelaysAndLatency) {
     EXPECT_EQ(s["translation"], joined);
     all += (i ? "\n" : "") + joined;
     if (want.words.empty()) continue;
-    // AL and LAAL over the hypothesis length (no reference): the eval/ formulas on these delays.
+    // AL and LAAL over the hypothesis length (no reference): the eval/ formulas on these delays, the same
+    // double arithmetic on both sides, and written as Python's repr (the shortest string that parses back to
+    // the same double): equal to the bit.
     std::vector<double> d(want.delays.begin(), want.delays.end());
     const double src = static_cast<double>(tokenizer::split_words(lines[i]).size());
     const double tgt = static_cast<double>(want.words.size());
-    EXPECT_NEAR(s["scores"]["AL"].get<double>(), eval::latency_al(d, src, tgt), 1e-9);
-    EXPECT_NEAR(s["scores"]["LAAL"].get<double>(), eval::latency_laal(d, src, tgt), 1e-9);
-    EXPECT_NEAR(s["scores"]["AP"].get<double>(), eval::latency_ap(d, src, tgt), 1e-9);
+    EXPECT_EQ(s["scores"]["AL"].get<double>(), eval::latency_al(d, src, tgt));
+    EXPECT_EQ(s["scores"]["LAAL"].get<double>(), eval::latency_laal(d, src, tgt));
+    EXPECT_EQ(s["scores"]["AP"].get<double>(), eval::latency_ap(d, src, tgt));
   }
   EXPECT_EQ(j["translation"], all);
   EXPECT_TRUE(j["scores"].contains("DAL"));
