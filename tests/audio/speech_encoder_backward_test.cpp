@@ -33,30 +33,6 @@ SpeechEncoderConfig tiny_config() {
   return c;
 }
 
-// A step e for the tensor [offset, offset + n) of θ, aimed at h·dir_i / max|dir|, along which θ + t·e,
-// t ∈ {0, ±1, ±2}, are fp32 values exactly (so the five points lie on one line and central_difference's
-// Taylor expansion holds for f(t) = L(θ + t·e)): e_i is a multiple of θ_i's ulp q (2^-30 for θ_i = 0) with
-// |θ_i| + 2|e_i| inside θ_i's binade, where every multiple of q is an fp32 value; each point is checked.
-std::vector<float> exact_step(const std::vector<float>& theta, size_t offset, const std::vector<double>& dir,
-                              double h) {
-  double m = 0;
-  for (double v : dir) m = std::max(m, std::fabs(v));
-  std::vector<float> e(dir.size(), 0.0f);
-  if (m == 0) return e;
-  for (size_t i = 0; i < dir.size(); ++i) {
-    const double x = theta[offset + i];
-    int ex = 0;
-    std::frexp(x, &ex);
-    const double q = x == 0 ? 0x1p-30 : std::ldexp(1.0, ex - 24), top = x == 0 ? 0x1p-7 : std::ldexp(1.0, ex);
-    const double cap = std::floor((top - std::fabs(x)) / (2 * q)) * q;
-    const double step = std::clamp(std::round(h * dir[i] / m / q) * q, -cap, cap);
-    bool exact = true;
-    for (double t : {-2.0, -1.0, 1.0, 2.0}) exact = exact && double(float(x + t * step)) == x + t * step;
-    e[i] = exact ? static_cast<float>(step) : 0.0f;
-  }
-  return e;
-}
-
 // Per tensor, along its fp32 gradient ĝ (which a gradient scaled by a factor or missing a term correlated
 // with it moves by that fraction of f'(0) = Σ g_i ĝ_i) and along seeded Gaussian noise (which also sees a
 // gradient wrong in a direction orthogonal to it, e.g. zero): the float64 reference's central difference of
@@ -86,8 +62,9 @@ void expect_gradients_match(audio::SpeechEncoderModel& model, const std::vector<
       tensor_grad += std::fabs(g[i]);
     }
     EXPECT_GT(tensor_grad, 0.0) << t.name << " gets no gradient";
-    const std::array<std::vector<float>, 2> steps{exact_step(theta, t.offset, along, 0x1p-14),
-                                                  exact_step(theta, t.offset, noise, 0x1p-12)};
+    const std::span<const float> at = std::span<const float>(theta).subspan(t.offset);
+    const std::array<std::vector<float>, 2> steps{testing::exact_fd_step(at, along, 0x1p-14),
+                                                  testing::exact_fd_step(at, noise, 0x1p-12)};
     for (const auto& e : steps) {
       const std::array<double, 5> ts{-2, -1, 0, 1, 2};
       std::array<double, 5> fv{};

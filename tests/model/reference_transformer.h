@@ -3,7 +3,9 @@
 // no code with src/model or src/kernels beyond reading tensors, so agreement means something.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "io/tensor.h"
@@ -106,6 +108,26 @@ inline std::vector<std::vector<double>> reference_forward(const model::ModelConf
   std::vector<std::vector<double>> logits(T);
   for (int t = 0; t < T; ++t) logits[t] = matvec(out, c.n_vocab, E, rms(x[t], nf));
   return logits;
+}
+
+// Σ over the rows r with labels[r] ≥ 0 of the cross-entropy log Σ_v e^{z_rv} − z_r,labels[r] (in double, max
+// subtracted), and the number of such rows.
+struct LabelLoss {
+  double sum = 0;
+  int64_t rows = 0;
+};
+inline LabelLoss reference_label_loss(const std::vector<std::vector<double>>& logits,
+                                      const std::vector<int32_t>& labels) {
+  LabelLoss l;
+  for (size_t i = 0; i < logits.size(); ++i) {
+    if (labels[i] < 0) continue;
+    double m = -1e300, z = 0;
+    for (double v : logits[i]) m = std::max(m, v);
+    for (double v : logits[i]) z += std::exp(v - m);
+    l.sum += m + std::log(z) - logits[i][static_cast<size_t>(labels[i])];
+    ++l.rows;
+  }
+  return l;
 }
 
 }  // namespace gpstream::testing

@@ -93,39 +93,8 @@ double reference_chain_loss(const model::ModelConfig& c, const io::TensorMap& ll
   std::vector<std::vector<bool>> mask(T, std::vector<bool>(T));
   for (size_t i = 0; i < T; ++i)
     for (size_t j = 0; j < T; ++j) mask[i][j] = s.groups[j] ? rank[j] < s.n_tgt[i] : rank[j] < s.n_src[i];
-  const auto logits = testing::reference_forward(c, w, toks, mask);
-  double sum = 0;
-  int64_t n = 0;
-  for (size_t i = 0; i < T; ++i) {
-    if (s.labels[i] < 0) continue;
-    double m = -1e300, z = 0;
-    for (double v : logits[i]) m = std::max(m, v);
-    for (double v : logits[i]) z += std::exp(v - m);
-    sum += m + std::log(z) - logits[i][static_cast<size_t>(s.labels[i])];
-    ++n;
-  }
-  return sum / static_cast<double>(n);
-}
-
-// A step e over θ aimed at h·dir_i / max|dir| along which θ + t·e, t ∈ {0, ±1, ±2}, are fp32 values
-// exactly (e_i a multiple of θ_i's ulp q, 2^-30 for θ_i = 0, with |θ_i| + 2|e_i| inside θ_i's binade; each
-// point checked), so the five points lie on one line and central_difference's expansion holds.
-std::vector<float> exact_step(const std::vector<float>& theta, const std::vector<double>& dir, double h) {
-  double m = 0;
-  for (double v : dir) m = std::max(m, std::fabs(v));
-  std::vector<float> e(dir.size(), 0.0f);
-  for (size_t i = 0; i < dir.size() && m > 0; ++i) {
-    const double x = theta[i];
-    int ex = 0;
-    std::frexp(x, &ex);
-    const double q = x == 0 ? 0x1p-30 : std::ldexp(1.0, ex - 24), top = x == 0 ? 0x1p-7 : std::ldexp(1.0, ex);
-    const double cap = std::floor((top - std::fabs(x)) / (2 * q)) * q;
-    const double step = std::clamp(std::round(h * dir[i] / m / q) * q, -cap, cap);
-    bool exact = true;
-    for (double t : {-2.0, -1.0, 1.0, 2.0}) exact = exact && double(float(x + t * step)) == x + t * step;
-    e[i] = exact ? static_cast<float>(step) : 0.0f;
-  }
-  return e;
+  const auto l = testing::reference_label_loss(testing::reference_forward(c, w, toks, mask), s.labels);
+  return l.sum / static_cast<double>(l.rows);
 }
 
 TEST(SpeechTraining, JointGradientMatchesFiniteDifferences) {
@@ -226,7 +195,7 @@ TEST(SpeechTraining, JointGradientMatchesFiniteDifferences) {
     for (double& x : dirs.back()) x = nd(rng);
   }
   for (size_t d = 0; d < dirs.size(); ++d) {
-    const std::vector<float> e = exact_step(theta, dirs[d], d == 0 ? 0x1p-14 : 0x1p-10);
+    const std::vector<float> e = testing::exact_fd_step(theta, dirs[d], d == 0 ? 0x1p-14 : 0x1p-10);
     const std::array<double, 5> ts{-2, -1, 0, 1, 2};
     std::array<double, 5> fv{};
     for (size_t k = 0; k < ts.size(); ++k) {

@@ -158,6 +158,30 @@ inline CentralDifference central_difference(float& x, const std::function<double
   return central_difference(t, fv, eval_error);
 }
 
+// A finite-difference step e over θ aimed at h·dir_i / max|dir| along which θ + t·e, t ∈ {0, ±1, ±2}, are all
+// fp32 values exactly, so that central_difference's Taylor expansion holds for f(t) = L(θ + t·e) without a
+// rounding of the points: e_i is a multiple of θ_i's ulp q (2^-30 for θ_i = 0) with |θ_i| + 2|e_i| at most
+// the top of θ_i's binade, where every multiple of q is an fp32 value; each point is checked (0 where not).
+inline std::vector<float> exact_fd_step(std::span<const float> theta, std::span<const double> dir, double h) {
+  GPS_ASSERT(theta.size() >= dir.size(), "exact_fd_step: fewer values than directions");
+  double m = 0;
+  for (double v : dir) m = std::max(m, std::fabs(v));
+  std::vector<float> e(dir.size(), 0.0f);
+  if (m == 0) return e;
+  for (size_t i = 0; i < dir.size(); ++i) {
+    const double x = theta[i];
+    int ex = 0;
+    std::frexp(x, &ex);  // |x| in [2^(ex-1), 2^ex)
+    const double q = x == 0 ? 0x1p-30 : std::ldexp(1.0, ex - 24), top = x == 0 ? 0x1p-7 : std::ldexp(1.0, ex);
+    const double cap = std::floor((top - std::fabs(x)) / (2 * q)) * q;
+    const double step = std::clamp(std::round(h * dir[i] / m / q) * q, -cap, cap);
+    bool exact = true;
+    for (double t : {-2.0, -1.0, 1.0, 2.0}) exact = exact && double(float(x + t * step)) == x + t * step;
+    e[i] = exact ? static_cast<float>(step) : 0.0f;
+  }
+  return e;
+}
+
 // One output of an fp32 linear layer, x·w (+ bias), against a reference summed in double and rounded to fp32
 // (kernels' *_ref): the kernel's γ_{n+1}(Σ|x_i w_i| + |bias|) plus the reference's final rounding u·|want|.
 inline double linear_output_bound(const float* x, const float* w, int64_t n, double bias, double want,

@@ -105,31 +105,6 @@ TEST(TrainModel, LogitsEqualInferenceForward) {
   }
 }
 
-// A step e for entries [offset, offset + n) of θ, aimed at h·want_i / max|want|, along which the points
-// θ + t·e, t ∈ {0, ±1, ±2}, are fp32 values exactly: the five points lie on one straight line, so
-// central_difference's Taylor expansion holds for f(t) = L(θ + t·e) without a rounding of the points. e_i is
-// a multiple of θ_i's ulp q (2^-30 for θ_i = 0) with |θ_i| + 2|e_i| at most the top of θ_i's binade, where
-// every multiple of q is an fp32 value; each point is checked.
-std::vector<float> exact_step(const std::vector<float>& theta, size_t offset, const std::vector<double>& want,
-                              double h) {
-  double m = 0;
-  for (double v : want) m = std::max(m, std::abs(v));
-  std::vector<float> e(want.size(), 0.0f);
-  if (m == 0) return e;
-  for (size_t i = 0; i < want.size(); ++i) {
-    const double x = theta[offset + i];
-    int ex = 0;
-    std::frexp(x, &ex);  // |x| in [2^(ex-1), 2^ex)
-    const double q = x == 0 ? 0x1p-30 : std::ldexp(1.0, ex - 24), top = x == 0 ? 0x1p-7 : std::ldexp(1.0, ex);
-    const double cap = std::floor((top - std::abs(x)) / (2 * q)) * q;
-    const double step = std::clamp(std::round(h * want[i] / m / q) * q, -cap, cap);
-    bool exact = true;
-    for (double t : {-2.0, -1.0, 1.0, 2.0}) exact = exact && double(float(x + t * step)) == x + t * step;
-    e[i] = exact ? static_cast<float>(step) : 0.0f;
-  }
-  return e;
-}
-
 // The central difference of f(t) = loss(θ + t·e) over t ∈ {0, ±1, ±2} (e on [offset, offset + e.size()),
 // each evaluation within eval_error of the exact loss) against ĝ·e, the fp32 gradient's prediction of
 // f'(0) summed in double. bound(): how far they may be apart, the difference's error, the gradient's
@@ -174,7 +149,8 @@ std::array<std::vector<float>, 2> tensor_steps(const std::vector<float>& theta, 
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> nd(0.0, 1.0);
   for (size_t i = 0; i < pt.numel; ++i) along[i] = grad[i], noise[i] = nd(rng);
-  return {exact_step(theta, pt.offset, along, h), exact_step(theta, pt.offset, noise, h)};
+  const std::span<const float> at = std::span<const float>(theta).subspan(pt.offset);
+  return {testing::exact_fd_step(at, along, h), testing::exact_fd_step(at, noise, h)};
 }
 
 // The longest sequence of a batch: the most rows one row attends to.

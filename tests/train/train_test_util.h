@@ -108,15 +108,9 @@ inline double reference_loss(const model::ModelConfig& c, const io::TensorMap& w
   for (const auto& s : b.seqs) {
     std::vector<RefToken> toks;
     for (size_t i = 0; i < s.size(); ++i) toks.push_back({s.ids[i], static_cast<double>(s.positions[i])});
-    auto logits = reference_forward(c, w, toks, dense_mask(s));
-    for (size_t i = 0; i < s.size(); ++i) {
-      if (s.labels[i] < 0) continue;
-      double m = -1e300, z = 0;
-      for (double v : logits[i]) m = std::max(m, v);
-      for (double v : logits[i]) z += std::exp(v - m);
-      sum += m + std::log(z) - logits[i][static_cast<size_t>(s.labels[i])];
-      ++n;
-    }
+    const LabelLoss l = reference_label_loss(reference_forward(c, w, toks, dense_mask(s)), s.labels);
+    sum += l.sum;
+    n += l.rows;
   }
   return sum / static_cast<double>(n);
 }
