@@ -10,6 +10,7 @@
 #include "cli/cli_util.h"
 #include "cli/command.h"
 #include "cli/install_paths.h"
+#include "serve/access_policy.h"
 #include "serve/server.h"
 #include "speech/speech_model.h"
 
@@ -31,6 +32,28 @@ int run_serve(int argc, char** argv) {
   app.add_option("--max-sessions", so.engine.max_sessions, "streams open at once at most")->check(CLI::Range(1, 100000));
   app.add_option("--io-threads", so.io_threads, "network threads")->check(CLI::Range(1, 64));
   app.add_option("--web", so.web_root, "folder of the demo page (\"\" to disable)");
+  // Checked here so that a bad value is a usage error (exit 2); Server::start checks them again.
+  const auto allow_origin = CLI::Validator(
+      [](std::string& v) {
+        auto r = serve::parse_allow_origin(v);
+        return r ? std::string() : r.error().message();
+      },
+      "ORIGIN");
+  const auto allow_host = CLI::Validator(
+      [](std::string& v) {
+        auto r = serve::parse_allow_host(v);
+        return r ? std::string() : r.error().message();
+      },
+      "NAME");
+  app.add_option("--allow-origin", so.allow_origins,
+                 "browser origin (scheme://host[:port]) that may use the server; repeatable; '*': any "
+                 "(default: none but the server's own; requests without Origin, as from SimulEval or curl, "
+                 "pass; others get 403)")
+      ->check(allow_origin);
+  app.add_option("--allow-host", so.allow_hosts,
+                 "Host name the server answers to; repeatable; '*': any (default: the listening address, and "
+                 "localhost, 127.0.0.1, [::1] when it is loopback; others get 421)")
+      ->check(allow_host);
   app.add_option("--idle-timeout", idle_s, "seconds a stream may stay silent before it is closed")
       ->check(CLI::Range(0.1, 86400.0));
   app.add_option("--max-message-bytes", so.max_message_bytes, "largest WebSocket message")->check(CLI::Range(64, 1 << 24));

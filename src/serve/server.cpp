@@ -1,5 +1,6 @@
-// Listener, HTTP connections and routing. WebSocket upgrades to /v1/stream go to
-// websocket_session.cpp; everything else is answered here.
+// Listener, HTTP connections and routing. Every request first passes the Host and Origin checks
+// (access_policy.h); then WebSocket upgrades to /v1/stream go to websocket_session.cpp, and everything else,
+// CORS preflights included, is answered here.
 #include <cstdio>
 
 #include "audio/log_mel.h"
@@ -36,9 +37,34 @@ std::string path_of(std::string_view target) {
   return std::string(target.substr(0, q));
 }
 
+// IPv4 addresses that reach a dual-stack socket as IPv6 (::ffff:127.0.0.1) as IPv4.
+net::ip::address unmapped(const net::ip::address& a) {
+  if (a.is_v6() && a.to_v6().is_v4_mapped()) return net::ip::make_address_v4(net::ip::v4_mapped, a.to_v6());
+  return a;
+}
+
+// An address as a Host header writes it: "127.0.0.1", "[::1]".
+std::string host_form(const net::ip::address& a) {
+  if (a.is_v4()) return a.to_string();
+  std::string s = "[";
+  s.append(a.to_string()).append("]");
+  return s;
+}
+
+LocalAddress local_address_of(const tcp::socket& socket) {
+  beast::error_code ec;
+  const tcp::endpoint endpoint = socket.local_endpoint(ec);
+  if (ec) return {};
+  const net::ip::address a = unmapped(endpoint.address());
+  return {host_form(a), a.is_loopback()};
+}
+
+constexpr const char* kMethods = "GET, HEAD, POST, PUT, OPTIONS";
+
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
-  HttpSession(tcp::socket socket, Server::Impl& server) : stream_(std::move(socket)), srv_(server) {}
+  HttpSession(tcp::socket socket, Server::Impl& server)
+      : local_(local_address_of(socket)), stream_(std::move(socket)), srv_(server) {}
 
   void run() {
     net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read(); });
@@ -46,6 +72,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
  private:
   void read() {
+    cors_origin_.clear();
+    vary_origin_ = false;
     parser_.emplace();
     parser_->body_limit(srv_.opts.max_body_bytes);
     parser_->header_limit(16 << 10);
@@ -73,6 +101,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     ++srv_.metrics.http_requests;
     keep_alive_ = req.keep_alive();
     version_ = req.version();
+    if (!admitted(req)) return;
+    if (req.method() == http::verb::options) return send(preflight());
     if (websocket::is_upgrade(req)) {
       if (path_of(req.target()) != "/v1/stream")
         return send(error_response(version_, http::status::not_found, "not_found", "WebSocket streams live at /v1/stream"));
@@ -81,6 +111,50 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       return;
     }
     route(std::move(req));
+  }
+
+  // The Host and Origin checks (access_policy.h), before anything else; false: the refusal is being sent.
+  // HTTP/1.0 requests may lack Host (no browser sends one without it); HTTP/1.1 ones must have it (RFC 9112).
+  bool admitted(const http::request<http::string_body>& req) {
+    const size_t hosts = req.count(http::field::host);
+    if (hosts > 1 || (hosts == 0 && version_ >= 11)) {
+      send(error_response(version_, http::status::bad_request, "bad_request",
+                          hosts ? "several Host headers" : "no Host header"));
+      return false;
+    }
+    const std::string_view host = hosts ? req[http::field::host] : std::string_view();
+    if (hosts && !srv_.access.host_allowed(host, local_)) {
+      send(error_response(version_, http::status::misdirected_request, "bad_host",
+                          "this server does not answer to that Host name (gpstream serve --allow-host NAME "
+                          "adds one)"));
+      return false;
+    }
+    const size_t origins = req.count(http::field::origin);
+    if (origins == 0) return true;
+    vary_origin_ = true;
+    const std::string_view origin = req[http::field::origin];
+    if (origins > 1 || !srv_.access.origin_allowed(origin, host)) {
+      send(error_response(version_, http::status::forbidden, "forbidden_origin",
+                          "web pages from this origin may not use the server (gpstream serve --allow-origin "
+                          "ORIGIN opens it)"));
+      return false;
+    }
+    cors_origin_ = srv_.access.allow_origin_header(origin);
+    return true;
+  }
+
+  // OPTIONS, on any path: a CORS preflight from an allowed origin (others were refused by admitted()), or a
+  // plain OPTIONS from a program.
+  Response preflight() {
+    Response res{http::status::no_content, version_};
+    res.set(http::field::server, "gpstream");
+    res.set(http::field::allow, kMethods);
+    if (!cors_origin_.empty()) {
+      res.set(http::field::access_control_allow_methods, kMethods);
+      res.set(http::field::access_control_allow_headers, "Content-Type, Authorization");
+      res.set(http::field::access_control_max_age, "600");
+    }
+    return res;
   }
 
   // Replies later from any thread (engine callbacks).
@@ -173,8 +247,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   void send(Response res, bool head = false) {
     if (static_cast<unsigned>(res.result_int()) >= 400) ++srv_.metrics.http_errors;
+    if (!cors_origin_.empty()) res.set(http::field::access_control_allow_origin, cors_origin_);
+    if (vary_origin_) res.set(http::field::vary, "Origin");
     res.keep_alive(keep_alive_);
-    if (!head) res.prepare_payload();
+    if (!head && res.result() != http::status::no_content) res.prepare_payload();  // 204: no Content-Length
     auto sp = std::make_shared<Response>(std::move(res));
     stream_.expires_after(std::chrono::milliseconds(static_cast<int64_t>(srv_.opts.http_timeout_ms)));
     http::async_write(stream_, *sp, [self = shared_from_this(), sp](beast::error_code ec, size_t) {
@@ -189,12 +265,15 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
   }
 
+  const LocalAddress local_;
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   Server::Impl& srv_;
   bool keep_alive_ = true;
   unsigned version_ = 11;
+  std::string cors_origin_;   // the current request's Access-Control-Allow-Origin ("" for none)
+  bool vary_origin_ = false;  // the current request had an Origin header
 };
 
 }  // namespace
@@ -240,15 +319,19 @@ Result<std::unique_ptr<Server>> Server::start(stream::StreamingModel& model, str
       return invalid_argument("the speech encoder takes " + std::to_string(enc->config().n_mels) + " mel bins, not " +
                               std::to_string(audio::kLogMelBins));
   }
+  beast::error_code ec;
+  const auto address = net::ip::make_address(options.host, ec);
+  if (ec) return invalid_argument("--host: '" + options.host + "' is not an IP address");
+  auto access =
+      AccessPolicy::create(options.allow_origins, options.allow_hosts, host_form(unmapped(address)));
+  if (!access) return access.error();
   auto impl = std::make_unique<Impl>(model, std::move(defaults), std::move(options));
   Impl& s = *impl;
+  s.access = std::move(*access);
   auto simuleval_options = s.engine.resolve(StreamOptions{}, /*continuous_default=*/false);
   if (!simuleval_options) return simuleval_options.error();
   s.simuleval = std::make_unique<SimulEvalAgent>(s.engine, *simuleval_options);
 
-  beast::error_code ec;
-  const auto address = net::ip::make_address(s.opts.host, ec);
-  if (ec) return invalid_argument("--host: '" + s.opts.host + "' is not an IP address");
   const tcp::endpoint endpoint(address, static_cast<unsigned short>(s.opts.port));
   s.acceptor.open(endpoint.protocol(), ec);
   if (!ec) s.acceptor.set_option(net::socket_base::reuse_address(true), ec);

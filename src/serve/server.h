@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "serve/engine.h"
 
@@ -23,6 +24,10 @@ struct ServerOptions {
   size_t max_queued_events = 4096;       // per WebSocket: events not yet sent (a client that does not read)
   double idle_timeout_ms = 60000;        // a WebSocket stream (and the SimulEval stream) with no message
   double http_timeout_ms = 30000;        // reading one HTTP request
+  // Who may connect (access_policy.h): browser origins besides the server's own ("*": any origin), and Host
+  // names besides the address a connection arrives on (with the loopback names for a loopback address).
+  std::vector<std::string> allow_origins;
+  std::vector<std::string> allow_hosts;
   // A speech model's encoder (speech/speech_model.h; must outlive the server): WebSocket streams then take
   // audio (binary PCM frames) instead of text. Its llm_hidden must be the model's n_embd, its n_mels 80.
   const audio::SpeechEncoderModel* speech_encoder = nullptr;

@@ -20,6 +20,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 
+#include "serve/access_policy.h"
 #include "serve/server.h"
 #include "serve/simuleval_agent.h"
 
@@ -36,6 +37,7 @@ struct Server::Impl {
 
   stream::StreamingModel& model;
   ServerOptions opts;
+  AccessPolicy access;
   Metrics metrics;
   Engine engine;                               // destroyed after the io_context (declared before it)
   std::unique_ptr<SimulEvalAgent> simuleval;

@@ -1,6 +1,7 @@
 // Blocking test clients for the server: a WebSocket client (text and binary frames, the close code
-// the server sent) and one-shot HTTP requests, over Boost.Beast on loopback. Every socket read times
-// out (SO_RCVTIMEO) so a server that never answers fails the test instead of hanging it.
+// the server sent), a bare WebSocket handshake, and one-shot HTTP requests (with extra headers, or as raw
+// bytes), over Boost.Beast on loopback. Every socket read times out (SO_RCVTIMEO) so a server that never
+// answers fails the test instead of hanging it.
 #pragma once
 
 #include <sys/socket.h>
@@ -8,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/asio/connect.hpp>
@@ -26,17 +28,33 @@ namespace websocket = beast::websocket;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
+// Concatenation by append (GCC 12 -O3 warns, a false -Wrestrict positive, on "literal" + std::string
+// temporaries).
+template <typename... Parts>
+std::string cat(const Parts&... parts) {
+  std::string s;
+  (s.append(parts), ...);
+  return s;
+}
+
 inline void set_read_timeout(tcp::socket& s, int seconds) {
   timeval tv{seconds, 0};
   ::setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 }
 
+// Extra request headers (Origin, ...); a Host here replaces the client's "127.0.0.1".
+using Headers = std::vector<std::pair<http::field, std::string>>;
+
 class WsClient {
  public:
-  explicit WsClient(int port, int timeout_s = 60) : ws_(ioc_) {
+  // Throws when the server refuses the handshake (websocket_handshake() below shows the refusal).
+  explicit WsClient(int port, int timeout_s = 60, const Headers& headers = {}) : ws_(ioc_) {
     tcp::resolver resolver(ioc_);
     net::connect(ws_.next_layer(), resolver.resolve("127.0.0.1", std::to_string(port)));
     set_read_timeout(ws_.next_layer(), timeout_s);
+    ws_.set_option(websocket::stream_base::decorator([headers](websocket::request_type& req) {
+      for (const auto& [field, value] : headers) req.set(field, value);
+    }));
     ws_.handshake("127.0.0.1", "/v1/stream");
   }
   bool send(const std::string& text) {
@@ -88,18 +106,45 @@ class WsClient {
 };
 
 struct HttpReply {
-  int status = 0;
+  int status = 0;  // 0: no response
   std::string body;
   std::string content_type;
+  http::fields headers;
 };
 
-inline HttpReply http_request(int port, http::verb verb, const std::string& target, const std::string& body = "",
-                              const std::string& accept = "", const std::string& content_type = "application/json") {
-  net::io_context ioc;
+inline HttpReply reply_of(const http::response<http::string_body>& res) {
+  HttpReply r;
+  r.status = res.result_int();
+  r.body = res.body();
+  r.content_type = std::string(res[http::field::content_type]);
+  r.headers = res.base();
+  return r;
+}
+
+inline tcp::socket connect_loopback(net::io_context& ioc, int port) {
   tcp::socket socket(ioc);
   tcp::resolver resolver(ioc);
   net::connect(socket, resolver.resolve("127.0.0.1", std::to_string(port)));
   set_read_timeout(socket, 120);
+  return socket;
+}
+
+inline HttpReply read_reply(tcp::socket& socket) {
+  beast::flat_buffer buf;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(64 << 20);
+  beast::error_code ec;
+  http::read(socket, buf, parser, ec);
+  if (ec) return {};
+  return reply_of(parser.release());
+}
+
+inline HttpReply http_request_with(int port, http::verb verb, const std::string& target,
+                                   const Headers& headers, const std::string& body = "",
+                                   const std::string& accept = "",
+                                   const std::string& content_type = "application/json") {
+  net::io_context ioc;
+  tcp::socket socket = connect_loopback(ioc, port);
   http::request<http::string_body> req{verb, target, 11};
   req.set(http::field::host, "127.0.0.1");
   if (!accept.empty()) req.set(http::field::accept, accept);
@@ -108,19 +153,39 @@ inline HttpReply http_request(int port, http::verb verb, const std::string& targ
     req.body() = body;
     req.prepare_payload();
   }
+  for (const auto& [field, value] : headers) req.set(field, value);
   http::write(socket, req);
-  beast::flat_buffer buf;
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(64 << 20);
-  beast::error_code ec;
-  http::read(socket, buf, parser, ec);
-  HttpReply r;
-  if (ec) return r;
-  auto res = parser.release();
-  r.status = res.result_int();
-  r.body = res.body();
-  r.content_type = std::string(res[http::field::content_type]);
-  return r;
+  return read_reply(socket);
+}
+
+inline HttpReply http_request(int port, http::verb verb, const std::string& target,
+                              const std::string& body = "", const std::string& accept = "",
+                              const std::string& content_type = "application/json") {
+  return http_request_with(port, verb, target, {}, body, accept, content_type);
+}
+
+// Sends `bytes` as they are (requests Beast would not write: no Host, two Hosts) and reads one response.
+inline HttpReply raw_http(int port, const std::string& bytes) {
+  net::io_context ioc;
+  tcp::socket socket = connect_loopback(ioc, port);
+  net::write(socket, net::buffer(bytes));
+  return read_reply(socket);
+}
+
+// A WebSocket upgrade request to /v1/stream, written by hand because Beast's handshake drops the response
+// of a refusal: status 101 when the server upgrades, else its response.
+inline HttpReply websocket_handshake(int port, const Headers& headers) {
+  net::io_context ioc;
+  tcp::socket socket = connect_loopback(ioc, port);
+  http::request<http::empty_body> req{http::verb::get, "/v1/stream", 11};
+  req.set(http::field::host, "127.0.0.1");
+  req.set(http::field::upgrade, "websocket");
+  req.set(http::field::connection, "Upgrade");
+  req.set(http::field::sec_websocket_key, "dGhlIHNhbXBsZSBub25jZQ==");  // RFC 6455's example key
+  req.set(http::field::sec_websocket_version, "13");
+  for (const auto& [field, value] : headers) req.set(field, value);
+  http::write(socket, req);
+  return read_reply(socket);
 }
 
 }  // namespace gpstream::testing

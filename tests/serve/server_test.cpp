@@ -19,20 +19,13 @@
 namespace gpstream::serve {
 namespace {
 
+using gpstream::testing::cat;
 using gpstream::testing::HttpReply;
 using gpstream::testing::WsClient;
 using nlohmann::json;
 namespace http = gpstream::testing::http;
 
 const std::string kModelDir = std::string(GPSTREAM_SOURCE_DIR) + "/models/gpstream-en-fr";
-
-// Concatenation by append (GCC 12 -O3 warns, a false -Wrestrict positive, on "literal" + std::string temporaries).
-template <typename... Parts>
-std::string cat(const Parts&... parts) {
-  std::string s;
-  (s.append(parts), ...);
-  return s;
-}
 
 struct Output {
   std::vector<std::string> words;
