@@ -1,5 +1,8 @@
 // `gpstream logits -m MODEL --ids 1,2,3 [--positions 0,1,2] [--all]`: logits of a causal forward as JSON
-// (the last row, or every row with --all). A debugging command for users and tests.
+// (the last row, or every row with --all). A debugging command for users and tests. JSON has no NaN or
+// infinity, so a non-finite logit (a broken model, an overflow) is written as null: the output stays
+// JSON.
+#include <cmath>
 #include <cstdio>
 
 #include "cli/cli_util.h"
@@ -10,7 +13,8 @@ namespace gpstream::cli {
 namespace {
 
 int run_logits(int argc, char** argv) {
-  CLI::App app{"Print the logits of a causal forward pass as JSON", "gpstream logits"};
+  CLI::App app{"Print the logits of a causal forward pass as JSON (a non-finite logit, NaN or ±inf, as null)",
+               "gpstream logits"};
   std::string model_path, ids_s, pos_s;
   bool all = false;
   int threads = 0;
@@ -51,7 +55,8 @@ int run_logits(int argc, char** argv) {
     out += r ? ",[" : "[";
     for (int64_t i = 0; i < V; ++i) {
       if (i) out += ',';
-      out += format_float(logits[r * V + i]);
+      const float x = logits[r * V + i];
+      out += std::isfinite(x) ? format_float(x) : "null";
     }
     out += ']';
   }

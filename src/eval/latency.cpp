@@ -65,22 +65,28 @@ namespace {
 // The shared part of ATDScorer.compute: target token t of chunk c is matched to source token
 // s = min(t − max(0, AccY − AccX), |source tokens up to chunk c|) and delayed by E_t − time(s).
 // src_sizes/tgt_sizes: tokens per chunk with a leading 0 entry; tgt_chunk[t] for t = 1..T.
+// SimulEval sums the chunk sizes before c for every token (sum(sizes[:c])), which is quadratic in the
+// number of chunks; the sums are integers, so prefix tables give the same values in linear time.
 Result<double> atd_core(const std::vector<int64_t>& src_sizes, const std::vector<double>& src_time,
                         const std::vector<int64_t>& tgt_sizes, const std::vector<size_t>& tgt_chunk,
                         const std::vector<double>& tgt_time) {
-  auto prefix = [](const std::vector<int64_t>& v, size_t n) {  // sum(v[:n])
-    int64_t s = 0;
-    for (size_t i = 0; i < std::min(n, v.size()); ++i) s += v[i];
-    return s;
+  // prefix(v)[n] = sum(v[:n]) for n = 0..v.size(); a slice past the end is the whole list, as in Python.
+  auto prefix_table = [](const std::vector<int64_t>& v) {
+    std::vector<int64_t> p(v.size() + 1, 0);
+    for (size_t i = 0; i < v.size(); ++i) p[i + 1] = p[i] + v[i];
+    return p;
   };
+  const std::vector<int64_t> src_prefix = prefix_table(src_sizes);
+  const std::vector<int64_t> tgt_prefix = prefix_table(tgt_sizes);
+  auto prefix = [](const std::vector<int64_t>& p, size_t n) { return p[std::min(n, p.size() - 1)]; };
   double sum = 0.0;
   const size_t n_tgt = tgt_chunk.size() - 1;
   for (size_t t = 1; t <= n_tgt; ++t) {
     const size_t c = tgt_chunk[t];
-    const int64_t acc_x = prefix(src_sizes, c);
-    const int64_t acc_y = prefix(tgt_sizes, c);
+    const int64_t acc_x = prefix(src_prefix, c);
+    const int64_t acc_y = prefix(tgt_prefix, c);
     const int64_t big_s = static_cast<int64_t>(t) - std::max<int64_t>(0, acc_y - acc_x);
-    const int64_t current = prefix(src_sizes, c + 1);
+    const int64_t current = prefix(src_prefix, c + 1);
     const int64_t s = big_s < current ? big_s : current;
     if (s < 0 || static_cast<size_t>(s) >= src_time.size()) {
       return invalid_argument("ATD: delays are not non-decreasing (source token " + std::to_string(s) +
@@ -188,7 +194,8 @@ Result<double> latency_atd_speech(std::span<const double> delays, std::span<cons
     if (std::fabs(dur) > kMaxAtdSourceUnits * kSourceTokenMs ||
         (dur > 0 && (read += dur) > kMaxAtdSourceUnits * kSourceTokenMs))
       return invalid_argument("ATD: the delays read more than " +
-                              std::to_string(static_cast<int64_t>(kMaxAtdSourceUnits * kSourceTokenMs)) + " ms of source");
+                              std::to_string(static_cast<int64_t>(kMaxAtdSourceUnits * kSourceTokenMs)) +
+                              " ms of source");
     prev = u;
     const double num = std::floor(dur / kSourceTokenMs);
     const double rest = dur - num * kSourceTokenMs;

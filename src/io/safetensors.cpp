@@ -137,7 +137,7 @@ Result<TensorMap> read_safetensors_dir(const std::string& dir, Residency residen
   }
   fs::path index = base / "model.safetensors.index.json";
   if (fs::exists(index, ec)) {
-    GPS_ASSIGN(std::string text, read_text_file(index.string()));
+    GPS_ASSIGN(std::string text, read_regular_text_file(index.string()));
     json j;
     try {
       j = json::parse(text);

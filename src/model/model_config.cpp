@@ -366,7 +366,7 @@ Result<ModelConfig> config_from_hf_json(const std::string& text, const std::stri
 
 Result<ModelConfig> load_hf_config(const std::string& model_dir) {
   std::string path = model_dir + "/config.json";
-  GPS_ASSIGN(std::string text, read_text_file(path));
+  GPS_ASSIGN(std::string text, read_regular_text_file(path));
   return config_from_hf_json(text, path);
 }
 

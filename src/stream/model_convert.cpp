@@ -39,10 +39,10 @@ Result<ConvertReport> convert_hf_to_gguf(const std::string& hf_dir, const std::s
   std::error_code ec;
   const fs::path dir(hf_dir);
   if (fs::exists(dir / "tokenizer.json", ec)) {
-    GPS_ASSIGN(std::string tok, read_text_file((dir / "tokenizer.json").string()));
+    GPS_ASSIGN(std::string tok, read_regular_text_file((dir / "tokenizer.json").string()));
     std::string tok_config;
     if (fs::exists(dir / "tokenizer_config.json", ec)) {
-      GPS_ASSIGN(tok_config, read_text_file((dir / "tokenizer_config.json").string()));
+      GPS_ASSIGN(tok_config, read_regular_text_file((dir / "tokenizer_config.json").string()));
     }
     std::optional<int> bos, eos;
     if (config.bos_token_id >= 0) bos = config.bos_token_id;
@@ -54,7 +54,7 @@ Result<ConvertReport> convert_hf_to_gguf(const std::string& hf_dir, const std::s
     meta.set("tokenizer.ggml.model", io::GgufValue::string("none"));
   }
   if (fs::exists(dir / "gpstream.json", ec)) {
-    GPS_ASSIGN(std::string text, read_text_file((dir / "gpstream.json").string()));
+    GPS_ASSIGN(std::string text, read_regular_text_file((dir / "gpstream.json").string()));
     GPS_TRY(ModelMeta::parse(text, (dir / "gpstream.json").string()));  // refuse a broken file now, not at load
     meta.set(ModelMeta::kGgufKey, io::GgufValue::string(text));
   }

@@ -4,19 +4,54 @@
 #include "io/gguf.h"
 #include "model/gguf_model.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "util/json_text.h"
 #include "util/mapped_file.h"
 
 namespace gpstream::stream {
 
+namespace {
+
+// Every key to_json() writes; `trained` is a free-form record, kept as it is.
+constexpr const char* kKeys[] = {"template", "source_lang", "target_lang",      "phi",  "k",      "k_min",
+                                 "k_max",    "paradigm",    "end_after_source", "beam", "trained"};
+constexpr const char* kTemplateKeys[] = {"name", "prompt", "source_end", "header", "target_end"};
+
+// The first key of `j` not in `keys`, if any.
+template <size_t N>
+std::optional<std::string> unknown_key(const nlohmann::json& j, const char* const (&keys)[N]) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (std::find(std::begin(keys), std::end(keys), it.key()) == std::end(keys)) return it.key();
+  }
+  return std::nullopt;
+}
+
+template <size_t N>
+std::string known_keys(const char* const (&keys)[N]) {
+  std::string out;
+  for (const char* k : keys) {
+    if (!out.empty()) out += ' ';
+    out += k;
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<ModelMeta> ModelMeta::parse(const std::string& text, const std::string& where) {
   using json = nlohmann::json;
   // The `trained` record is kept as text (dump(), recursive): deeper documents are refused while parsing.
   GPS_ASSIGN(json j, parse_json_bounded(text, where, kMaxModelMetaJsonDepth));
   if (!j.is_object()) return format_error(where + ": not a JSON object");
+  // gpstream writes these files itself (to_json), so a key it does not know is a typo or a file from
+  // elsewhere, refused rather than ignored ("k_mx" would otherwise leave k_max at its default).
+  if (auto key = unknown_key(j, kKeys))
+    return format_error(where + ": unknown key '" + *key + "' (known: " + known_keys(kKeys) + ")");
   ModelMeta m;
   auto str = [&](const char* key, std::string& out) -> Status {
     if (!j.contains(key)) return {};
@@ -37,6 +72,15 @@ Result<ModelMeta> ModelMeta::parse(const std::string& text, const std::string& w
   GPS_TRY(integer("k_min", m.k_min));
   GPS_TRY(integer("k_max", m.k_max));
   GPS_TRY(integer("beam", m.beam));
+  if (m.k_min > m.k_max) {
+    auto shown = [&](const char* key, int v) {
+      std::string s = std::to_string(v);
+      if (!j.contains(key)) s += ", the default";
+      return s;
+    };
+    return format_error(where + ": field 'k_min' (" + shown("k_min", m.k_min) +
+                        ") is greater than 'k_max' (" + shown("k_max", m.k_max) + ")");
+  }
   if (j.contains("phi")) {
     std::string s = j["phi"].is_string() ? j["phi"].get<std::string>() : j["phi"].is_number() ? j["phi"].dump() : "";
     auto phi = Phi::parse(s);
@@ -62,6 +106,9 @@ Result<ModelMeta> ModelMeta::parse(const std::string& text, const std::string& w
       if (!named) return named.error().with_context(where);
       m.prompt_template = *named;
     } else if (t.is_object()) {
+      if (auto key = unknown_key(t, kTemplateKeys))
+        return format_error(where + ": unknown key 'template." + *key +
+                            "' (known: " + known_keys(kTemplateKeys) + ")");
       for (auto [key, field] : {std::pair<const char*, std::string*>{"name", &m.prompt_template.name},
                                 {"prompt", &m.prompt_template.prompt},
                                 {"source_end", &m.prompt_template.source_end},
@@ -92,7 +139,7 @@ Result<ModelMeta> ModelMeta::load(const std::string& model_dir) {
   const std::string path = model_dir + "/gpstream.json";
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return ModelMeta{};
-  GPS_ASSIGN(std::string text, read_text_file(path));
+  GPS_ASSIGN(std::string text, read_regular_text_file(path));
   GPS_ASSIGN(ModelMeta m, parse(text, path));
   m.from_file = true;
   return m;

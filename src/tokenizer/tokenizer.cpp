@@ -2,28 +2,16 @@
 
 #include "tokenizer/gguf_vocab.h"
 
-#include <cstdio>
 #include <filesystem>
 
 #include "tokenizer/json_loader.h"
 #include "tokenizer/unicode.h"
+#include "util/mapped_file.h"
 
 namespace gpstream::tokenizer {
 
 namespace {
 constexpr const char* kMetaspace = "\xE2\x96\x81";  // '▁'
-
-Result<std::string> read_file(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return io_error("cannot open " + path);
-  std::string out;
-  char buf[1 << 16];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
-  bool bad = std::ferror(f);
-  std::fclose(f);
-  if (bad) return io_error("cannot read " + path);
-  return out;
-}
 
 // The Decoder's notion of style: ByteLevel decoding, or '▁' turned into spaces.
 TokenizerStyle detect_style(const Decoder* d, const PreTokenizer* p) {
@@ -53,11 +41,11 @@ Result<Tokenizer> Tokenizer::load(const std::string& path) {
   fs::path file = path;
   if (fs::is_directory(file, ec)) file /= "tokenizer.json";
   if (!fs::exists(file, ec)) return not_found("no tokenizer.json at " + file.string());
-  GPS_ASSIGN(std::string text, read_file(file.string()));
+  GPS_ASSIGN(std::string text, read_regular_text_file(file.string()));
   std::string config;
   fs::path config_path = file.parent_path() / "tokenizer_config.json";
   if (fs::exists(config_path, ec)) {
-    GPS_ASSIGN(config, read_file(config_path.string()));
+    GPS_ASSIGN(config, read_regular_text_file(config_path.string()));
   }
   return from_json_text(text, config, file.string());
 }

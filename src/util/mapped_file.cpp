@@ -37,20 +37,69 @@ Status read_resident(int fd, const std::string& path, size_t size, HugePageBuffe
   return {};
 }
 
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a plain file";
+}
+
+Status refuse_unless_regular(const std::string& path, mode_t mode) {
+  if (S_ISREG(mode)) return {};
+  return io_error(path + ": not a regular file (" + file_kind(mode) + ")");
+}
+
 }  // namespace
 
-Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& path, Residency residency) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+Result<int> open_regular_file(const std::string& path) {
+  // stat first, so that a device is never opened (opening one can have effects); then open without
+  // blocking (a FIFO's open waits for a writer otherwise) and check the descriptor itself, in case the path
+  // was replaced in between.
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return io_error(path + ": cannot open: " + std::strerror(errno));
+  GPS_TRY(refuse_unless_regular(path, st.st_mode));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return io_error(path + ": cannot open: " + std::strerror(errno));
+  auto fail = [&](Error e) {
+    ::close(fd);
+    return e;
+  };
+  if (fstat(fd, &st) != 0) return fail(io_error(path + ": cannot stat: " + std::strerror(errno)));
+  if (Status regular = refuse_unless_regular(path, st.st_mode); !regular.ok()) return fail(regular.error());
+  const int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
+    return fail(io_error(path + ": cannot open: " + std::strerror(errno)));
+  return fd;
+}
+
+Result<std::string> read_regular_text_file(const std::string& path) {
+  GPS_ASSIGN(int fd, open_regular_file(path));
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int e = errno;
+      ::close(fd);
+      return io_error(path + ": read failed: " + std::strerror(e));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& path, Residency residency) {
+  GPS_ASSIGN(int fd, open_regular_file(path));
   struct stat st;
   if (fstat(fd, &st) != 0) {
     int e = errno;
     ::close(fd);
     return io_error(path + ": cannot stat: " + std::strerror(e));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return io_error(path + ": not a regular file");
   }
   auto file = std::shared_ptr<MappedFile>(new MappedFile());
   file->path_ = path;

@@ -24,6 +24,7 @@ Residency default_weight_residency();
 
 class MappedFile {
  public:
+  // Refuses anything but a regular file, without blocking (open_regular_file below).
   static Result<std::shared_ptr<MappedFile>> open(const std::string& path, Residency residency = Residency::Mapped);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
@@ -44,8 +45,15 @@ class MappedFile {
   Residency residency_ = Residency::Mapped;
 };
 
-// Reads a whole (small) file into a string.
+// Reads a whole (small) file into a string. Anything that can be read goes, pipes included (`--source <(…)`).
 Result<std::string> read_text_file(const std::string& path);
+
+// Model files (weights, their index, gpstream.json) must be regular files: a directory, FIFO, device or
+// socket is refused with an error naming the path and what it is, before anything is read and without
+// blocking (a FIFO's open would wait for a writer). open_regular_file returns a blocking read-only
+// descriptor the caller closes; MappedFile::open uses it.
+Result<int> open_regular_file(const std::string& path);
+Result<std::string> read_regular_text_file(const std::string& path);
 
 // Writes a file atomically: temporary file in the same folder, fsync, rename.
 Status write_file_atomic(const std::string& path, std::span<const std::byte> bytes);

@@ -1,10 +1,13 @@
 // Latency tests: metrics.md A.4 vectors ([calc] and [ran] on SimulEval), the speech #4 and
-// computation-aware examples, the --output (LogInstance) ATD quirk (A.5.1), and hand derivations.
+// computation-aware examples, the --output (LogInstance) ATD quirk (A.5.1), hand derivations, and ATD
+// against a line-by-line transcription of SimulEval's ATDScorer, then on 1,000,000 delays.
 #include "eval/latency.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 
 namespace gpstream::eval {
 namespace {
@@ -243,6 +246,118 @@ TEST(ComputeLatency, Errors) {
   auto zero_src = compute_latency({rec(0, {0}, 0, "a\n")}, o);
   ASSERT_FALSE(zero_src.ok());
   EXPECT_NE(zero_src.error().message().find("instance 0"), std::string::npos);
+}
+
+// SimulEval's ATDScorer.__call__ and compute (latency_scorer.py) for text output, written out as the Python
+// reads, slices summed again for every token: the oracle for latency_atd_text (speech_input false, 1-unit
+// tokens) and latency_atd_speech (300 ms source tokens, 0-length target tokens). Non-decreasing delays only.
+double reference_atd(const std::vector<double>& delays, const std::vector<double>& compute_times,
+                     bool speech_input) {
+  const double src_token_len = speech_input ? 300.0 : 1.0;
+  const double tgt_token_len = speech_input ? 0.0 : 1.0;
+  std::vector<double> src_sizes{0}, tgt_sizes{0}, src_time{0}, tgt_time{0};
+  std::vector<size_t> tgt_chunk{0};
+  std::vector<double> no_duplicate;  // sorted(set(delays), key=delays.index)
+  for (double d : delays)
+    if (std::find(no_duplicate.begin(), no_duplicate.end(), d) == no_duplicate.end())
+      no_duplicate.push_back(d);
+  for (size_t i = 0; i < delays.size(); ++i) {
+    if (i == 0 || delays[i] != delays[i - 1]) tgt_sizes.push_back(1);
+    else tgt_sizes.back() += 1;
+  }
+  for (size_t i = 1; i < tgt_sizes.size(); ++i)
+    for (int k = 0; k < static_cast<int>(tgt_sizes[i]); ++k) tgt_chunk.push_back(i);
+  double prev = 0;
+  for (double u : no_duplicate) {
+    const double duration = u - prev;
+    prev = u;
+    std::vector<double> token_lens;
+    if (speech_input) {  // divmod(duration, 300): whole tokens, then the rest
+      const double num = std::floor(duration / src_token_len);
+      token_lens.assign(static_cast<size_t>(num), src_token_len);
+      if (duration - num * src_token_len != 0) token_lens.push_back(duration - num * src_token_len);
+    } else {
+      token_lens.assign(static_cast<size_t>(duration), src_token_len);
+    }
+    src_sizes.push_back(static_cast<double>(token_lens.size()));
+    for (double len : token_lens) src_time.push_back(src_time.back() + len);
+  }
+  for (size_t i = 0; i < delays.size(); ++i)
+    tgt_time.push_back(std::max(delays[i], tgt_time.back()) + tgt_token_len + compute_times[i]);
+  auto sum_to = [](const std::vector<double>& v, size_t n) {  // sum(v[:n])
+    double s = 0;
+    for (size_t i = 0; i < std::min(n, v.size()); ++i) s += v[i];
+    return s;
+  };
+  double total = 0;
+  for (size_t t = 1; t < tgt_chunk.size(); ++t) {
+    const size_t chunk = tgt_chunk[t];
+    const double acc_x = sum_to(src_sizes, chunk), acc_y = sum_to(tgt_sizes, chunk);
+    const double big_s = static_cast<double>(t) - std::max(0.0, acc_y - acc_x);
+    const double current = sum_to(src_sizes, chunk + 1);
+    const double s = big_s < current ? big_s : current;
+    total += tgt_time[t] - src_time.at(static_cast<size_t>(s));
+  }
+  return total / static_cast<double>(tgt_chunk.size() - 1);
+}
+
+// Non-decreasing delays that mostly read 0, 1 or 2 words (now and then 5 at once) per target token: chunks of
+// every size on both sides. Compute times are multiples of 1/8, so every sum above is exact.
+void random_stream(size_t n, uint32_t seed, std::vector<double>* delays, std::vector<double>* compute) {
+  std::mt19937 rng(seed);
+  double d = 1;
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t r = rng() % 16;
+    d += r < 7 ? 0 : r < 12 ? 1 : r < 15 ? 2 : 5;
+    delays->push_back(d);
+    compute->push_back(static_cast<double>(rng() % 8) / 8.0);
+  }
+}
+
+TEST(LatencyAtd, MatchesSimulEvalsAlgorithmOnRandomStreams) {
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    std::vector<double> delays, compute;
+    random_stream(3000, seed, &delays, &compute);
+    const std::vector<double> zeros(delays.size(), 0.0);
+    const std::vector<double>* compute_times[] = {&zeros, &compute};
+    for (const auto* ct : compute_times) {
+      auto text = latency_atd_text(delays, *ct);
+      ASSERT_TRUE(text.ok()) << text.error().message();
+      EXPECT_EQ(*text, reference_atd(delays, *ct, false)) << "seed " << seed;
+      // The same stream in ms (paced text, 250 ms per word) is the word result × 250.
+      std::vector<double> ms(delays), ct_ms(*ct);
+      for (auto& x : ms) x *= 250;
+      for (auto& x : ct_ms) x *= 250;
+      auto paced = latency_atd_text(ms, ct_ms, 250.0);
+      ASSERT_TRUE(paced.ok()) << paced.error().message();
+      EXPECT_EQ(*paced, reference_atd(delays, *ct, false) * 250) << "seed " << seed;
+      // Speech branch: delays in ms that are not multiples of 300, so chunks end in shorter tokens.
+      std::vector<double> speech(delays);
+      for (auto& x : speech) x *= 170;
+      auto sp = latency_atd_speech(speech, *ct);
+      ASSERT_TRUE(sp.ok()) << sp.error().message();
+      EXPECT_EQ(*sp, reference_atd(speech, *ct, true)) << "seed " << seed;
+    }
+  }
+}
+
+// ATD in linear time: summing the chunk sizes before c again for every token, as SimulEval does, is
+// quadratic (minutes here, past ctest's limit). Two target tokens per source word, 1,1,2,2,…,m,m:
+// E_t = t + 1, the tokens of chunk c map to source token c, so their delays are c and c + 1 and
+// ATD = Σ(2c + 1)/(2m) = (m + 2)/2 exactly; in the speech branch (word c read at 300c ms, tokens of length 0)
+// every delay is 0.
+TEST(LatencyAtd, LongStreamsScoreInLinearTime) {
+  constexpr int64_t m = 500000;  // 1,000,000 delays
+  std::vector<double> delays;
+  for (int64_t c = 1; c <= m; ++c) delays.insert(delays.end(), 2, static_cast<double>(c));
+  const std::vector<double> zeros(delays.size(), 0.0);
+  auto text = latency_atd_text(delays, zeros);
+  ASSERT_TRUE(text.ok()) << text.error().message();
+  EXPECT_EQ(*text, static_cast<double>(m + 2) / 2);
+  for (auto& x : delays) x *= 300;
+  auto speech = latency_atd_speech(delays, zeros);
+  ASSERT_TRUE(speech.ok()) << speech.error().message();
+  EXPECT_EQ(*speech, 0.0);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 
+#include "../testing/fifo.h"
 #include "../testing/temp_dir.h"
 
 namespace gpstream::io {
@@ -287,6 +288,17 @@ TEST(Gguf, WriterRefusesInconsistentTensors) {
   TempDir dir;
   EXPECT_FALSE(write_gguf(dir.file("x.gguf"), {}, {{"f", bad}}).ok());
   EXPECT_FALSE(write_gguf(dir.file("x.gguf"), {}, {{"f", *src.find("f")}, {"f", *src.find("f")}}).ok());
+}
+
+// A FIFO named like a GGUF file is refused at once, naming it, instead of blocking in open() for a writer.
+TEST(GgufHostile, FifoIsRefusedWithoutBlocking) {
+  TempDir dir;
+  const std::string fifo = dir.file("model.gguf");
+  ASSERT_TRUE(testing::make_fifo(fifo));
+  const auto load = testing::load_without_hanging(fifo, [&] { return read_gguf(fifo); });
+  EXPECT_FALSE(load.hung) << "read_gguf blocked on a FIFO";
+  EXPECT_FALSE(load.ok);
+  EXPECT_NE(load.message.find(fifo + ": not a regular file (a FIFO)"), std::string::npos) << load.message;
 }
 
 }  // namespace

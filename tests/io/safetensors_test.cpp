@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "../testing/fifo.h"
 #include "../testing/temp_dir.h"
 
 namespace gpstream::io {
@@ -295,6 +296,21 @@ TEST(SafetensorsDir, EmptyDirectory) {
   Result<TensorMap> map = read_safetensors_dir(dir.path());
   ASSERT_FALSE(map.ok());
   EXPECT_EQ(map.error().code(), ErrorCode::NotFound);
+}
+
+// A FIFO named model.safetensors (or model.safetensors.index.json) hung the load in open(), waiting for a
+// writer; it is refused at once with an error naming it. (Should it block, load_without_hanging unblocks it
+// and the test fails.)
+TEST(SafetensorsDir, FifoInPlaceOfAFileIsRefusedWithoutBlocking) {
+  for (const char* name : {"model.safetensors", "model.safetensors.index.json"}) {
+    TempDir dir;
+    const std::string fifo = dir.file(name);
+    ASSERT_TRUE(testing::make_fifo(fifo));
+    const auto load = testing::load_without_hanging(fifo, [&] { return read_safetensors_dir(dir.path()); });
+    EXPECT_FALSE(load.hung) << name << ": the load blocked on a FIFO";
+    EXPECT_FALSE(load.ok) << name;
+    EXPECT_NE(load.message.find(fifo + ": not a regular file (a FIFO)"), std::string::npos) << load.message;
+  }
 }
 
 // --- writer --------------------------------------------------------------------------------------

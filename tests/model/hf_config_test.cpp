@@ -4,7 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../testing/fifo.h"
 #include "../testing/fp_bounds.h"
+#include "../testing/temp_dir.h"
 #include "model/model_config.h"
 
 namespace gpstream::model {
@@ -297,6 +299,18 @@ TEST(HfConfig, WrittenConfigParsesBack) {
   EXPECT_EQ(b->rope_scaling.type, RopeScalingType::Llama3);
   EXPECT_EQ(b->rope_inv_freq(), a->rope_inv_freq());
   EXPECT_EQ(b->eos_token_ids, a->eos_token_ids);
+}
+
+// config.json is opened as a regular file only: a FIFO in its place is refused at once, naming the path
+// (testing/fifo.h ends the wait should the guard be missing, so the test fails instead of hanging).
+TEST(HfConfig, FifoIsRefusedWithoutBlocking) {
+  testing::TempDir dir;
+  const std::string fifo = dir.file("config.json");
+  ASSERT_TRUE(testing::make_fifo(fifo));
+  const auto load = testing::load_without_hanging(fifo, [&] { return load_hf_config(dir.path()); });
+  EXPECT_FALSE(load.hung) << "load_hf_config blocked on a FIFO";
+  EXPECT_FALSE(load.ok);
+  EXPECT_NE(load.message.find(fifo + ": not a regular file (a FIFO)"), std::string::npos) << load.message;
 }
 
 }  // namespace

@@ -1,8 +1,15 @@
 // gpstream.json: end_after_source and beam are read, written back only when set, refused when malformed,
-// and reach the session options a model gives its commands.
+// and reach the session options a model gives its commands; unknown keys and k_min > k_max are refused
+// naming the file and the key, while every key gpstream writes and the shipped models' files load.
 #include "stream/model_meta.h"
 
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "../testing/fifo.h"
+#include "../testing/temp_dir.h"
 
 namespace gpstream::stream {
 namespace {
@@ -59,6 +66,89 @@ TEST(ModelMeta, DeeplyNestedDocumentsAreRefusedWithoutCrashing) {
   ASSERT_TRUE(at_limit.ok()) << at_limit.error().message();
   EXPECT_EQ(at_limit->k, 7);
   EXPECT_FALSE(ModelMeta::parse(nested(kMaxModelMetaJsonDepth + 1), "gpstream.json").ok());
+}
+
+// The files gpstream writes are strict: a key it does not know (a typo such as "k_mx", which would otherwise
+// leave k_max at its default) is refused, at the top level and in a template object, naming the file and
+// the key. `trained` stays free-form.
+TEST(ModelMeta, UnknownKeysAreRefusedNamingTheFileAndTheKey) {
+  struct Case {
+    const char* text;
+    const char* key;
+  };
+  for (const Case& c : {Case{R"({"k": 3, "k_mx": 4})", "'k_mx'"},
+                        Case{R"({"languages": ["en"]})", "'languages'"},
+                        Case{R"({"template": {"name": "x", "prompt": "p", "sep": "|"}})", "'template.sep'"}}) {
+    auto r = ModelMeta::parse(c.text, "models/m/gpstream.json");
+    ASSERT_FALSE(r.ok()) << c.text;
+    const std::string msg = r.error().message();
+    EXPECT_NE(msg.find("models/m/gpstream.json: unknown key " + std::string(c.key)), std::string::npos)
+        << msg;
+  }
+  auto free_form = ModelMeta::parse(R"({"trained": {"anything": [1, {"goes": true}]}})", "t");
+  ASSERT_TRUE(free_form.ok()) << free_form.error().message();
+  EXPECT_EQ(free_form->trained_json, R"({"anything":[1,{"goes":true}]})");
+}
+
+TEST(ModelMeta, KMinAboveKMaxIsRefused) {
+  for (const char* text : {R"({"k_min": 5, "k_max": 3})", R"({"k_min": 12})", R"({"k_max": 0})"}) {
+    auto r = ModelMeta::parse(text, "models/m/gpstream.json");
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_NE(r.error().message().find("models/m/gpstream.json: field 'k_"), std::string::npos)
+        << r.error().message();
+  }
+  auto swapped = ModelMeta::parse(R"({"k_min": 5, "k_max": 3})", "g.json");
+  ASSERT_FALSE(swapped.ok());
+  EXPECT_NE(swapped.error().message().find("g.json: field 'k_min' (5) is greater than 'k_max' (3)"),
+            std::string::npos)
+      << swapped.error().message();
+  auto past_default = ModelMeta::parse(R"({"k_min": 12})", "g.json");
+  ASSERT_FALSE(past_default.ok());
+  EXPECT_NE(past_default.error().message().find("'k_max' (9, the default)"), std::string::npos)
+      << past_default.error().message();
+  auto equal = ModelMeta::parse(R"({"k": 4, "k_min": 4, "k_max": 4})", "g.json");
+  ASSERT_TRUE(equal.ok()) << equal.error().message();
+  EXPECT_EQ(equal->k_min, 4);
+  EXPECT_EQ(equal->k_max, 4);
+}
+
+// Every key gpstream writes (to_json with every optional field set) and the shipped models' files load.
+TEST(ModelMeta, EveryWrittenKeyAndTheShippedFilesAreAccepted) {
+  ModelMeta all;
+  all.end_after_source = true;
+  all.beam = 3;
+  all.k_min = 2;
+  all.k_max = 6;
+  all.phi = *Phi::parse("S");
+  all.trained_json = R"({"steps": 10})";
+  const std::string text = all.to_json();
+  for (const char* key : {"template", "source_lang", "target_lang", "phi", "k", "k_min", "k_max", "paradigm",
+                          "end_after_source", "beam", "trained"})
+    EXPECT_NE(text.find(std::string("\"") + key + "\":"), std::string::npos)
+        << key << " not written:\n" << text;
+  auto back = ModelMeta::parse(text, "written");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->to_json(), text);
+  for (const char* model : {"gpstream-en-fr", "gpstream-speech-en"}) {
+    const std::string path = std::string(GPSTREAM_SOURCE_DIR) + "/models/" + model + "/gpstream.json";
+    std::ifstream in(path);
+    ASSERT_TRUE(in) << path;
+    const std::string file{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    auto m = ModelMeta::parse(file, path);
+    ASSERT_TRUE(m.ok()) << m.error().message();
+    EXPECT_LE(m->k_min, m->k_max) << path;
+  }
+}
+
+// A FIFO named gpstream.json is refused at once, naming it, instead of blocking in open() for a writer.
+TEST(ModelMeta, FifoIsRefusedWithoutBlocking) {
+  testing::TempDir dir;
+  const std::string fifo = dir.file("gpstream.json");
+  ASSERT_TRUE(testing::make_fifo(fifo));
+  const auto load = testing::load_without_hanging(fifo, [&] { return ModelMeta::load(dir.path()); });
+  EXPECT_FALSE(load.hung) << "ModelMeta::load blocked on a FIFO";
+  EXPECT_FALSE(load.ok);
+  EXPECT_NE(load.message.find(fifo + ": not a regular file (a FIFO)"), std::string::npos) << load.message;
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // MappedFile: both residencies hand back exactly the bytes written (generated here, not read through the class),
-// the resident copy starts on a 2 MiB boundary, empty and missing files behave alike in both modes, and
-// GPSTREAM_MMAP picks the default.
+// the resident copy starts on a 2 MiB boundary, empty and missing files behave alike in both modes,
+// GPSTREAM_MMAP picks the default, and a FIFO, a device or a directory is refused at once, naming it.
 #include "util/mapped_file.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 
+#include "../testing/fifo.h"
 #include "../testing/scoped_env.h"
 #include "../testing/temp_dir.h"
 
@@ -91,6 +92,43 @@ TEST(MappedFile, GpstreamMmapChoosesTheDefaultResidency) {
   }
   ::unsetenv("GPSTREAM_MMAP");
   EXPECT_EQ(default_weight_residency(), Residency::Resident);
+}
+
+// A FIFO's open() waits for a writer: a FIFO named like a model file hung the load. It is refused without
+// blocking, naming the path, in both residencies and by the model-file text reader; a character device and
+// a directory likewise. (Should it block, load_without_hanging unblocks it and the test fails.)
+TEST(MappedFile, FifosDevicesAndDirectoriesAreRefusedWithoutBlocking) {
+  testing::TempDir dir;
+  const std::string fifo = dir.file("model.safetensors");
+  ASSERT_TRUE(testing::make_fifo(fifo));
+  for (Residency r : {Residency::Mapped, Residency::Resident}) {
+    const auto load = testing::load_without_hanging(fifo, [&] { return MappedFile::open(fifo, r); });
+    EXPECT_FALSE(load.hung) << "MappedFile::open blocked on a FIFO";
+    EXPECT_FALSE(load.ok);
+    EXPECT_NE(load.message.find(fifo + ": not a regular file (a FIFO)"), std::string::npos) << load.message;
+  }
+  const auto text = testing::load_without_hanging(fifo, [&] { return read_regular_text_file(fifo); });
+  EXPECT_FALSE(text.hung) << "read_regular_text_file blocked on a FIFO";
+  EXPECT_FALSE(text.ok);
+  EXPECT_NE(text.message.find(fifo + ": not a regular file (a FIFO)"), std::string::npos) << text.message;
+
+  auto device = MappedFile::open("/dev/null");
+  ASSERT_FALSE(device.ok());
+  EXPECT_NE(device.error().message().find("/dev/null: not a regular file (a character device)"),
+            std::string::npos)
+      << device.error().message();
+  auto folder = read_regular_text_file(dir.path());
+  ASSERT_FALSE(folder.ok());
+  EXPECT_NE(folder.error().message().find(dir.path() + ": not a regular file (a directory)"),
+            std::string::npos)
+      << folder.error().message();
+  // A regular file still reads, whole.
+  const std::string path = dir.file("gpstream.json");
+  const std::string want = random_bytes(200000, 11);
+  testing::write_bytes(path, want);
+  auto read = read_regular_text_file(path);
+  ASSERT_TRUE(read.ok()) << read.error().message();
+  EXPECT_EQ(*read, want);
 }
 
 }  // namespace
