@@ -8,6 +8,7 @@
 
 #include "serve/server.h"
 #include "serve_test_client.h"
+#include "shipped_model_server.h"
 
 namespace gpstream::serve {
 namespace {
@@ -19,7 +20,6 @@ using gpstream::testing::WsClient;
 using nlohmann::json;
 namespace http = gpstream::testing::http;
 
-const std::string kModelDir = std::string(GPSTREAM_SOURCE_DIR) + "/models/gpstream-en-fr";
 const std::string kEvil = "http://evil.example";
 
 // A server listening on `listen` (127.0.0.1 by default, as gpstream serve).
@@ -110,28 +110,12 @@ TEST(AccessPolicy, OriginMustBeTheServersOwnOrAllowed) {
   EXPECT_EQ(any.allow_origin_header(kEvil), "*");
 }
 
-class ServeAccessTest : public ::testing::Test {
+class ServeAccessTest : public ShippedModelServerTest {
  protected:
-  static void SetUpTestSuite() {
-    auto m = stream::StreamingModel::load(kModelDir, 1);
-    ASSERT_TRUE(m.ok()) << m.error().message();
-    model_ = new stream::StreamingModel(std::move(*m));
-  }
-  static void TearDownTestSuite() {
-    delete model_;
-    model_ = nullptr;
-  }
-
   void start(ServerOptions o = {}) {
-    server_.reset();
-    o.port = 0;
-    o.web_root = std::string(GPSTREAM_SOURCE_DIR) + "/web";
     stream::SessionOptions so = model_->default_options();
     so.max_target_tokens = 64;
-    auto s = Server::start(*model_, so, o);
-    ASSERT_TRUE(s.ok()) << s.error().message();
-    server_ = std::move(*s);
-    port_ = server_->port();
+    start_server(std::move(o), so);
   }
 
   // "s:PORT" with the server's port.
@@ -180,12 +164,7 @@ class ServeAccessTest : public ::testing::Test {
     EXPECT_EQ(r.headers.count(http::field::access_control_allow_origin), 0u);
   }
 
-  static stream::StreamingModel* model_;
-  std::unique_ptr<Server> server_;
-  int port_ = 0;
 };
-
-stream::StreamingModel* ServeAccessTest::model_ = nullptr;
 
 TEST_F(ServeAccessTest, WebSocketStreamsRefuseForeignOrigins) {
   start();

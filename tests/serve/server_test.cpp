@@ -14,6 +14,7 @@
 #include "eval/latency.h"
 #include "eval/simultaneous.h"
 #include "serve_test_client.h"
+#include "shipped_model_server.h"
 #include "tokenizer/segment_encoder.h"
 
 namespace gpstream::serve {
@@ -25,25 +26,14 @@ using gpstream::testing::WsClient;
 using nlohmann::json;
 namespace http = gpstream::testing::http;
 
-const std::string kModelDir = std::string(GPSTREAM_SOURCE_DIR) + "/models/gpstream-en-fr";
 
 struct Output {
   std::vector<std::string> words;
   std::vector<int> delays;
 };
 
-class ServeTest : public ::testing::Test {
+class ServeTest : public ShippedModelServerTest {
  protected:
-  static void SetUpTestSuite() {
-    auto m = stream::StreamingModel::load(kModelDir, 1);
-    ASSERT_TRUE(m.ok()) << m.error().message();
-    model_ = new stream::StreamingModel(std::move(*m));
-  }
-  static void TearDownTestSuite() {
-    delete model_;
-    model_ = nullptr;
-  }
-
   // `gpstream translate`'s session options with no flags: the model's defaults, 256 target tokens, greedy.
   static stream::SessionOptions defaults() {
     stream::SessionOptions so = model_->default_options();
@@ -51,14 +41,7 @@ class ServeTest : public ::testing::Test {
     return so;
   }
 
-  void start(ServerOptions o = {}) {
-    o.port = 0;
-    if (o.web_root.empty()) o.web_root = std::string(GPSTREAM_SOURCE_DIR) + "/web";
-    auto s = Server::start(*model_, defaults(), o);
-    ASSERT_TRUE(s.ok()) << s.error().message();
-    server_ = std::move(*s);
-    port_ = server_->port();
-  }
+  void start(ServerOptions o = {}) { start_server(std::move(o), defaults()); }
 
   // What `gpstream translate` prints for one line: a fresh Session, every word pushed, stepped alone.
   static Output translate_line(const std::string& line, stream::SessionOptions so) {
@@ -91,12 +74,7 @@ class ServeTest : public ::testing::Test {
     return false;
   }
 
-  static stream::StreamingModel* model_;
-  std::unique_ptr<Server> server_;
-  int port_ = 0;
 };
-
-stream::StreamingModel* ServeTest::model_ = nullptr;
 
 const std::vector<std::string> kSentences = {
     "The cat sat on the mat.",
