@@ -278,8 +278,11 @@ void run_model(const Options& o, io::DType dtype, Rate sgemm_peak, ReadBandwidth
   std::vector<float> logits;
   model::Batch prompt;
   for (int i = 0; i < P; ++i)
-    prompt.add((i * 7919 + 13) % c.n_vocab, static_cast<float>(i), 0, model::Group::Source, i + 1, 0,
-               i == P - 1);
+    prompt.add({.id = (i * 7919 + 13) % c.n_vocab,
+                .pos = static_cast<float>(i),
+                .group = model::Group::Source,
+                .n_src = i + 1,
+                .logits = i == P - 1});
   auto argmax = [&] {
     return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
   };
@@ -300,7 +303,11 @@ void run_model(const Options& o, io::DType dtype, Rate sgemm_peak, ReadBandwidth
     Watch wd;
     for (int i = 0; i < N; ++i) {
       model::Batch b;
-      b.add(next, static_cast<float>(P + i), 0, model::Group::Source, P + i + 1, 0, true);
+      b.add({.id = next,
+             .pos = static_cast<float>(P + i),
+             .group = model::Group::Source,
+             .n_src = P + i + 1,
+             .logits = true});
       check(tf.forward(b, cache, logits));
       next = argmax();
     }

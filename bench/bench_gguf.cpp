@@ -66,7 +66,11 @@ double run_once(model::Transformer& tf, const std::vector<int32_t>& ids, bool pr
   if (prefill) {
     model::Batch b;
     for (size_t i = 0; i < ids.size(); ++i)
-      b.add(ids[i], static_cast<float>(i), 0, model::Group::Source, static_cast<int>(i) + 1, 0, i + 1 == ids.size());
+      b.add({.id = ids[i],
+             .pos = static_cast<float>(i),
+             .group = model::Group::Source,
+             .n_src = static_cast<int>(i) + 1,
+             .logits = i + 1 == ids.size()});
     if (Status s = tf.forward(b, cache, logits); !s.ok()) {
       std::fprintf(stderr, "bench_gguf: %s\n", s.error().message().c_str());
       std::exit(1);
@@ -74,7 +78,11 @@ double run_once(model::Transformer& tf, const std::vector<int32_t>& ids, bool pr
   } else {
     for (size_t i = 0; i < ids.size(); ++i) {
       model::Batch b;
-      b.add(ids[i], static_cast<float>(i), 0, model::Group::Source, static_cast<int>(i) + 1, 0, true);
+      b.add({.id = ids[i],
+             .pos = static_cast<float>(i),
+             .group = model::Group::Source,
+             .n_src = static_cast<int>(i) + 1,
+             .logits = true});
       if (Status s = tf.forward(b, cache, logits); !s.ok()) {
         std::fprintf(stderr, "bench_gguf: %s\n", s.error().message().c_str());
         std::exit(1);

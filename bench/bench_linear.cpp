@@ -81,7 +81,7 @@ int bench_quantized(const std::string& dtype, int64_t rows, int64_t cols, const 
   if (!buffer) return std::fprintf(stderr, "%s\n", buffer.error().message().c_str()), 1;
   kernels::interleave_quantized_rows(w, buffer->data());
   w.data = buffer->data();
-  w.rows_interleaved8 = true;
+  w.layout = kernels::RowLayout::Interleaved8;
   kernels::set_blas_threads(threads);
   std::printf("bench_linear: %lld x %lld %s (rows interleaved by eight), %d thread(s), best of %d; "
               "GFLOP/s-equivalent\n",
@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
     kernels::panel_bf16_rows(w, panel_bytes.data());
     panels = w;
     panels.data = panel_bytes.data();
-    panels.rows_paneled16 = true;
+    panels.layout = kernels::RowLayout::Paneled16;
   }
   std::printf("%6s %10s %10s %11s %10s %12s\n", "n_tok", "small", "tiled", "small/tiled", "panels", "panels/tiled");
   const int max_tok = *std::max_element(tokens.begin(), tokens.end());
@@ -179,7 +179,7 @@ int main(int argc, char** argv) {
       kernels::linear_forward_tiled(out.data(), rows, x.data(), cols, w, nullptr, n_tok, scratch.data(), threads);
     });
     std::printf("%6d %10.1f %10.1f %10.2fx", n_tok, flops / small * 1e-9, flops / tiled * 1e-9, tiled / small);
-    if (panels.rows_paneled16) {
+    if (panels.layout == kernels::RowLayout::Paneled16) {
       const double paneled = best_seconds(runs, [&] {
         kernels::linear_forward(out.data(), rows, x.data(), cols, panels, nullptr, n_tok, nullptr, threads);
       });

@@ -8,6 +8,7 @@
 #include <numbers>
 #include <vector>
 
+#include "util/fnv1a.h"
 #include "util/splitmix64.h"
 
 namespace gpstream::audio {
@@ -38,6 +39,10 @@ class GaussianRng : public SplitMix64 {
 // Separate streams for the draw and for the samples, so the draw does not shift the noise sequence.
 constexpr uint64_t kDrawStream = 0x6472617700000000ull;    // "draw"
 constexpr uint64_t kSampleStream = 0x73616d7000000000ull;  // "samp"
+// Offsets that keep the epoch and the utterance key apart before each is folded into the seed (two unrelated
+// odd 64-bit constants; changing either changes every augmented sample).
+constexpr uint64_t kEpochOffset = 0x632BE59BD9B4E019ull;
+constexpr uint64_t kUtteranceOffset = 0x85EBCA77C2B2AE63ull;
 
 }  // namespace
 
@@ -57,15 +62,11 @@ Status validate_noise_options(const NoiseOptions& o) {
 
 uint64_t noise_seed(uint64_t base_seed, uint64_t epoch, uint64_t utterance_key) {
   uint64_t h = splitmix64_mix(base_seed);
-  h = splitmix64_finalize(h ^ (epoch + 0x632BE59BD9B4E019ull));
-  return splitmix64_finalize(h ^ (utterance_key + 0x85EBCA77C2B2AE63ull));
+  h = splitmix64_finalize(h ^ (epoch + kEpochOffset));
+  return splitmix64_finalize(h ^ (utterance_key + kUtteranceOffset));
 }
 
-uint64_t noise_utterance_key(std::span<const char> name) {
-  uint64_t h = 0xCBF29CE484222325ull;  // FNV-1a, 64-bit offset basis and prime
-  for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001B3ull;
-  return h;
-}
+uint64_t noise_utterance_key(std::span<const char> name) { return fnv1a(name); }
 
 NoiseDraw draw_noise(const NoiseOptions& o, uint64_t seed) {
   GaussianRng rng(seed ^ kDrawStream);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -60,16 +59,10 @@ std::string format_hms(double s) {
   return buf;
 }
 
-double steady_ms() { return 1000.0 * steady_seconds(); }
-
 std::string format_fixed(double v, int decimals) {
   char b[64];
   std::snprintf(b, sizeof b, "%.*f", decimals, v);
   return b;
-}
-
-double steady_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 void progress_bar(const std::string& label, size_t done, size_t total, double started_s) {

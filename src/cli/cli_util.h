@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/transformer.h"
+#include "util/clock.h"
 #include "util/error.h"
 
 namespace gpstream::cli {
@@ -19,10 +20,6 @@ std::string format_float(float x);
 
 // Seconds as h:mm:ss ("?" when not finite or negative), for progress lines.
 std::string format_hms(double seconds);
-// Seconds on the steady clock (for durations).
-double steady_seconds();
-// Milliseconds on the steady clock (for paced input and elapsed times).
-double steady_ms();
 // v with `decimals` digits after the point ("%.*f").
 std::string format_fixed(double v, int decimals);
 // On stderr: "\r<label> [#####.....] done/total  Ns elapsed, ETA Ns" (a newline once done == total);

@@ -6,7 +6,6 @@
 // `gpstream eval --speech ...` evaluates a speech model over a speech manifest instead (eval_speech.h).
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -78,14 +77,13 @@ int run_eval(int argc, char** argv) {
       if (!so) return std::fprintf(stderr, "gpstream eval: %s\n", so.error().message().c_str()), kExitUsage;
       const bool offline = so->paradigm == stream::Paradigm::Offline;
       const std::string label = std::string(stream::paradigm_name(so->paradigm)) + (offline ? "" : "-k" + std::to_string(k));
-      const double t0 = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+      const double t0 = steady_seconds();
       eval::SimultaneousOptions eo{pace};
       auto recs = eval::evaluate_corpus(*m->model, *m->codec, *so, *pairs, eo, [&](size_t d, size_t t) {
         if (tty) progress_bar(label, d, t, t0);
       });
       if (!recs) return fail("eval", recs.error());
-      const double secs =
-          std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() - t0;
+      const double secs = steady_seconds() - t0;
       eval::ScoreOptions sc;
       if (pace > 0) {
         sc.latency.text_word_ms = 1000.0 / pace;

@@ -37,7 +37,11 @@ int run_generate(int argc, char** argv) {
   for (int step = 0; step < max_new; ++step) {
     model::Batch batch;
     for (size_t i = 0; i < feed.size(); ++i, ++pos)
-      batch.add(feed[i], static_cast<float>(pos), 0, model::Group::Source, pos + 1, 0, i + 1 == feed.size());
+      batch.add({.id = feed[i],
+                 .pos = static_cast<float>(pos),
+                 .group = model::Group::Source,
+                 .n_src = pos + 1,
+                 .logits = i + 1 == feed.size()});
     if (Status s = (*tf)->forward(batch, cache, logits); !s.ok()) return fail("generate", s.error());
     const int32_t next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
     out.push_back(next);

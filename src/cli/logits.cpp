@@ -45,7 +45,11 @@ int run_logits(int argc, char** argv) {
   model::KvCache cache((*tf)->config());
   model::Batch batch;
   for (size_t i = 0; i < ids->size(); ++i)
-    batch.add((*ids)[i], pos[i], 0, model::Group::Source, static_cast<int>(i) + 1, 0, all || i + 1 == ids->size());
+    batch.add({.id = (*ids)[i],
+               .pos = pos[i],
+               .group = model::Group::Source,
+               .n_src = static_cast<int>(i) + 1,
+               .logits = all || i + 1 == ids->size()});
   std::vector<float> logits;
   if (Status s = (*tf)->forward(batch, cache, logits); !s.ok()) return fail("logits", s.error());
   const int64_t V = (*tf)->config().n_vocab;

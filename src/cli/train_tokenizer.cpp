@@ -1,7 +1,6 @@
 // `gpstream train-tokenizer -o DIR [--vocab-size N] [--min-frequency F] [--special T]... [--pre-tokenizer P]
 //  [--no-nfc] FILE...`: learns a byte-level BPE from text files (one text per line) or .tsv files (every
 // column) and writes DIR/tokenizer.json and DIR/tokenizer_config.json (Hugging Face formats).
-#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -9,6 +8,7 @@
 #include "cli/command.h"
 #include "tokenizer/bpe_trainer.h"
 #include "tokenizer/prompt_template.h"
+#include "util/clock.h"
 
 namespace {
 
@@ -53,7 +53,7 @@ int run_train_tokenizer(int argc, char** argv) {
   if (has("</s>")) opt.eos_token = "</s>";
   if (has("<pad>")) opt.pad_token = "<pad>";
 
-  auto t0 = std::chrono::steady_clock::now();
+  const double t0 = steady_seconds();
   BpeTrainer trainer(opt);
   for (const auto& f : files) {
     if (auto s = trainer.add_file(f); !s.ok()) return gpstream::cli::fail("train-tokenizer", s.error());
@@ -64,7 +64,7 @@ int run_train_tokenizer(int argc, char** argv) {
   if (auto s = BpeTrainer::write(out_dir, *tok, trainer.config_json()); !s.ok()) {
     return gpstream::cli::fail("train-tokenizer", s.error());
   }
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double secs = steady_seconds() - t0;
   std::fprintf(stderr,
                "train-tokenizer: %zu words (%zu distinct), %zu merges, vocabulary %zu, %.1f s -> %s\n",
                stats.words, stats.unique_words, stats.merges, opt.special_tokens.size() + 256 + stats.merges,

@@ -3,21 +3,13 @@
 
 #include "eval/text_lines.h"
 
-#include <chrono>
 #include <fstream>
 
 #include "tokenizer/segment_encoder.h"
+#include "util/clock.h"
 #include "util/mapped_file.h"
 
 namespace gpstream::eval {
-namespace {
-
-double steady_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 Result<std::vector<TestPair>> read_test_tsv(const std::string& path) {
   GPS_ASSIGN(std::string text, read_text_file(path));
@@ -71,7 +63,7 @@ Result<InstanceRecord> evaluate_sentence(model::ForwardModel& model, const strea
   rec.source_length_int = !paced;
   size_t pushed = 0;
   std::vector<std::string> out;
-  for (size_t guard = 0;; ++guard) {
+  for (;;) {
     GPS_ASSIGN(stream::Event e, session->step());
     if (e.kind == stream::EventKind::NeedSource) {
       if (pushed < words.size()) {

@@ -104,7 +104,7 @@ constexpr PanelTile kTiles[kTileTokens + 1] = {nullptr,       panel_tile<1>, pan
 }  // namespace
 
 bool can_panel_bf16(const MatrixView& w) {
-  return w.type == WeightType::BF16 && !w.rows_paneled16 && w.rows > 0 &&
+  return w.type == WeightType::BF16 && w.layout != RowLayout::Paneled16 && w.rows > 0 &&
          w.rows % kPanelRows == 0 && w.cols > 0;
 }
 

@@ -1,7 +1,7 @@
 // BF16 weights in panels of sixteen rows, for a GEMM micro-kernel that is compute-bound from a few tokens
 // on: batched scheduler rounds, re-feeds and prefill of BF16 models (the dtype Hugging Face ships).
 //
-// Layout (MatrixView::rows_paneled16): rows 16g..16g+15 keep the bytes they had (row(16g) is the panel's
+// Layout (RowLayout::Paneled16): rows 16g..16g+15 keep the bytes they had (row(16g) is the panel's
 // start), reordered column-major: for column k, 16 values at panel + 32k bytes, in the order
 //   rows 0-3, 8-11, 4-7, 12-15,
 // so that interleaving a 32-byte load with zeros (vpunpcklwd / vpunpckhwd, the shuffle port) widens rows
@@ -61,8 +61,8 @@ inline PanelPrefetch panel_prefetch_share(const char* next, int64_t lines, int64
 }
 
 // out[t * ldo + r] = row r of w · x row t (+ bias[r]) for r in [r0, r0 + nr), t < n_tok; x rows at stride
-// ldx. w.rows_paneled16; r0 and nr multiples of 16. Runs the AVX-512 twin (bf16_panels_avx512.h) when
-// kernel_isa() says so.
+// ldx. w.layout == RowLayout::Paneled16; r0 and nr multiples of 16. Runs the AVX-512 twin
+// (bf16_panels_avx512.h) when kernel_isa() says so.
 void bf16_panel_matmul(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w,
                        const float* bias, int64_t r0, int64_t nr, int64_t n_tok);
 

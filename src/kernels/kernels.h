@@ -32,19 +32,21 @@ inline size_t row_bytes(WeightType t, int64_t n) {
   return 0;
 }
 
-// A read-only row-major weight matrix [rows, cols] in its stored precision.
-// rows_interleaved8 (Q8_0 / Q4_0, rows % 8 == 0): each group of eight rows is stored block by block with the
-// rows interleaved (quant_dot.h, interleave_quantized_rows) for the int8 kernels. The group of row r (r % 8 == 0)
-// still starts at row(r), but single rows cannot be read from it: only quant_matmul_rows reads such a matrix.
-// rows_paneled16 (BF16, rows % 16 == 0): each panel of sixteen rows is stored column by column
+// How a weight matrix's rows are stored. Plain: row-major, row(r) is row r.
+// Interleaved8 (Q8_0 / Q4_0, rows % 8 == 0): each group of eight rows is stored block by block with the
+// rows interleaved (quant_dot.h, interleave_quantized_rows) for the int8 kernels. The group of row r (r % 8
+// == 0) still starts at row(r), but single rows cannot be read from it: only quant_matmul_rows reads such a
+// matrix. Paneled16 (BF16, rows % 16 == 0): each panel of sixteen rows is stored column by column
 // (bf16_panels.h); only bf16_panel_matmul and panel_bf16_read_row read such a matrix.
+enum class RowLayout { Plain, Interleaved8, Paneled16 };
+
+// A read-only row-major weight matrix [rows, cols] in its stored precision and row layout.
 struct MatrixView {
   WeightType type = WeightType::F32;
   int64_t rows = 0;
   int64_t cols = 0;
   const void* data = nullptr;
-  bool rows_interleaved8 = false;
-  bool rows_paneled16 = false;
+  RowLayout layout = RowLayout::Plain;
   size_t row_bytes() const { return kernels::row_bytes(type, cols); }
   size_t bytes() const { return row_bytes() * static_cast<size_t>(rows); }
   const void* row(int64_t r) const { return static_cast<const char*>(data) + static_cast<size_t>(r) * row_bytes(); }

@@ -78,14 +78,14 @@ bool linear_takes_few_tokens(WeightType type, int64_t n_tok) {
 }
 
 int64_t linear_scratch_floats(const MatrixView& w, int64_t n_tok, int n_threads) {
-  if (w.rows_paneled16) return 0;
+  if (w.layout == RowLayout::Paneled16) return 0;
   if (is_quantized(w.type)) return (quantized_activations_bytes(n_tok, w.cols) + 3) / 4;
   if (linear_takes_few_tokens(w.type, n_tok)) return small_batch_scratch_floats(w.type, n_tok, w.cols);
   return linear_tiled_scratch_floats(w, n_threads);
 }
 
 int64_t linear_tiled_scratch_floats(const MatrixView& w, int n_threads) {
-  if (w.type == WeightType::F32 || w.rows_paneled16) return 0;
+  if (w.type == WeightType::F32 || w.layout == RowLayout::Paneled16) return 0;
   return kTileRows * w.cols * std::max(1, n_threads);
 }
 
@@ -97,7 +97,7 @@ void linear_forward(float* out, int64_t ldo, const float* x, int64_t ldx, const 
     linear_forward_quantized(out, ldo, x, ldx, w, bias, n_tok, scratch, n_threads);
     return;
   }
-  if (w.rows_paneled16) {
+  if (w.layout == RowLayout::Paneled16) {
     linear_forward_paneled(out, ldo, x, ldx, w, bias, n_tok, n_threads);
     return;
   }
@@ -119,7 +119,8 @@ void linear_forward_tiled(float* out, int64_t ldo, const float* x, int64_t ldx, 
                           const float* bias, int64_t n_tok, float* scratch, int n_threads) {
   const int64_t rows = w.rows, cols = w.cols;
   if (n_tok <= 0 || rows <= 0) return;
-  if (w.rows_paneled16) {  // no plain rows to widen: the panel kernel is the many-token regime here
+  if (w.layout ==
+      RowLayout::Paneled16) {  // no plain rows to widen: the panel kernel is the many-token regime here
     linear_forward_paneled(out, ldo, x, ldx, w, bias, n_tok, n_threads);
     return;
   }
@@ -154,11 +155,11 @@ void linear_forward_tiled(float* out, int64_t ldo, const float* x, int64_t ldx, 
 
 void linear_forward_ref(float* out, int64_t ldo, const float* x, int64_t ldx, const MatrixView& w,
                         const float* bias, int64_t n_tok) {
-  std::vector<float> widened(w.rows_paneled16 ? static_cast<size_t>(w.cols) : 0);
+  std::vector<float> widened(w.layout == RowLayout::Paneled16 ? static_cast<size_t>(w.cols) : 0);
   for (int64_t t = 0; t < n_tok; ++t)
     for (int64_t r = 0; r < w.rows; ++r) {
       float dot;
-      if (w.rows_paneled16) {
+      if (w.layout == RowLayout::Paneled16) {
         panel_bf16_read_row(widened.data(), w, r);
         dot = dot_row_ref(x + t * ldx, widened.data(), WeightType::F32, w.cols);
       } else {

@@ -4,7 +4,7 @@
 //  - F32 weights, many tokens: one OpenBLAS sgemm (multi-threaded by OpenBLAS's OpenMP pool).
 //  - 16-bit weights, many tokens (prefill, training): row tiles converted to fp32 in per-thread scratch,
 //    each tile multiplied by a single-threaded sgemm, so conversion stays in cache.
-//  - BF16 weights repacked into 16-row panels (MatrixView::rows_paneled16, bf16_panels.h), any number of
+//  - BF16 weights repacked into 16-row panels (RowLayout::Paneled16, bf16_panels.h), any number of
 //    tokens: a register-blocked fp32 micro-kernel over 64-row tiles on all threads.
 //  - Q8_0 / Q4_0 weights, any number of tokens: the activations are quantized to Q8_0 once (into the
 //    scratch), then threads take tiles of rows and run int8 micro-kernels over every token (quant_dot.h).

@@ -51,14 +51,14 @@ RowPlace boundary(std::span<const LinearOutput> outputs, size_t byte) {
 // Quantized and paneled matrices are computed by row shares at any token count, the others while they
 // take the few-token kernel.
 bool shareable(const MatrixView& w, int64_t n_tok) {
-  return is_quantized(w.type) || w.rows_paneled16 || linear_takes_few_tokens(w.type, n_tok);
+  return is_quantized(w.type) || w.layout == RowLayout::Paneled16 || linear_takes_few_tokens(w.type, n_tok);
 }
 
 // The scratch layout of one thread: the BF16 reordered activations (when a plain BF16 matrix reads them),
 // then the quantized ones.
 int64_t bf16_floats(std::span<const LinearOutput> outputs, int64_t n_tok) {
   const bool plain_bf16 = std::any_of(outputs.begin(), outputs.end(), [](const LinearOutput& o) {
-    return o.w.type == WeightType::BF16 && !o.w.rows_paneled16;
+    return o.w.type == WeightType::BF16 && o.w.layout != RowLayout::Paneled16;
   });
   return plain_bf16 ? small_batch_scratch_floats(WeightType::BF16, n_tok, outputs.front().w.cols) : 0;
 }
@@ -111,7 +111,7 @@ class ShareRunner {
         if (o.bias)
           for (int64_t t = 0; t < n_tok_; ++t)
             for (int64_t r = r0; r < r1; ++r) o.out[t * o.ldo + r] += o.bias[r];
-      } else if (o.w.rows_paneled16) {
+      } else if (o.w.layout == RowLayout::Paneled16) {
         bf16_panel_matmul(o.out, o.ldo, x_, ldx_, o.w, o.bias, r0, r1 - r0, n_tok_);
       } else if (o.w.type == WeightType::BF16) {
         if (!bf16_ready_)

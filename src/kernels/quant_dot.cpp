@@ -455,9 +455,9 @@ void quant_matmul_rows(float* out, int64_t ldo, const MatrixView& w, int64_t r0,
                        const QuantizedActivations& xa, int64_t n_tok) {
   const auto* base = static_cast<const uint8_t*>(w.row(r0));
   const size_t ws = w.row_bytes();
-  if (w.rows_interleaved8 && w.type == WeightType::Q8_0) {
+  if (w.layout == RowLayout::Interleaved8 && w.type == WeightType::Q8_0) {
     matmul_rows_interleaved<WeightType::Q8_0>(out + r0, ldo, base, ws, nr, xa, n_tok);
-  } else if (w.rows_interleaved8) {
+  } else if (w.layout == RowLayout::Interleaved8) {
     matmul_rows_interleaved<WeightType::Q4_0>(out + r0, ldo, base, ws, nr, xa, n_tok);
   } else if (w.type == WeightType::Q8_0) {
     matmul_rows<WeightType::Q8_0>(out + r0, ldo, base, ws, nr, xa, n_tok);
@@ -467,7 +467,8 @@ void quant_matmul_rows(float* out, int64_t ldo, const MatrixView& w, int64_t r0,
 }
 
 bool can_interleave_rows(const MatrixView& w) {
-  return is_quantized(w.type) && !w.rows_interleaved8 && w.rows % kInterleaveRows == 0 && w.cols % 32 == 0;
+  return is_quantized(w.type) && w.layout != RowLayout::Interleaved8 && w.rows % kInterleaveRows == 0 &&
+         w.cols % 32 == 0;
 }
 
 void interleave_quantized_rows(const MatrixView& w, void* out) {

@@ -33,11 +33,11 @@ QuantizedActivations quantized_activations_in(void* scratch, int64_t n_tok, int6
 void quantize_activations(const float* x, int64_t ldx, int64_t t0, int64_t count, const QuantizedActivations& qa);
 
 // out[t * ldo + i] = row (r0 + i) of w · activation row t, for i < nr and t < n_tok. w.type must be Q8_0 or
-// Q4_0 and w.cols == 32 * xa.nb; when w.rows_interleaved8, r0 and nr must be multiples of 8.
+// Q4_0 and w.cols == 32 * xa.nb; when w.layout == RowLayout::Interleaved8, r0 and nr must be multiples of 8.
 void quant_matmul_rows(float* out, int64_t ldo, const MatrixView& w, int64_t r0, int64_t nr,
                        const QuantizedActivations& xa, int64_t n_tok);
 
-// Q8_0 / Q4_0 rows interleaved in groups of eight (MatrixView::rows_interleaved8). Group g (rows 8g..8g+7)
+// Q8_0 / Q4_0 rows interleaved in groups of eight (RowLayout::Interleaved8). Group g (rows 8g..8g+7)
 // keeps its bytes where the rows were, block by block: for block b, at byte 8 * block_bytes * b of the group,
 // the eight rows' fp16 scales (row r's at 2r), then vectors of 32 bytes (Q4_0: 4, Q8_0: 8): byte 4r + i of
 // vector v is row r's quant byte 4v + i. So one 32-byte load holds four quant bytes of every row (Q4_0: its

@@ -35,20 +35,21 @@ struct Batch {
   std::vector<float> embeddings;
   int embedding_width = 0;  // 0 until the first row
 
-  // Appends a token whose input is id's embedding-table row; returns its index.
-  int add(int32_t id, float pos, int seq, Group group, int n_src, int n_tgt, bool logits = false) {
-    tokens.push_back({id, pos, seq, group, n_src, n_tgt, logits, -1});
+  // Appends a token (built with designated initializers: {.id = …, .pos = …, .n_src = …}); returns its index.
+  int add(const BatchToken& token) {
+    tokens.push_back(token);
     return static_cast<int>(tokens.size()) - 1;
   }
-  // Appends a token whose input is `row` (copied into the buffer); returns its index, or -1 (nothing
-  // added) when `row` is empty or its width differs from the rows already in the buffer.
-  int add_embedded(std::span<const float> row, float pos, int seq, Group group, int n_src, int n_tgt,
-                   bool logits = false) {
+  // Appends a token whose input is `row` (copied into the buffer; token.id and token.embedding are ignored);
+  // returns its index, or -1 (nothing added) when `row` is empty or its width differs from the rows already
+  // in the buffer.
+  int add_embedded(std::span<const float> row, BatchToken token) {
     if (row.empty() || (embedding_width != 0 && row.size() != static_cast<size_t>(embedding_width))) return -1;
     embedding_width = static_cast<int>(row.size());
-    const int index = n_embedding_rows();
+    token.id = 0;
+    token.embedding = n_embedding_rows();
     embeddings.insert(embeddings.end(), row.begin(), row.end());
-    tokens.push_back({0, pos, seq, group, n_src, n_tgt, logits, index});
+    tokens.push_back(token);
     return static_cast<int>(tokens.size()) - 1;
   }
   int size() const { return static_cast<int>(tokens.size()); }

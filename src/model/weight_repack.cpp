@@ -58,10 +58,10 @@ int repack_weights_for_kernels(Weights& w) {
     const size_t n = m.bytes();
     if (m.type == kernels::WeightType::BF16) {
       kernels::panel_bf16_rows(m, dst);
-      m.rows_paneled16 = true;
+      m.layout = kernels::RowLayout::Paneled16;
     } else {
       kernels::interleave_quantized_rows(m, dst);
-      m.rows_interleaved8 = true;
+      m.layout = kernels::RowLayout::Interleaved8;
     }
     if (release && !t.shared) release_pages(m.data, n);
     m.data = dst;

@@ -1,10 +1,10 @@
 // SpeechTranscriber: samples → encoder chunks → Session, with SimulEval's speech delays.
 #include "speech/speech_transcriber.h"
 
-#include <chrono>
 #include <span>
 
 #include "audio/log_mel.h"
+#include "util/clock.h"
 
 namespace gpstream::speech {
 
@@ -44,7 +44,7 @@ Status SpeechTranscriber::reset() {
 
 double SpeechTranscriber::now_ms() const {
   if (options_.clock) return options_.clock();
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return steady_ms();
 }
 
 double SpeechTranscriber::samples_ms(int64_t samples) const {

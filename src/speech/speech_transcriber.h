@@ -54,7 +54,6 @@ class SpeechTranscriber {
   double audio_ms() const;
   // Computation time of this utterance so far (inside push/finish), ms.
   double compute_ms() const { return compute_ms_; }
-  int chunks_pushed() const { return chunks_pushed_; }
   int64_t samples_per_chunk() const { return chunk_samples_; }
   double chunk_ms() const;
   const stream::Session& session() const { return *session_; }

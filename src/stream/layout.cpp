@@ -64,8 +64,13 @@ class RecordingModel final : public model::ForwardModel {
 model::Batch Layout::to_batch() const {
   model::Batch b;
   for (const LayoutRow& r : rows) {
-    b.add(r.id, r.pos, 0, r.group, r.n_src, r.n_tgt, true);
-    b.tokens.back().embedding = r.embedding;
+    b.add({.id = r.id,
+           .pos = r.pos,
+           .group = r.group,
+           .n_src = r.n_src,
+           .n_tgt = r.n_tgt,
+           .logits = true,
+           .embedding = r.embedding});
   }
   return b;
 }

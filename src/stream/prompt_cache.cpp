@@ -22,8 +22,11 @@ Result<std::shared_ptr<const PromptCache>> PromptCache::build(model::ForwardMode
   if (p == 0) return std::shared_ptr<const PromptCache>(std::move(cache));
   model::Batch batch;
   for (int i = 0; i < p; ++i)  // as Session::queue_source lays out a fresh session's prompt
-    batch.tokens.push_back({cache->ids_[static_cast<size_t>(i)], static_cast<float>(i), 0,
-                            model::Group::Source, i + 1, 0, i + 1 == p, -1});
+    batch.add({.id = cache->ids_[static_cast<size_t>(i)],
+               .pos = static_cast<float>(i),
+               .group = model::Group::Source,
+               .n_src = i + 1,
+               .logits = i + 1 == p});
   model::KvCache* caches[] = {&cache->rows_};
   std::vector<float> logits;
   GPS_TRY(model.forward(batch, caches, logits));

@@ -16,6 +16,7 @@
 
 #include "tokenizer/segment_encoder.h"
 #include "tokenizer/unicode.h"
+#include "util/clock.h"
 #include "util/memory_budget.h"
 
 namespace gpstream::stream {
@@ -81,9 +82,7 @@ Session::Session(model::ForwardModel& model, const SegmentCodec& codec, SessionO
   if (opts_.paradigm == Paradigm::Offline) policy_ = std::make_unique<ReadAllPolicy>();
   else policy_ = std::make_unique<WaitKPolicy>(opts_.k, opts_.end_after_source);
   if (!opts_.clock) {
-    opts_.clock = [] {
-      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
-    };
+    opts_.clock = [] { return steady_ms(); };
   }
 }
 
@@ -267,7 +266,8 @@ void Session::queue_source(int32_t id, int unit, int row) {
   const int tgt_rows = cache_.rows(model::Group::Target) + pending_tgt_;
   const float pos = static_cast<float>(arrival_positions(opts_.paradigm) ? src_rows + tgt_rows : src_rows);
   const int n_tgt = source_sees_target(opts_.paradigm) ? tgt_rows : 0;
-  pending_.push_back({id, pos, 0, model::Group::Source, src_rows + 1, n_tgt, false, -1});
+  pending_.push_back(
+      {.id = id, .pos = pos, .group = model::Group::Source, .n_src = src_rows + 1, .n_tgt = n_tgt});
   pending_rows_.push_back({unit, row});
   ++pending_src_;
   ++stats_.source_tokens;
@@ -279,7 +279,12 @@ model::BatchToken Session::target_token(int32_t id, int idx, bool logits) const 
   if (arrival_positions(opts_.paradigm)) pos = static_cast<float>(src_rows + idx);
   else if (phi_positions(opts_.paradigm)) pos = phi_base_ + static_cast<float>(idx);
   else pos = static_cast<float>(src_rows + idx);
-  return {id, pos, 0, model::Group::Target, src_rows, idx + 1, logits, -1};
+  return {.id = id,
+          .pos = pos,
+          .group = model::Group::Target,
+          .n_src = src_rows,
+          .n_tgt = idx + 1,
+          .logits = logits};
 }
 
 void Session::queue_target(int32_t id, bool logits) {
@@ -385,7 +390,9 @@ void Session::prepare(model::Batch& batch, int seq) const {
       continue;
     }
     const std::span<const float> input(units_[unit].rows.data() + static_cast<size_t>(row) * E, E);
-    const int added = batch.add_embedded(input, t.pos, seq, t.group, t.n_src, t.n_tgt, t.logits);
+    const int added = batch.add_embedded(
+        input,
+        {.pos = t.pos, .seq = seq, .group = t.group, .n_src = t.n_src, .n_tgt = t.n_tgt, .logits = t.logits});
     GPS_ASSERT(added >= 0, "a batch mixing input embedding rows of different widths (sessions of two models?)");
   }
 }

@@ -24,7 +24,6 @@ class Pattern {
 
   // Non-overlapping matches, left to right (empty matches are skipped).
   void find_all(std::string_view s, std::vector<Span>& out) const;
-  bool is_regex() const { return code_ != nullptr; }
   const std::string& source() const { return source_; }
 
  private:

@@ -7,21 +7,13 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "util/fnv1a.h"
 #include "util/mapped_file.h"
 
 namespace gpstream::train {
 namespace {
 
 constexpr char kMagic[8] = {'G', 'P', 'S', 'C', 'K', 'P', 'T', '1'};
-
-uint64_t fnv1a(const std::byte* p, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < n; ++i) {
-    h ^= static_cast<uint64_t>(p[i]);
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
 
 void put(std::vector<std::byte>& out, const void* p, size_t n) {
   const auto* b = static_cast<const std::byte*>(p);
@@ -52,7 +44,7 @@ Status write_checkpoint(const std::string& path, const CheckpointState& s) {
   put(out, &hl, 8);
   put(out, header.data(), header.size());
   for (const auto* a : {&s.values, &s.m, &s.v}) put(out, a->data(), a->size() * sizeof(float));
-  const uint64_t sum = fnv1a(out.data(), out.size());
+  const uint64_t sum = fnv1a(std::span<const std::byte>(out));
   put(out, &sum, 8);
   return write_file_atomic(path, out);
 }
@@ -102,7 +94,7 @@ Result<CheckpointState> read_checkpoint(const std::string& path) {
                std::to_string(bytes.size()));
   uint64_t sum = 0;
   std::memcpy(&sum, bytes.data() + data_off + 12 * n, 8);
-  if (sum != fnv1a(bytes.data(), data_off + 12 * n)) return bad("checksum mismatch");
+  if (sum != fnv1a(bytes.first(data_off + 12 * n))) return bad("checksum mismatch");
 
   CheckpointState s;
   GPS_ASSIGN(const uint64_t step, integer("step", 0, max_counter));

@@ -1,4 +1,4 @@
-// BF16 rows in panels of sixteen (kernels/bf16_panels.h, MatrixView::rows_paneled16): the layout value by
+// BF16 rows in panels of sixteen (kernels/bf16_panels.h, RowLayout::Paneled16): the layout value by
 // value as the header documents it, which matrices qualify, the micro-kernel (1- to 6-token tiles and their
 // tails, every panel, one and two threads, alone and in a fused share with plain matrices) against a
 // double-precision dot product of the plain rows, and the property the scheduler relies on: a token's
@@ -34,7 +34,7 @@ StoredMatrix paneled(const StoredMatrix& m) {
   panel_bf16_rows(m.view, out.bytes.data());
   out.view = m.view;
   out.view.data = out.bytes.data();
-  out.view.rows_paneled16 = true;
+  out.view.layout = RowLayout::Paneled16;
   return out;
 }
 
@@ -87,7 +87,7 @@ TEST(Bf16Panels, WhichMatricesQualify) {
   EXPECT_FALSE(can_panel_bf16(MatrixView{WeightType::F16, 16, 32, &byte}));
   EXPECT_FALSE(can_panel_bf16(MatrixView{WeightType::F32, 16, 32, &byte}));
   EXPECT_FALSE(can_panel_bf16(MatrixView{WeightType::Q8_0, 16, 32, &byte}));
-  EXPECT_FALSE(can_panel_bf16(MatrixView{WeightType::BF16, 16, 32, &byte, false, true}));  // already
+  EXPECT_FALSE(can_panel_bf16(MatrixView{WeightType::BF16, 16, 32, &byte, RowLayout::Paneled16}));  // already
 }
 
 // rows, cols, n_tok, threads

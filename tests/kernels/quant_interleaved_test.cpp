@@ -1,6 +1,6 @@
-// Q8_0 / Q4_0 rows interleaved in groups of eight (kernels/quant_dot.h, MatrixView::rows_interleaved8): the
-// layout byte by byte as the header documents it, which matrices qualify, and the interleaved kernels (4-, 3-,
-// 2- and 1-token tiles, every group, one and two threads, alone and in a fused share) against the scalar
+// Q8_0 / Q4_0 rows interleaved in groups of eight (kernels/quant_dot.h, RowLayout::Interleaved8): the
+// layout byte by byte as the header documents it, which matrices qualify, and the interleaved kernels (4-,
+// 3-, 2- and 1-token tiles, every group, one and two threads, alone and in a fused share) against the scalar
 // reference of the same rows in the plain layout.
 #include <gtest/gtest.h>
 
@@ -32,7 +32,7 @@ StoredMatrix interleaved(const StoredMatrix& m) {
   interleave_quantized_rows(m.view, out.bytes.data());
   out.view = m.view;
   out.view.data = out.bytes.data();
-  out.view.rows_interleaved8 = true;
+  out.view.layout = RowLayout::Interleaved8;
   return out;
 }
 
@@ -70,7 +70,8 @@ TEST(InterleavedQuant, WhichMatricesQualify) {
   EXPECT_FALSE(can_interleave_rows(MatrixView{WeightType::Q8_0, 20, 32, &byte}));
   EXPECT_FALSE(can_interleave_rows(MatrixView{WeightType::BF16, 8, 32, &byte}));
   EXPECT_FALSE(can_interleave_rows(MatrixView{WeightType::F32, 8, 32, &byte}));
-  EXPECT_FALSE(can_interleave_rows(MatrixView{WeightType::Q4_0, 8, 32, &byte, true}));  // already
+  EXPECT_FALSE(
+      can_interleave_rows(MatrixView{WeightType::Q4_0, 8, 32, &byte, RowLayout::Interleaved8}));  // already
 }
 
 // rows, cols, n_tok, threads, type

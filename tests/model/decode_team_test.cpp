@@ -67,8 +67,13 @@ std::vector<float> run(const ModelConfig& c, const io::TensorMap& t, int threads
         if (bt.seq == r.seq) (bt.group == Group::Source ? before_src : before_tgt)++;
       const float pos = r.group == Group::Source ? static_cast<float>(n_src - 1 + before_src)
                                                  : 20.0f + static_cast<float>(n_tgt - 1 + before_tgt);
-      b.add(next_id, pos, r.seq, r.group, r.group == Group::Source ? n_src + before_src : kc.rows(Group::Source) + before_src,
-            r.group == Group::Target ? n_tgt + before_tgt : kc.rows(Group::Target) + before_tgt, r.logits);
+      b.add({.id = next_id,
+             .pos = pos,
+             .seq = r.seq,
+             .group = r.group,
+             .n_src = r.group == Group::Source ? n_src + before_src : kc.rows(Group::Source) + before_src,
+             .n_tgt = r.group == Group::Target ? n_tgt + before_tgt : kc.rows(Group::Target) + before_tgt,
+             .logits = r.logits});
       next_id = (next_id * 7 + 5) % c.n_vocab;
     }
     const Status st = tf->forward(b, std::span<KvCache* const>(caches, 2), logits);

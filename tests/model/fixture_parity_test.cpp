@@ -43,9 +43,12 @@ void check_cases(const std::string& fixture, const std::string& file) {
     const auto& ids = c["ids"];
     const std::string groups = c["groups"];
     for (size_t i = 0; i < ids.size(); ++i)
-      b.add(ids[i].get<int>(), c["positions"][i].get<float>(), 0,
-            groups[i] == 's' ? model::Group::Source : model::Group::Target, c["n_src"][i].get<int>(),
-            c["n_tgt"][i].get<int>(), true);
+      b.add({.id = ids[i].get<int>(),
+             .pos = c["positions"][i].get<float>(),
+             .group = groups[i] == 's' ? model::Group::Source : model::Group::Target,
+             .n_src = c["n_src"][i].get<int>(),
+             .n_tgt = c["n_tgt"][i].get<int>(),
+             .logits = true});
     std::vector<float> logits;
     Status s = (*tf)->forward(b, cache, logits);
     ASSERT_TRUE(s.ok()) << s.error().message();

@@ -19,8 +19,11 @@ inline std::vector<float> causal_logits(model::Transformer& tf, const std::vecto
   model::KvCache cache(tf.config());
   model::Batch b;
   for (size_t i = 0; i < ids.size(); ++i)
-    b.add(ids[i], static_cast<float>(first_pos + static_cast<int>(i)), 0, model::Group::Source, static_cast<int>(i) + 1, 0,
-          true);
+    b.add({.id = ids[i],
+           .pos = static_cast<float>(first_pos + static_cast<int>(i)),
+           .group = model::Group::Source,
+           .n_src = static_cast<int>(i) + 1,
+           .logits = true});
   std::vector<float> logits;
   Status s = tf.forward(b, cache, logits);
   EXPECT_TRUE(s.ok()) << s.error().message();

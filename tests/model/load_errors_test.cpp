@@ -52,7 +52,12 @@ TEST(TransformerLoad, GoodDirectoryLoadsAndMatchesTheInMemoryModel) {
   ASSERT_TRUE(loaded.ok()) << loaded.error().message();
   auto memory = gpstream::testing::tiny_transformer(c, t);
   Batch b;
-  for (int i = 0; i < 5; ++i) b.add(3 * i + 1, static_cast<float>(i), 0, Group::Source, i + 1, 0, i == 4);
+  for (int i = 0; i < 5; ++i)
+    b.add({.id = 3 * i + 1,
+           .pos = static_cast<float>(i),
+           .group = Group::Source,
+           .n_src = i + 1,
+           .logits = i == 4});
   std::vector<float> la, lb;
   KvCache ca(c), cb(c);
   ASSERT_TRUE((*loaded)->forward(b, ca, la).ok());

@@ -42,12 +42,15 @@ Batch make_batch(const std::vector<Row>& rows, const std::vector<bool>& as_embed
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     if (!as_embedding[i]) {
-      b.add(r.id, r.pos, 0, r.group, r.n_src, r.n_tgt, true);
+      b.add({.id = r.id, .pos = r.pos, .group = r.group, .n_src = r.n_src, .n_tgt = r.n_tgt, .logits = true});
       continue;
     }
     std::span<const float> input = override_row ? std::span<const float>(*override_row)
                                                 : std::span<const float>(table.data() + static_cast<size_t>(r.id) * E, E);
-    EXPECT_GE(b.add_embedded(input, r.pos, 0, r.group, r.n_src, r.n_tgt, true), 0);
+    EXPECT_GE(
+        b.add_embedded(input,
+                       {.pos = r.pos, .group = r.group, .n_src = r.n_src, .n_tgt = r.n_tgt, .logits = true}),
+        0);
   }
   return b;
 }
@@ -167,8 +170,14 @@ TEST(MixedBatch, EqualsRowByRowDecodingWithTheCache) {
     }
     auto add_row = [&](Batch& b, size_t i) {
       const Row& r = rows[i];
-      if (inputs[i].empty()) b.add(r.id, r.pos, 0, r.group, r.n_src, r.n_tgt, true);
-      else ASSERT_GE(b.add_embedded(inputs[i], r.pos, 0, r.group, r.n_src, r.n_tgt, true), 0);
+      if (inputs[i].empty())
+        b.add(
+            {.id = r.id, .pos = r.pos, .group = r.group, .n_src = r.n_src, .n_tgt = r.n_tgt, .logits = true});
+      else
+        ASSERT_GE(b.add_embedded(
+                      inputs[i],
+                      {.pos = r.pos, .group = r.group, .n_src = r.n_src, .n_tgt = r.n_tgt, .logits = true}),
+                  0);
     };
     Batch full;
     for (size_t i = 0; i < rows.size(); ++i) add_row(full, i);
@@ -216,37 +225,37 @@ TEST(MixedBatch, MalformedEmbeddingInputIsRefusedAndLeavesTheCacheUnchanged) {
   };
   {  // Rows narrower than n_embd.
     Batch b;
-    b.add(1, 0, 0, Group::Source, 1, 0);
-    ASSERT_EQ(b.add_embedded(narrow, 1, 0, Group::Source, 2, 0), 1);
+    b.add({.id = 1, .pos = 0, .group = Group::Source, .n_src = 1});
+    ASSERT_EQ(b.add_embedded(narrow, {.pos = 1, .group = Group::Source, .n_src = 2}), 1);
     refused(b, "31 floats wide, the model's n_embd is 32");
   }
   {  // A buffer that is not whole rows.
     Batch b;
-    ASSERT_EQ(b.add_embedded(row, 0, 0, Group::Source, 1, 0), 0);
+    ASSERT_EQ(b.add_embedded(row, {.pos = 0, .group = Group::Source, .n_src = 1}), 0);
     b.embeddings.push_back(1.0f);
     refused(b, "not a whole number of rows");
   }
   {  // A row index past the buffer, and a buffer that was never filled.
     Batch b;
-    ASSERT_EQ(b.add_embedded(row, 0, 0, Group::Source, 1, 0), 0);
+    ASSERT_EQ(b.add_embedded(row, {.pos = 0, .group = Group::Source, .n_src = 1}), 0);
     b.tokens[0].embedding = 1;
     refused(b, "input embedding row 1 past the batch's 1 rows");
     Batch empty;
-    empty.add(1, 0, 0, Group::Source, 1, 0);
+    empty.add({.id = 1, .pos = 0, .group = Group::Source, .n_src = 1});
     empty.tokens[0].embedding = 0;
     refused(empty, "input embedding row 0 past the batch's 0 rows");
   }
   {  // add_embedded refuses an empty row and a width unlike the earlier rows, adding nothing.
     Batch b;
-    EXPECT_EQ(b.add_embedded({}, 0, 0, Group::Source, 1, 0), -1);
+    EXPECT_EQ(b.add_embedded({}, {.pos = 0, .group = Group::Source, .n_src = 1}), -1);
     EXPECT_EQ(b.embedding_width, 0);
-    ASSERT_EQ(b.add_embedded(row, 0, 0, Group::Source, 1, 0), 0);
-    EXPECT_EQ(b.add_embedded(narrow, 1, 0, Group::Source, 2, 0), -1);
+    ASSERT_EQ(b.add_embedded(row, {.pos = 0, .group = Group::Source, .n_src = 1}), 0);
+    EXPECT_EQ(b.add_embedded(narrow, {.pos = 1, .group = Group::Source, .n_src = 2}), -1);
     EXPECT_EQ(b.size(), 1);
     EXPECT_EQ(b.n_embedding_rows(), 1);
     EXPECT_EQ(b.embeddings.size(), row.size());
     // Ids are still checked on the other rows of a mixed batch.
-    b.add(cfg.n_vocab, 1, 0, Group::Source, 2, 0);
+    b.add({.id = cfg.n_vocab, .pos = 1, .group = Group::Source, .n_src = 2});
     refused(b, "outside the vocabulary");
     b.tokens.back().id = 3;
     EXPECT_TRUE(tf->forward(b, cache, logits).ok());

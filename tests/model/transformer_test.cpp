@@ -48,7 +48,8 @@ std::vector<LayoutTok> group_layout(int S, int N, float phi, const std::vector<i
 
 std::vector<float> run_full(model::Transformer& tf, const std::vector<LayoutTok>& toks, KvCache& cache) {
   Batch b;
-  for (const auto& t : toks) b.add(t.id, t.pos, 0, t.group, t.n_src, t.n_tgt, true);
+  for (const auto& t : toks)
+    b.add({.id = t.id, .pos = t.pos, .group = t.group, .n_src = t.n_src, .n_tgt = t.n_tgt, .logits = true});
   std::vector<float> logits;
   Status s = tf.forward(b, cache, logits);
   EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message());
@@ -128,14 +129,25 @@ void check_incremental_equals_full(const model::ModelConfig& cfg, const io::Tens
     for (size_t chunk_end : {size_t{2}, size_t{S}}) {
       Batch b;
       size_t first = i;
-      for (; i < chunk_end; ++i) b.add(toks[i].id, toks[i].pos, 0, toks[i].group, toks[i].n_src, toks[i].n_tgt, true);
+      for (; i < chunk_end; ++i)
+        b.add({.id = toks[i].id,
+               .pos = toks[i].pos,
+               .group = toks[i].group,
+               .n_src = toks[i].n_src,
+               .n_tgt = toks[i].n_tgt,
+               .logits = true});
       ASSERT_TRUE(tf->forward(b, cache, logits).ok());
       for (size_t r = first; r < chunk_end; ++r)
         rows[r].assign(logits.begin() + (r - first) * cfg.n_vocab, logits.begin() + (r - first + 1) * cfg.n_vocab);
     }
     for (; i < toks.size(); ++i) {
       Batch b;
-      b.add(toks[i].id, toks[i].pos, 0, toks[i].group, toks[i].n_src, toks[i].n_tgt, true);
+      b.add({.id = toks[i].id,
+             .pos = toks[i].pos,
+             .group = toks[i].group,
+             .n_src = toks[i].n_src,
+             .n_tgt = toks[i].n_tgt,
+             .logits = true});
       ASSERT_TRUE(tf->forward(b, cache, logits).ok());
       rows[i] = logits;
       if (i == static_cast<size_t>(S) + 2) {
@@ -189,8 +201,8 @@ RerotateDiff rerotate_against_direct(const model::ModelConfig& cfg, const float 
   std::vector<float> logits;
   Batch ba, bb;
   for (int i = 0; i < 3; ++i) {
-    ba.add(10 + i, old_pos[i], 0, Group::Target, 0, i + 1);
-    bb.add(10 + i, new_pos[i], 0, Group::Target, 0, i + 1);
+    ba.add({.id = 10 + i, .pos = old_pos[i], .group = Group::Target, .n_src = 0, .n_tgt = i + 1});
+    bb.add({.id = 10 + i, .pos = new_pos[i], .group = Group::Target, .n_src = 0, .n_tgt = i + 1});
   }
   EXPECT_TRUE(tf->forward(ba, a, logits).ok());
   EXPECT_TRUE(tf->forward(bb, b, logits).ok());
@@ -230,13 +242,14 @@ TEST(Transformer, BadBatchesAreRejectedAndLeaveTheCacheUnchanged) {
   KvCache cache(cfg, 4);
   std::vector<float> logits;
   Batch bad_id;
-  bad_id.add(cfg.n_vocab, 0, 0, Group::Source, 1, 0);
+  bad_id.add({.id = cfg.n_vocab, .pos = 0, .group = Group::Source, .n_src = 1});
   EXPECT_FALSE(tf->forward(bad_id, cache, logits).ok());
   Batch too_visible;
-  too_visible.add(1, 0, 0, Group::Source, 2, 0);
+  too_visible.add({.id = 1, .pos = 0, .group = Group::Source, .n_src = 2});
   EXPECT_FALSE(tf->forward(too_visible, cache, logits).ok());
   Batch too_long;
-  for (int i = 0; i < 5; ++i) too_long.add(1, static_cast<float>(i), 0, Group::Source, i + 1, 0);
+  for (int i = 0; i < 5; ++i)
+    too_long.add({.id = 1, .pos = static_cast<float>(i), .group = Group::Source, .n_src = i + 1});
   Status s = tf->forward(too_long, cache, logits);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message().find("cache region full"), std::string::npos);

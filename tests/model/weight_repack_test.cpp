@@ -87,17 +87,17 @@ TEST_P(WeightRepack, InMemoryModelGivesUnrepackedLogits) {
   {
     ScopedEnv off("GPSTREAM_REPACK", "0");
     auto tf = testing::tiny_transformer(c, stored, 2);
-    EXPECT_FALSE(tf->weights().layers[0].w_up.rows_interleaved8);
+    EXPECT_EQ(tf->weights().layers[0].w_up.layout, kernels::RowLayout::Plain);
     plain = causal_logits(*tf, kIds);
   }
   auto tf = testing::tiny_transformer(c, stored, 2);
   const model::Weights& w = tf->weights();
   for (const auto& L : w.layers)
     for (const kernels::MatrixView* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
-      EXPECT_TRUE(m->rows_interleaved8);
-  EXPECT_FALSE(w.tok_embd.rows_interleaved8);
+      EXPECT_EQ(m->layout, kernels::RowLayout::Interleaved8);
+  EXPECT_EQ(w.tok_embd.layout, kernels::RowLayout::Plain);
   // The head is repacked; tied, as a copy (the lookups, which the logits check, still read the plain table).
-  EXPECT_TRUE(w.output.rows_interleaved8);
+  EXPECT_EQ(w.output.layout, kernels::RowLayout::Interleaved8);
   EXPECT_NE(w.output.data, w.tok_embd.data);
   expect_within(causal_logits(*tf, kIds), plain, quantized_bound(c, w));
   // Fed the same weights again, nothing more qualifies.
@@ -127,7 +127,7 @@ TEST_P(WeightRepack, LoadedModelGivesUnrepackedLogits) {
     ScopedEnv residency("GPSTREAM_MMAP", mmap);
     auto tf = model::Transformer::load(path, 2);
     ASSERT_TRUE(tf.ok()) << tf.error().message();
-    EXPECT_TRUE((*tf)->weights().layers[1].w_down.rows_interleaved8);
+    EXPECT_EQ((*tf)->weights().layers[1].w_down.layout, kernels::RowLayout::Interleaved8);
     expect_within(causal_logits(**tf, kIds), plain, quantized_bound((*tf)->config(), (*tf)->weights()));
   }
 }
@@ -156,17 +156,17 @@ TEST_P(Bf16Repack, InMemoryModelGivesUnrepackedLogits) {
   {
     ScopedEnv off("GPSTREAM_REPACK", "0");
     auto tf = testing::tiny_transformer(c, stored, 2);
-    EXPECT_FALSE(tf->weights().layers[0].w_up.rows_paneled16);
+    EXPECT_EQ(tf->weights().layers[0].w_up.layout, kernels::RowLayout::Plain);
     plain = causal_logits(*tf, kIds);
   }
   auto tf = testing::tiny_transformer(c, stored, 2);
   const model::Weights& w = tf->weights();
   for (const auto& L : w.layers)
     for (const kernels::MatrixView* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
-      EXPECT_TRUE(m->rows_paneled16);
-  EXPECT_TRUE(w.output.rows_paneled16);
+      EXPECT_EQ(m->layout, kernels::RowLayout::Paneled16);
+  EXPECT_EQ(w.output.layout, kernels::RowLayout::Paneled16);
   // The embedding table keeps its rows (lookups read them); a tied head is a paneled copy of it.
-  EXPECT_FALSE(w.tok_embd.rows_paneled16);
+  EXPECT_EQ(w.tok_embd.layout, kernels::RowLayout::Plain);
   EXPECT_NE(w.output.data, w.tok_embd.data);
   const io::TensorData* table = stored.find(model::hf_name(model::TensorId::TokEmbd));
   ASSERT_NE(table, nullptr);
@@ -192,8 +192,8 @@ TEST_P(Bf16Repack, LoadedModelGivesUnrepackedLogits) {
     ScopedEnv residency("GPSTREAM_MMAP", mmap);
     auto tf = model::Transformer::load(path, 2);
     ASSERT_TRUE(tf.ok()) << tf.error().message();
-    EXPECT_TRUE((*tf)->weights().layers[1].w_down.rows_paneled16);
-    EXPECT_TRUE((*tf)->weights().output.rows_paneled16);
+    EXPECT_EQ((*tf)->weights().layers[1].w_down.layout, kernels::RowLayout::Paneled16);
+    EXPECT_EQ((*tf)->weights().output.layout, kernels::RowLayout::Paneled16);
     const double bound = testing::forward_order_bound((*tf)->config(), (*tf)->weights()).logits;
     expect_within(causal_logits(**tf, kIds), plain, bound);
   }

@@ -247,8 +247,11 @@ class AudioReencodeChecker final : public model::ForwardModel {
     int pos = 0;
     for (int g = 0; g < 2; ++g)
       for (const Row& r : rows_[g]) {
-        if (r.input.empty()) plain.add(r.id, static_cast<float>(pos), 0, Group::Source, pos + 1, 0, false);
-        else plain.add_embedded(r.input, static_cast<float>(pos), 0, Group::Source, pos + 1, 0, false);
+        if (r.input.empty())
+          plain.add({.id = r.id, .pos = static_cast<float>(pos), .group = Group::Source, .n_src = pos + 1});
+        else
+          plain.add_embedded(r.input,
+                             {.pos = static_cast<float>(pos), .group = Group::Source, .n_src = pos + 1});
         ++pos;
         audio_rows += !r.input.empty() && g == 0;
       }

@@ -417,7 +417,10 @@ class ReencodeChecker final : public model::ForwardModel {
     model::Batch plain;
     int pos = 0;
     for (int g = 0; g < 2; ++g)
-      for (int32_t id : ids_[g]) plain.add(id, static_cast<float>(pos), 0, Group::Source, pos + 1, 0, false), ++pos;
+      for (int32_t id : ids_[g]) {
+        plain.add({.id = id, .pos = static_cast<float>(pos), .group = Group::Source, .n_src = pos + 1});
+        ++pos;
+      }
     plain.tokens.back().logits = true;
     std::vector<float> want;
     GPS_TRY(tf_.forward(plain, fresh, want));

@@ -208,7 +208,8 @@ inline std::vector<float> matrix_rows_f32(const kernels::MatrixView& w) {
   GPS_ASSERT(!kernels::is_quantized(w.type), "matrix_rows_f32: quantized weights");
   std::vector<float> out(static_cast<size_t>(w.rows * w.cols));
   for (int64_t r = 0; r < w.rows; ++r) {
-    if (w.rows_paneled16) kernels::panel_bf16_read_row(out.data() + r * w.cols, w, r);
+    if (w.layout == kernels::RowLayout::Paneled16)
+      kernels::panel_bf16_read_row(out.data() + r * w.cols, w, r);
     else kernels::convert_row(out.data() + r * w.cols, w.row(r), w.type, w.cols);
   }
   return out;
@@ -241,7 +242,7 @@ inline double fp32_mix_snr_bound_db(double snr_db) {
 }
 
 // The rows of a Q8_0 / Q4_0 matrix dequantized to fp32, plain or interleaved in groups of eight
-// (MatrixView::rows_interleaved8, the layout of kernels/quant_dot.h: per block of a group, the eight fp16
+// (RowLayout::Interleaved8, the layout of kernels/quant_dot.h: per block of a group, the eight fp16
 // scales, then quant byte j of row r at 16 + 32·(j/4) + 4r + j%4).
 inline std::vector<float> quantized_matrix_rows_f32(const kernels::MatrixView& w) {
   GPS_ASSERT(kernels::is_quantized(w.type), "quantized_matrix_rows_f32: not Q8_0 / Q4_0");
@@ -250,7 +251,7 @@ inline std::vector<float> quantized_matrix_rows_f32(const kernels::MatrixView& w
   std::vector<float> out(static_cast<size_t>(w.rows * w.cols));
   std::vector<uint8_t> row(static_cast<size_t>(nb) * bb);
   for (int64_t r = 0; r < w.rows; ++r) {
-    if (w.rows_interleaved8) {
+    if (w.layout == kernels::RowLayout::Interleaved8) {
       const auto* group = static_cast<const uint8_t*>(w.row(r - r % 8));
       const int i = static_cast<int>(r % 8);
       for (int64_t b = 0; b < nb; ++b) {

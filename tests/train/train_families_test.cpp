@@ -52,7 +52,12 @@ TEST(TrainFamilies, LogitsEqualInferenceForward) {
     for (const TrainSequence& s : b.seqs) {
       model::Batch mb;
       for (size_t i = 0; i < s.size(); ++i)
-        mb.add(s.ids[i], s.positions[i], 0, static_cast<model::Group>(s.groups[i]), s.n_src[i], s.n_tgt[i], true);
+        mb.add({.id = s.ids[i],
+                .pos = s.positions[i],
+                .group = static_cast<model::Group>(s.groups[i]),
+                .n_src = s.n_src[i],
+                .n_tgt = s.n_tgt[i],
+                .logits = true});
       model::KvCache cache(c);
       std::vector<float> logits;
       ASSERT_TRUE(inf->forward(mb, cache, logits).ok());
@@ -129,7 +134,7 @@ TEST(TrainFamilies, LoraGradientFollowsTheChainRule) {
       const float* A = theta.data() + pt.offset;
       const float* B = theta.data() + pb->offset;
       const float* dW = full->grads().data() + pw->offset + row0 * in;
-      check.add(A, B, dW, out, in, r, s, g_lora.data() + pt.offset, g_lora.data() + pb->offset);
+      check.add({.id = A, .pos = B, .seq = dW, .group = out, .n_src = in, .n_tgt = r, .logits = s});
       ++adapters;
     }
     EXPECT_EQ(adapters, 7 * c.n_layer);
