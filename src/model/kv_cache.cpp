@@ -98,6 +98,21 @@ void KvCache::clear() {
   }
 }
 
+void KvCache::shrink(int keep_rows) {
+  for (Region& r : regions_) {
+    const int cap = std::max(r.rows, std::max(keep_rows, 0));
+    if (cap >= r.capacity) continue;
+    for (int l = 0; l < n_layer_; ++l) {
+      r.k[l].resize(static_cast<size_t>(cap) * kv_dim_);
+      r.k[l].shrink_to_fit();
+      r.v[l].resize(static_cast<size_t>(cap) * kv_dim_);
+      r.v[l].shrink_to_fit();
+    }
+    r.pos.shrink_to_fit();
+    r.capacity = cap;
+  }
+}
+
 size_t KvCache::bytes() const {
   size_t b = 0;
   for (const Region& r : regions_) b += 2 * static_cast<size_t>(r.capacity) * kv_dim_ * n_layer_ * sizeof(float);

@@ -45,6 +45,10 @@ class KvCache {
   // Moves rows [begin, begin + n) to new positions by rotating their keys by the position difference.
   void rerotate(Group g, int begin, const float* new_positions, int n, const RopeFrequencies& rope);
   void clear();
+  // Gives memory back: each region's capacity becomes max(rows, keep_rows) where it was larger (a session
+  // that has dropped a long sentence's rows does not keep their memory while it waits for the next one).
+  void shrink(int keep_rows);
+  // Bytes of K/V held (capacity, not rows).
   size_t bytes() const;
 
  private:

@@ -30,9 +30,20 @@ class SegmentCodec {
   virtual int32_t vocab_size() const = 0;
 };
 
+// The most tokens one template segment (prompt, header, end markers) may encode to. A prompt is prefilled
+// before the first word, at a cost that grows with the square of its length (a 4,000-word prompt took a
+// minute), and every source and target row attends to it: templates are instructions, not documents.
+constexpr size_t kMaxTemplateTokens = 1024;
+
 // Every id of an encoded template segment lies in the model's vocabulary (a tokenizer and a model that do
-// not belong together are refused before anything is forwarded).
+// not belong together are refused before anything is forwarded), and the segment is at most
+// kMaxTemplateTokens long.
 inline Status check_template_ids(std::span<const int32_t> ids, int32_t n_vocab) {
+  if (ids.size() > kMaxTemplateTokens)
+    return out_of_range(
+        "a template segment of " + std::to_string(ids.size()) + " tokens: at most " +
+        std::to_string(kMaxTemplateTokens) +
+        " (the prompt is prefilled before the first word, at a cost quadratic in its length)");
   for (int32_t id : ids)
     if (id < 0 || id >= n_vocab)
       return out_of_range("template token id " + std::to_string(id) + " is outside the model's vocabulary");

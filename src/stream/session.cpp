@@ -22,8 +22,13 @@
 namespace gpstream::stream {
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+// Rows per cache region a continuous session keeps allocated past its prompt between sentences: room for a
+// typical sentence without regrowing, while a long sentence's memory is given back once it ends.
+constexpr int kSegmentCacheRows = 256;
 
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 
 bool is_blank(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return is_space(c); });
@@ -116,8 +121,16 @@ Result<std::unique_ptr<Session>> Session::create(model::ForwardModel& model, con
   s->eos_id_ = target_end[0];
   if (const auto& pc = s->opts_.prompt_cache; pc && (pc->model() != &model || pc->ids() != s->prompt_ids_))
     return invalid_argument("the prompt cache was built for another model or another prompt");
-  for (const auto* ids : {&s->prompt_ids_, &s->header_ids_, &s->source_end_ids_, &target_end})
+  size_t template_rows = 0;
+  for (const auto* ids : {&s->prompt_ids_, &s->header_ids_, &s->source_end_ids_, &target_end}) {
     GPS_TRY(check_template_ids(*ids, model.config().n_vocab));
+    template_rows += ids->size();
+  }
+  // The template's rows share the cache regions with the words: at most half of a region goes to them.
+  if (template_rows > static_cast<size_t>(s->opts_.max_cache_rows) / 2)
+    return out_of_range("the template encodes to " + std::to_string(template_rows) +
+                        " tokens, more than half of a session's cache of " +
+                        std::to_string(s->opts_.max_cache_rows) + " rows per region (max_cache_rows)");
   return s;
 }
 
@@ -587,6 +600,7 @@ void Session::start_segment(std::vector<SourceUnit> carried) {
   const int p = static_cast<int>(prompt_ids_.size());
   cache_.erase(model::Group::Source, p, cache_.rows(model::Group::Source));
   cache_.truncate(model::Group::Target, 0);
+  cache_.shrink(p + kSegmentCacheRows);
   units_before_segment_ += words_read_;
   ms_before_segment_ += source_ms_read_;
   units_.clear();

@@ -157,5 +157,34 @@ TEST_F(PromptCacheTest, ACacheForAnotherModelOrPromptIsRefused) {
   EXPECT_FALSE(stream::PromptCache::build(*tf_, bad).ok());
 }
 
+// A prompt of 1,025 tokens is one past the cap of 1,024 (codec.h, kMaxTemplateTokens): refused before
+// anything is forwarded, by the cache and by a session; 1,024 tokens are accepted. A session whose template
+// needs more than half of its cache rows is refused too.
+TEST_F(PromptCacheTest, LongTemplatesAreRefusedBeforeAnyPrefill) {
+  const auto prompt_of = [](size_t n) { return std::vector<int32_t>(n, CharCodec::kFirstChar); };
+  LongPromptCodec too_long(prompt_of(1025));
+  const int64_t forwarded = tf_->tokens_forwarded();
+  auto cache = stream::PromptCache::build(*tf_, too_long);
+  ASSERT_FALSE(cache.ok());
+  EXPECT_NE(cache.error().message().find("1025 tokens: at most 1024"), std::string::npos)
+      << cache.error().message();
+  auto s = stream::Session::create(*tf_, too_long, stream::SessionOptions{});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message().find("1025 tokens: at most 1024"), std::string::npos) << s.error().message();
+  EXPECT_EQ(tf_->tokens_forwarded(), forwarded);
+
+  LongPromptCodec longest(prompt_of(1024));
+  EXPECT_TRUE(stream::Session::create(*tf_, longest, stream::SessionOptions{}).ok());
+  // 1,024 prompt rows + 4 more of CharCodec's header and end markers = 1,028 > 2,048 / 2.
+  stream::SessionOptions small;
+  small.max_cache_rows = 2048;
+  s = stream::Session::create(*tf_, longest, small);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message().find("1028 tokens, more than half"), std::string::npos)
+      << s.error().message();
+  small.max_cache_rows = 2056;  // 1,028 = 2,056 / 2: accepted
+  EXPECT_TRUE(stream::Session::create(*tf_, longest, small).ok());
+}
+
 }  // namespace
 }  // namespace gpstream

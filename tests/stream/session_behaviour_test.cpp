@@ -224,6 +224,42 @@ TEST(ContinuousStream, EachSegmentEqualsAFreshSession) {
   EXPECT_LE(max_rows, 1 + 20u);  // bounded by one sentence, not the whole stream
 }
 
+// A long sentence grows the cache; once it ends, the continuous session gives the memory back: each region
+// keeps at most the prompt's rows + 256 (session.cpp, kSegmentCacheRows), here 1 + 256 rows of
+// 2 (K, V) × n_layer × kv_dim floats — while the same session without the shrink would keep the long
+// sentence's capacity (at least 600 source rows).
+TEST(ContinuousStream, ALongSentencesCacheIsGivenBackWhenItEnds) {
+  CharCodec codec;
+  CopyModel model(
+      codec);  // writes the words it has read: the first Word comes with the sentence in the cache
+  stream::SessionOptions so;
+  so.k = 1000;  // read the whole sentence before writing
+  so.max_target_tokens = 8;
+  so.continuous = true;
+  so.max_segment_words = 400;  // above the sentence's 301 words: it ends at its full stop
+  auto s = stream::Session::create(model, codec, so);
+  ASSERT_TRUE(s.ok());
+  std::string long_sentence;
+  for (int i = 0; i < 300; ++i) long_sentence += "ab ";  // 600 source rows: "▁a"-style word start, then "b"
+  ASSERT_TRUE((*s)->push_source(long_sentence + "cd. ok").ok());
+  const size_t row_bytes =
+      2 * static_cast<size_t>(model.config().n_layer) * (*s)->cache().kv_dim() * sizeof(float);
+  size_t peak = 0, after_segment = 0;
+  bool segment_ended = false;
+  for (int guard = 0; guard < 5000 && !segment_ended; ++guard) {
+    auto e = (*s)->step();
+    ASSERT_TRUE(e.ok()) << e.error().message();
+    if (e->kind == EventKind::Word) peak = std::max(peak, (*s)->cache().bytes());
+    if (e->kind == EventKind::SegmentEnd) {
+      segment_ended = true;
+      after_segment = (*s)->cache().bytes();
+    }
+  }
+  ASSERT_TRUE(segment_ended);
+  EXPECT_GE(peak, 600 * row_bytes);  // the source region alone held 600 rows
+  EXPECT_LE(after_segment, 2 * (1 + 256) * row_bytes);
+}
+
 // Live: the sentence pushed word by word, end_source only once its segment has ended: the stream finishes
 // without decoding an empty sentence (which a model could fill with words).
 TEST(ContinuousStream, EndSourceAfterASegmentEndDecodesNoEmptySegment) {
