@@ -33,7 +33,7 @@ Result<int> Scheduler::round(const std::function<void(int, const Event&)>& on_ev
     GPS_ASSIGN(bool pending, s->poll());
     while (s->has_event()) on_event(static_cast<int>(h), s->pop_event());
     if (!pending) continue;
-    s->prepare(batch, static_cast<int>(caches.size()));
+    s->prepare(batch, static_cast<int>(caches.size()), max_rows_per_session_);
     caches.push_back(&s->cache());
     members.push_back(static_cast<int>(h));
   }
@@ -43,7 +43,7 @@ Result<int> Scheduler::round(const std::function<void(int, const Event&)>& on_ev
   int64_t row = 0;
   for (int h : members) {
     Session* s = sessions_[h];
-    const bool wants = s->pending_wants_logits();
+    const bool wants = s->prepared_wants_logits();
     GPS_TRY(s->complete(wants ? logits_.data() + row * V : nullptr));
     row += wants;
     while (s->has_event()) on_event(h, s->pop_event());

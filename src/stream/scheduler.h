@@ -2,6 +2,9 @@
 // packs all pending work (source chunks, single target tokens, re-feeds) into ONE batched forward —
 // every session is its own sequence with its own cache — and hands each session its logits row.
 // Sessions join and leave at any time. The Scheduler only batches: it owns no weights and decodes nothing.
+// Fair sharing: a session forwards at most max_rows_per_session rows in a round (a long sentence's source is
+// forwarded in pieces over several rounds), so one round — the wait of every other session's next token —
+// costs at most (sessions × max_rows_per_session) rows of forward, whatever one session has to read.
 #pragma once
 
 #include <functional>
@@ -14,7 +17,10 @@ namespace gpstream::stream {
 
 class Scheduler {
  public:
-  explicit Scheduler(model::ForwardModel& model) : model_(model) {}
+  static constexpr int kDefaultMaxRowsPerSession = 64;
+
+  explicit Scheduler(model::ForwardModel& model, int max_rows_per_session = kDefaultMaxRowsPerSession)
+      : model_(model), max_rows_per_session_(max_rows_per_session) {}
 
   // Adds a session (not owned); returns its handle.
   int add(Session* session);
@@ -28,6 +34,7 @@ class Scheduler {
 
  private:
   model::ForwardModel& model_;
+  int max_rows_per_session_;
   std::vector<Session*> sessions_;  // index = handle; null = removed
   std::vector<float> logits_;
 };

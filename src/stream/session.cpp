@@ -126,10 +126,10 @@ Result<std::unique_ptr<Session>> Session::create(model::ForwardModel& model, con
     GPS_TRY(check_template_ids(*ids, model.config().n_vocab));
     template_rows += ids->size();
   }
-  // The template's rows share the cache regions with the words: at most half of a region goes to them.
-  if (template_rows > static_cast<size_t>(s->opts_.max_cache_rows) / 2)
+  // The template's rows share the cache regions with the words: they must leave room for some.
+  if (template_rows >= static_cast<size_t>(s->opts_.max_cache_rows))
     return out_of_range("the template encodes to " + std::to_string(template_rows) +
-                        " tokens, more than half of a session's cache of " +
+                        " tokens, leaving no room for words in a session's cache of " +
                         std::to_string(s->opts_.max_cache_rows) + " rows per region (max_cache_rows)");
   return s;
 }
@@ -392,9 +392,10 @@ Result<bool> Session::poll() {
   return false;
 }
 
-void Session::prepare(model::Batch& batch, int seq) const {
+int Session::prepare(model::Batch& batch, int seq, int max_rows) {
   const size_t E = static_cast<size_t>(model_.config().n_embd);
-  for (size_t i = 0; i < pending_.size(); ++i) {
+  prepared_ = std::min(pending_.size(), static_cast<size_t>(std::max(max_rows, 1)));
+  for (size_t i = 0; i < prepared_; ++i) {
     model::BatchToken t = pending_[i];
     t.seq = seq;
     const auto [unit, row] = pending_rows_[i];
@@ -408,6 +409,7 @@ void Session::prepare(model::Batch& batch, int seq) const {
         {.pos = t.pos, .seq = seq, .group = t.group, .n_src = t.n_src, .n_tgt = t.n_tgt, .logits = t.logits});
     GPS_ASSERT(added >= 0, "a batch mixing input embedding rows of different widths (sessions of two models?)");
   }
+  return static_cast<int>(prepared_);
 }
 
 bool Session::starts_word(int32_t id) const { return id < codec_.vocab_size() && codec_.starts_word(id); }
@@ -457,6 +459,19 @@ void Session::emit_current_word() {
 }
 
 Status Session::complete(const float* row) {
+  ++stats_.forwards;
+  if (prepared_ < pending_.size()) {  // a piece of a longer run: its rows are in the cache, the rest wait
+    for (size_t i = 0; i < prepared_; ++i) {
+      GPS_ASSERT(!pending_[i].logits, "a row asking for logits before the last pending row");
+      --(pending_[i].group == model::Group::Source ? pending_src_ : pending_tgt_);
+    }
+    pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(prepared_));
+    pending_rows_.erase(pending_rows_.begin(),
+                        pending_rows_.begin() + static_cast<std::ptrdiff_t>(prepared_));
+    prepared_ = 0;
+    return {};
+  }
+  prepared_ = 0;
   pending_.clear();
   pending_rows_.clear();
   // The read chunks' rows are in the cache now and never forwarded again.
@@ -465,7 +480,6 @@ Status Session::complete(const float* row) {
   pending_src_ = pending_tgt_ = 0;
   const bool had_logits = pending_logits_;
   pending_logits_ = false;
-  ++stats_.forwards;
   if (!had_logits) return {};
   if (opts_.beam > 1 && !opts_.forced_target) return complete_beam(row);
   const int32_t y = choose(row);

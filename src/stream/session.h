@@ -19,6 +19,7 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -133,8 +134,14 @@ class Session {
   Result<bool> poll();
   bool has_event() const { return !events_.empty(); }
   Event pop_event();
-  void prepare(model::Batch& batch, int seq) const;
-  bool pending_wants_logits() const { return pending_logits_; }
+  // Appends the pending rows to `batch` as sequence `seq`, at most max_rows of them: a longer pending run
+  // (a long sentence's source, a re-encoded target) is forwarded in pieces over several forwards, its first
+  // max_rows rows now and the rest at the next poll(). Only the last pending row asks for logits, so a piece
+  // that is not the last asks for none. Returns the number of rows appended.
+  int prepare(model::Batch& batch, int seq, int max_rows = std::numeric_limits<int>::max());
+  // Whether the rows of the last prepare() include the one that asks for logits.
+  bool prepared_wants_logits() const { return prepared_ == pending_.size() && pending_logits_; }
+  // After the forward of the rows of the last prepare(): the logits row when they asked for one.
   Status complete(const float* logits_row);
 
   model::KvCache& cache() { return cache_; }
@@ -236,6 +243,7 @@ class Session {
   std::vector<std::pair<int, int>> pending_rows_;  // per pending token: (unit, row) of an audio row, or (-1, -1)
   int pending_src_ = 0, pending_tgt_ = 0;
   bool pending_logits_ = false;
+  size_t prepared_ = 0;  // pending rows appended to the batch by the last prepare()
 
   std::deque<Event> events_;
   SessionStats stats_;

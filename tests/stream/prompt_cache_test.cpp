@@ -159,7 +159,7 @@ TEST_F(PromptCacheTest, ACacheForAnotherModelOrPromptIsRefused) {
 
 // A prompt of 1,025 tokens is one past the cap of 1,024 (codec.h, kMaxTemplateTokens): refused before
 // anything is forwarded, by the cache and by a session; 1,024 tokens are accepted. A session whose template
-// needs more than half of its cache rows is refused too.
+// fills its cache rows, leaving none for words, is refused too.
 TEST_F(PromptCacheTest, LongTemplatesAreRefusedBeforeAnyPrefill) {
   const auto prompt_of = [](size_t n) { return std::vector<int32_t>(n, CharCodec::kFirstChar); };
   LongPromptCodec too_long(prompt_of(1025));
@@ -175,14 +175,14 @@ TEST_F(PromptCacheTest, LongTemplatesAreRefusedBeforeAnyPrefill) {
 
   LongPromptCodec longest(prompt_of(1024));
   EXPECT_TRUE(stream::Session::create(*tf_, longest, stream::SessionOptions{}).ok());
-  // 1,024 prompt rows + 4 more of CharCodec's header and end markers = 1,028 > 2,048 / 2.
+  // 1,024 prompt rows + 4 more of CharCodec's header and end markers = 1,028 rows.
   stream::SessionOptions small;
-  small.max_cache_rows = 2048;
+  small.max_cache_rows = 1028;
   s = stream::Session::create(*tf_, longest, small);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error().message().find("1028 tokens, more than half"), std::string::npos)
+  EXPECT_NE(s.error().message().find("1028 tokens, leaving no room for words"), std::string::npos)
       << s.error().message();
-  small.max_cache_rows = 2056;  // 1,028 = 2,056 / 2: accepted
+  small.max_cache_rows = 1029;  // one row left: accepted
   EXPECT_TRUE(stream::Session::create(*tf_, longest, small).ok());
 }
 
