@@ -16,6 +16,7 @@
 #include "kernels/norm.h"
 #include "kernels/rope.h"
 #include "model/gguf_model.h"
+#include "model/transformer_block.h"
 #include "model/weight_repack.h"
 
 namespace gpstream::model {
@@ -227,74 +228,86 @@ void Transformer::attend(const Batch& batch, std::span<KvCache* const> caches, i
   kernels::attention_forward_token(w.attn.data() + t * Q, w.q.data() + t * Q, src, tgt, shape, h, h + 1, scores);
 }
 
+namespace {
+
+// The per-step executor of the block (transformer_block.h): one parallel region per matrix product and per
+// attention, each closed before the next step starts.
+struct StepExecutor {
+  int n_threads;
+  float* scratch;
+  float* scores;  // max_visible floats per thread
+  int max_visible;
+  int64_t q_width;  // n_head · head_dim
+  int n_head;
+  kernels::Activation act;
+
+  void linear(std::span<const kernels::LinearOutput> outs, const float* x, int64_t ldx, int64_t n_tok,
+              int) const {
+    if (outs.size() == 1)
+      kernels::linear_forward(outs[0].out, outs[0].ldo, x, ldx, outs[0].w, outs[0].bias, n_tok, scratch,
+                              n_threads);
+    else
+      kernels::linear_forward_fused(outs, x, ldx, n_tok, scratch, n_threads);
+  }
+  template <typename Fn>
+  void serially(Fn&& fn) const {
+    fn();
+  }
+  template <typename Fn>
+  void attention(Fn&& fn, int64_t n_tok) const {
+    const int64_t work = n_tok * n_head;
+    const bool parallel = int64_t{max_visible} * n_tok * q_width >= (int64_t{1} << 16);  // skip tiny work
+#pragma omp parallel for num_threads(n_threads) schedule(static) if (parallel)
+    for (int64_t item = 0; item < work; ++item)
+      fn(item, scores + int64_t{omp_get_thread_num()} * max_visible);
+  }
+  void gated_activation(float* gate, const float* up, int64_t ld, int64_t n_tok) const {
+    kernels::gated_act_forward(gate, ld, gate, up, ld, n_tok, ld, act);
+  }
+};
+
+}  // namespace
+
+void Transformer::norm_output_rows(const Batch& batch, const float* x) {
+  const ModelConfig& c = config_;
+  const int64_t E = c.n_embd;
+  int64_t r = 0;
+  for (int64_t t = 0; t < batch.size(); ++t)
+    if (batch.tokens[t].logits)
+      kernels::rmsnorm_forward(ws_.out_hidden.data() + r++ * E, E, x + t * E, E, weights_.output_norm.data(),
+                               1, E, c.norm_eps, c.norm_weight_offset);
+}
+
+void Transformer::cap_logits(std::vector<float>& logits) const {
+  const float cap = config_.final_softcap;
+  if (cap > 0)
+    for (float& z : logits) z = cap * std::tanh(z / cap);
+}
+
 void Transformer::layers_and_head(const Batch& batch, std::span<KvCache* const> caches, int max_visible,
                                   std::vector<float>& logits) {
   const ModelConfig& c = config_;
-  const int64_t T = batch.size();
-  const int64_t E = c.n_embd, D = c.head_dim, Q = int64_t{c.n_head} * D, KV = int64_t{c.n_head_kv} * D,
-                F = c.n_ff;
+  const int64_t E = c.n_embd;
   const int nt = n_threads_;
   Workspace& w = ws_;
   auto grow = [](std::vector<float>& v, int64_t n) {
     if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
   };
-  const kernels::Activation act =
-      c.hidden_act == HiddenAct::GeluTanh ? kernels::Activation::GeluTanh : kernels::Activation::Silu;
-  const float off = c.norm_weight_offset;
-  float* sc = w.scratch.data();
-  for (int il = 0; il < c.n_layer; ++il) {
-    const LayerWeights& L = weights_.layers[il];
-    kernels::rmsnorm_forward(w.h.data(), E, w.x.data(), E, L.attn_norm.data(), T, E, c.norm_eps, off);
-    {  // q, k, v in one pass (kernels/linear_fused.h)
-      auto bias = [](const std::vector<float>& b) { return b.empty() ? nullptr : b.data(); };
-      const kernels::LinearOutput qkv[] = {{w.q.data(), Q, L.wq, bias(L.bq)},
-                                           {w.k.data(), KV, L.wk, bias(L.bk)},
-                                           {w.v.data(), KV, L.wv, bias(L.bv)}};
-      kernels::linear_forward_fused(qkv, w.h.data(), E, T, sc, nt);
-    }
-    rotate_and_append(batch, caches, il);
-    const int64_t work = T * c.n_head;
-    const bool parallel = int64_t{max_visible} * T * Q >= (int64_t{1} << 16);  // skip tiny attention work
-#pragma omp parallel for num_threads(nt) schedule(static) if (parallel)
-    for (int64_t item = 0; item < work; ++item)
-      attend(batch, caches, il, item, w.scores.data() + int64_t{omp_get_thread_num()} * max_visible);
-    // x += o(attn): computed into h, then added.
-    kernels::linear_forward(w.h.data(), E, w.attn.data(), Q, L.wo, L.bo.empty() ? nullptr : L.bo.data(), T,
-                            sc, nt);
-    if (c.sandwich_norms)
-      kernels::rmsnorm_forward(w.h.data(), E, w.h.data(), E, L.attn_post_norm.data(), T, E, c.norm_eps, off);
-    for (int64_t i = 0; i < T * E; ++i) w.x[i] += w.h[i];
-
-    kernels::rmsnorm_forward(w.h.data(), E, w.x.data(), E, L.ffn_norm.data(), T, E, c.norm_eps, off);
-    {
-      const kernels::LinearOutput gate_up[] = {{w.gate.data(), F, L.w_gate, nullptr},
-                                               {w.up.data(), F, L.w_up, nullptr}};
-      kernels::linear_forward_fused(gate_up, w.h.data(), E, T, sc, nt);
-    }
-    kernels::gated_act_forward(w.gate.data(), F, w.gate.data(), w.up.data(), F, T, F, act);
-    kernels::linear_forward(w.h.data(), E, w.gate.data(), F, L.w_down, nullptr, T, sc, nt);
-    if (c.sandwich_norms)
-      kernels::rmsnorm_forward(w.h.data(), E, w.h.data(), E, L.ffn_post_norm.data(), T, E, c.norm_eps, off);
-    for (int64_t i = 0; i < T * E; ++i) w.x[i] += w.h[i];
-  }
+  StepExecutor ex{
+      nt,       w.scratch.data(),      w.scores.data(), max_visible, int64_t{c.n_head} * c.head_dim,
+      c.n_head, gated_activation_of(c)};
+  for (int il = 0; il < c.n_layer; ++il) run_block(ex, batch, caches, il, w.x.data(), w.h.data(), w.h.data());
 
   // Final norm and LM head, only for the rows that asked.
   const int64_t n_out = batch.n_logits();
   grow(w.out_hidden, n_out * E);
-  int64_t r = 0;
-  for (int64_t t = 0; t < T; ++t) {
-    if (!batch.tokens[t].logits) continue;
-    kernels::rmsnorm_forward(w.out_hidden.data() + r * E, E, w.x.data() + t * E, E,
-                             weights_.output_norm.data(), 1, E, c.norm_eps, off);
-    ++r;
-  }
+  norm_output_rows(batch, w.x.data());
   if (n_out > 0) {
     grow(w.scratch, kernels::linear_scratch_floats(weights_.output, n_out, nt));
     logits.resize(static_cast<size_t>(n_out * c.n_vocab));
     kernels::linear_forward(logits.data(), c.n_vocab, w.out_hidden.data(), E, weights_.output, nullptr, n_out,
                             w.scratch.data(), nt);
-    if (c.final_softcap > 0)
-      for (float& z : logits) z = c.final_softcap * std::tanh(z / c.final_softcap);
+    cap_logits(logits);
   }
 }
 

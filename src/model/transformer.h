@@ -45,9 +45,6 @@ class Transformer : public ForwardModel {
   // Convenience: one sequence.
   Status forward(const Batch& batch, KvCache& cache, std::vector<float>& logits);
 
-  // Optional: hidden states after the final norm for rows with logits (for tests and tools).
-  const std::vector<float>& last_hidden() const { return ws_.out_hidden; }
-
  private:
   struct Workspace {
     std::vector<float> x, h, q, k, v, attn, gate, up, cos_t, sin_t, scratch, scores, out_hidden;
@@ -64,6 +61,14 @@ class Transformer : public ForwardModel {
   // attention of work item `item` (batch row item / n_head, head item % n_head) into ws_.attn.
   void rotate_and_append(const Batch& batch, std::span<KvCache* const> caches, int il);
   void attend(const Batch& batch, std::span<KvCache* const> caches, int il, int64_t item, float* scores);
+  // Layer il on residual stream x (h: its normed input, post: a sublayer output's norm under sandwich norms;
+  // may be ws_.h), each step spread over threads by the executor (transformer_block.h).
+  template <typename Executor>
+  void run_block(Executor& ex, const Batch& batch, std::span<KvCache* const> caches, int il, float* x,
+                 float* h, float* post);
+  // The final norm of x's rows that asked for logits, into ws_.out_hidden; soft-capping of logits.
+  void norm_output_rows(const Batch& batch, const float* x);
+  void cap_logits(std::vector<float>& logits) const;
   bool team_applies(int64_t n_tok) const;
   void layers_and_head_in_team(const Batch& batch, std::span<KvCache* const> caches, int max_visible,
                                std::vector<float>& logits);

@@ -18,6 +18,7 @@
 #include "kernels/linear_fused.h"
 #include "kernels/norm.h"
 #include "model/transformer.h"
+#include "model/transformer_block.h"
 #include "util/spin_barrier.h"
 
 namespace gpstream::model {
@@ -35,6 +36,41 @@ constexpr int64_t kActAlign = 16;
 std::pair<int64_t, int64_t> share_of(int64_t count, int id, int team) {
   return {count * id / team, count * (id + 1) / team};
 }
+
+// The decode team's executor of the block (transformer_block.h): every thread of the one parallel region runs
+// every step; matrix products are shared dynamically, attention and the activation split statically, and
+// the threads meet at the barrier after each step whose output another thread reads.
+struct TeamExecutor {
+  int id, team;
+  SpinBarrier& barrier;
+  std::vector<std::atomic<size_t>>& next;
+  float* scratch;
+  float* scores;
+  int64_t item0, item1;  // this thread's (token, head) work items
+  int64_t act0, act1;    // this thread's activation columns
+  kernels::Activation act;
+
+  void meet() { barrier.arrive_and_wait(team); }
+  void linear(std::span<const kernels::LinearOutput> outs, const float* x, int64_t ldx, int64_t n_tok,
+              int step) {
+    kernels::linear_share_dynamic(outs, x, ldx, n_tok, scratch, team, next[static_cast<size_t>(step)]);
+    meet();
+  }
+  template <typename Fn>
+  void serially(Fn&& fn) {  // ~1k floats of rope and cache appends: not worth splitting
+    if (id == 0) fn();
+    meet();
+  }
+  template <typename Fn>
+  void attention(Fn&& fn, int64_t) {
+    for (int64_t item = item0; item < item1; ++item) fn(item, scores);
+    meet();
+  }
+  void gated_activation(float* gate, const float* up, int64_t ld, int64_t n_tok) {
+    kernels::gated_act_forward(gate + act0, ld, gate + act0, up + act0, ld, n_tok, act1 - act0, act);
+    meet();
+  }
+};
 
 }  // namespace
 
@@ -56,13 +92,9 @@ void Transformer::layers_and_head_in_team(const Batch& batch, std::span<KvCache*
                                           std::vector<float>& logits) {
   const ModelConfig& c = config_;
   const int64_t T = batch.size();
-  const int64_t E = c.n_embd, D = c.head_dim, Q = int64_t{c.n_head} * D, KV = int64_t{c.n_head_kv} * D,
-                F = c.n_ff, V = c.n_vocab;
+  const int64_t E = c.n_embd, F = c.n_ff, V = c.n_vocab;
   const int nt = n_threads_;
   Workspace& w = ws_;
-  const float off = c.norm_weight_offset;
-  const kernels::Activation act =
-      c.hidden_act == HiddenAct::GeluTanh ? kernels::Activation::GeluTanh : kernels::Activation::Silu;
 
   // Per thread: its residual stream x, normalised input h, a sublayer output under a sandwich norm, and
   // the linear kernels' scratch.
@@ -84,76 +116,36 @@ void Transformer::layers_and_head_in_team(const Batch& batch, std::span<KvCache*
   logits.resize(static_cast<size_t>(n_out * V));
 
   SpinBarrier barrier;
-  std::vector<std::atomic<size_t>> next(static_cast<size_t>(4 * c.n_layer + 1));  // each matrix step's progress
+  // Each matrix step's progress: four per layer, then the LM head.
+  std::vector<std::atomic<size_t>> next(static_cast<size_t>(kMatrixStepsPerLayer * c.n_layer + 1));
 #pragma omp parallel num_threads(nt)
   {
     const int id = omp_get_thread_num(), team = omp_get_num_threads();
-    auto meet = [&] { barrier.arrive_and_wait(team); };
     float* x = w.team.data() + id * per_thread;
     float* h = x + T * E;
     float* post = h + T * E;
     float* sc = post + T * E;
     std::copy_n(w.x.data(), T * E, x);
-    // x += the sublayer output in w.h (normed first under sandwich norms), each thread into its own x.
-    auto add_sublayer = [&](const std::vector<float>& post_norm) {
-      const float* add = w.h.data();
-      if (c.sandwich_norms) {
-        kernels::rmsnorm_forward(post, E, w.h.data(), E, post_norm.data(), T, E, c.norm_eps, off);
-        add = post;
-      }
-      for (int64_t i = 0; i < T * E; ++i) x[i] += add[i];
-    };
     const auto [item0, item1] = share_of(T * c.n_head, id, team);
     const auto [col0, col1] = share_of(F / kActAlign, id, team);
-    const int64_t act0 = col0 * kActAlign, act1 = id + 1 == team ? F : col1 * kActAlign;
-
-    for (int il = 0; il < c.n_layer; ++il) {
-      const LayerWeights& L = weights_.layers[il];
-      auto bias = [](const std::vector<float>& b) { return b.empty() ? nullptr : b.data(); };
-      kernels::rmsnorm_forward(h, E, x, E, L.attn_norm.data(), T, E, c.norm_eps, off);
-      const kernels::LinearOutput qkv[] = {{w.q.data(), Q, L.wq, bias(L.bq)},
-                                           {w.k.data(), KV, L.wk, bias(L.bk)},
-                                           {w.v.data(), KV, L.wv, bias(L.bv)}};
-      kernels::linear_share_dynamic(qkv, h, E, T, sc, team, next[4 * il]);
-      meet();
-      if (id == 0) rotate_and_append(batch, caches, il);  // ~1k floats, not worth splitting
-      meet();
-      for (int64_t item = item0; item < item1; ++item)
-        attend(batch, caches, il, item, w.scores.data() + int64_t{id} * max_visible);
-      meet();
-      const kernels::LinearOutput o[] = {{w.h.data(), E, L.wo, bias(L.bo)}};
-      kernels::linear_share_dynamic(o, w.attn.data(), Q, T, sc, team, next[4 * il + 1]);
-      meet();
-      add_sublayer(L.attn_post_norm);
-
-      kernels::rmsnorm_forward(h, E, x, E, L.ffn_norm.data(), T, E, c.norm_eps, off);
-      const kernels::LinearOutput gate_up[] = {{w.gate.data(), F, L.w_gate, nullptr},
-                                               {w.up.data(), F, L.w_up, nullptr}};
-      kernels::linear_share_dynamic(gate_up, h, E, T, sc, team, next[4 * il + 2]);
-      meet();
-      kernels::gated_act_forward(w.gate.data() + act0, F, w.gate.data() + act0, w.up.data() + act0, F, T,
-                                 act1 - act0, act);
-      meet();
-      const kernels::LinearOutput down[] = {{w.h.data(), E, L.w_down, nullptr}};
-      kernels::linear_share_dynamic(down, w.gate.data(), F, T, sc, team, next[4 * il + 3]);
-      meet();
-      add_sublayer(L.ffn_post_norm);
-    }
-
-    // Final norm (thread 0, into out_hidden for last_hidden()) and the LM head, for the rows that asked.
-    if (id == 0) {
-      int64_t r = 0;
-      for (int64_t t = 0; t < T; ++t)
-        if (batch.tokens[t].logits)
-          kernels::rmsnorm_forward(w.out_hidden.data() + r++ * E, E, x + t * E, E, weights_.output_norm.data(), 1,
-                                   E, c.norm_eps, off);
-    }
-    meet();
+    TeamExecutor ex{id,
+                    team,
+                    barrier,
+                    next,
+                    sc,
+                    w.scores.data() + int64_t{id} * max_visible,
+                    item0,
+                    item1,
+                    col0 * kActAlign,
+                    id + 1 == team ? F : col1 * kActAlign,
+                    gated_activation_of(c)};
+    for (int il = 0; il < c.n_layer; ++il) run_block(ex, batch, caches, il, x, h, post);
+    ex.serially([&] { norm_output_rows(batch, x); });  // final norm of the rows that asked, into out_hidden
     const kernels::LinearOutput head[] = {{logits.data(), V, weights_.output, nullptr}};
-    kernels::linear_share_dynamic(head, w.out_hidden.data(), E, n_out, sc, team, next[4 * c.n_layer]);
+    kernels::linear_share_dynamic(head, w.out_hidden.data(), E, n_out, sc, team,
+                                  next[kMatrixStepsPerLayer * c.n_layer]);
   }
-  if (c.final_softcap > 0)
-    for (float& z : logits) z = c.final_softcap * std::tanh(z / c.final_softcap);
+  cap_logits(logits);
 }
 
 }  // namespace gpstream::model
