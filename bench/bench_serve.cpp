@@ -281,6 +281,7 @@ int main(int argc, char** argv) {
     serve::ServerOptions o;
     o.port = 0;
     o.engine.max_sessions = streams + 8;
+    o.max_sessions_per_client = o.engine.max_sessions;  // every stream comes from this one client
     auto s = serve::Server::start(*model, so, o);
     if (!s) return std::fprintf(stderr, "bench_serve: %s\n", s.error().message().c_str()), 1;
     server = std::move(*s);

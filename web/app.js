@@ -14,6 +14,41 @@ const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 let ws = null, timer = null, sourceWords = [], lags = [], started = 0, targetCount = 0;
 
+// API keys: a server started with --api-key-file says so in /health ("auth": "api_key"). The page then asks
+// for a key once, keeps it in localStorage, and sends it as ?key= on the WebSocket URL (the browser's
+// WebSocket API cannot set headers) and as "Authorization: Bearer" on fetches.
+const KEY_STORAGE = "gpstream-api-key";
+let authRequired = false;
+
+const storedKey = () => localStorage.getItem(KEY_STORAGE) || "";
+const bearer = (key) => (key ? { Authorization: `Bearer ${key}` } : {});
+
+// The stored key; when the server needs one and none is stored, asks for it.
+function apiKey() {
+  let key = storedKey();
+  if (!key && authRequired) {
+    key = (window.prompt("This server needs an API key:") || "").trim();
+    if (key) localStorage.setItem(KEY_STORAGE, key);
+  }
+  return key;
+}
+
+// A stream refused before it opened: a wrong key (forgotten, so the next run asks again) or the server's
+// limits. /metrics needs a key too, so its status tells them apart.
+function explainRefusal() {
+  if (!authRequired) { setStatus("the server refused the stream (too many streams open?)", true); return; }
+  const key = storedKey();
+  if (!key) { setStatus("this server needs an API key: start again to enter it", true); return; }
+  fetch("/metrics", { headers: bearer(key) }).then((r) => {
+    if (r.status === 401) {
+      localStorage.removeItem(KEY_STORAGE);
+      setStatus("the API key was refused: the next run asks for it again", true);
+    } else {
+      setStatus("the server refused the stream (too many streams open from this key?)", true);
+    }
+  }).catch(() => setStatus("connection error", true));
+}
+
 function setStatus(text, isError) {
   $("status").textContent = text;
   $("status").className = isError ? "muted error" : "muted";
@@ -75,8 +110,12 @@ function open(onReady) {
   delete document.body.dataset.done;
   showStats();
   const proto = location.protocol === "https:" ? "wss:" : "ws:";
-  ws = new WebSocket(`${proto}//${location.host}/v1/stream`);
+  const key = apiKey();
+  const query = key ? `?key=${encodeURIComponent(key)}` : "";
+  ws = new WebSocket(`${proto}//${location.host}/v1/stream${query}`);
+  let opened = false;
   ws.onopen = () => {
+    opened = true;
     const start = { type: "start" };
     const k = parseInt($("k").value, 10);
     if (k > 0) start.k = k;
@@ -87,9 +126,10 @@ function open(onReady) {
   ws.onmessage = (m) => onEvent(JSON.parse(m.data));
   ws.onclose = (e) => {
     $("stop").disabled = true;
-    if (e.code !== 1000 && e.code !== 1005) setStatus(`closed (${e.code} ${e.reason})`, true);
+    if (!opened) explainRefusal();
+    else if (e.code !== 1000 && e.code !== 1005) setStatus(`closed (${e.code} ${e.reason})`, true);
   };
-  ws.onerror = () => setStatus("connection error", true);
+  ws.onerror = () => { if (opened) setStatus("connection error", true); };
   $("stop").disabled = false;
 }
 
@@ -158,6 +198,7 @@ $("send").onclick = () => play($("text").value);
 $("stop").onclick = () => { endSource(); if (timer) { clearTimeout(timer); timer = null; } };
 
 fetch("/health").then((r) => r.json()).then((h) => {
+  authRequired = h.auth === "api_key";
   $("model").textContent = `${h.source_lang} → ${h.target_lang} · ${h.paradigm} · k=${h.k} · φ=${h.phi} · ` +
     `${h.sessions}/${h.max_sessions} streams open`;
 }).catch(() => { $("model").textContent = "server unreachable"; });
@@ -168,9 +209,10 @@ if (params.get("k")) $("k").value = params.get("k");
 // during an autoplayed run keep one small request in flight, so the page's clock follows the server's.
 async function holdWhileStreaming() {
   const body = JSON.stringify({ text: "hold" });
+  const headers = { "Content-Type": "application/json", ...bearer(apiKey()) };
   while (!document.body.dataset.done) {
     try {
-      await fetch("/v1/translate", { method: "POST", headers: { "Content-Type": "application/json" }, body });
+      await fetch("/v1/translate", { method: "POST", headers, body });
     } catch (e) {
       return;
     }

@@ -3,6 +3,7 @@
 // demo (docs/server.md). Stream defaults (k, paradigm, φ, decoding) come from the model's gpstream.json
 // and the usual streaming options, so a stream is translated exactly as `gpstream translate` would. A speech
 // model directory (speech/speech_model.h) makes WebSocket streams take audio (docs/server.md).
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -11,6 +12,8 @@
 #include "cli/command.h"
 #include "cli/install_paths.h"
 #include "serve/access_policy.h"
+#include "serve/api_keys.h"
+#include "serve/connection_limit.h"
 #include "serve/server.h"
 #include "speech/speech_model.h"
 
@@ -54,13 +57,73 @@ int run_serve(int argc, char** argv) {
                  "Host name the server answers to; repeatable; '*': any (default: the listening address, and "
                  "localhost, 127.0.0.1, [::1] when it is loopback; others get 421)")
       ->check(allow_host);
+  std::string api_key_file;
+  bool insecure = false;
+  app.add_option("--api-key-file", api_key_file,
+                 "file of API keys, one per line ('#' comments); every endpoint but /health and the demo "
+                 "page's files then needs one (Authorization: Bearer KEY, or ?key=KEY; 401 otherwise)");
+  app.add_flag("--insecure", insecure,
+               "allow a non-loopback --host without --api-key-file (anyone who can reach the port may use "
+               "the server)");
+  auto* per_client =
+      app.add_option("--max-sessions-per-client", so.max_sessions_per_client,
+                     "streams one client (its API key, else its address) may hold at once; at most "
+                     "--max-sessions (default: 16 or --max-sessions if lower; 429 past it)")
+          ->check(CLI::Range(1, 100000));
   app.add_option("--idle-timeout", idle_s, "seconds a stream may stay silent before it is closed")
       ->check(CLI::Range(0.1, 86400.0));
+  app.add_option("--max-connections", so.max_connections,
+                 "TCP connections served at once; past it a connection gets 503 and is closed (default: "
+                 "min(512, the descriptor limit - 48), here " +
+                     std::to_string(serve::default_max_connections()) + ")")
+      ->check(CLI::Range(1, 1000000));
+  double drain_s = 10;
+  app.add_option("--drain-seconds", drain_s,
+                 "on SIGTERM/SIGINT: seconds open streams get to finish (their source ended, last words "
+                 "sent, then close 1001) before the server stops; a second signal stops at once")
+      ->check(CLI::Range(0.0, 3600.0));
+  std::string log_file;
+  bool log_text = false, no_request_log = false;
+  app.add_option("--log-file", log_file,
+                 "append the request log (JSON lines) to this file instead of stderr");
+  app.add_flag("--log-text", log_text,
+               "put the text of requests and streams, and their translations, in the request log");
+  app.add_flag("--no-request-log", no_request_log, "write no request log");
   app.add_option("--max-message-bytes", so.max_message_bytes, "largest WebSocket message")->check(CLI::Range(64, 1 << 24));
   app.add_option("--max-backlog-words", so.engine.max_backlog_words, "source words waiting per stream at most")
       ->check(CLI::Range(1, 1 << 24));
   if (auto rc = parse_args(app, argc, argv)) return *rc;
   so.idle_timeout_ms = idle_s * 1000;
+  if (per_client->count() && so.max_sessions_per_client > so.engine.max_sessions) {
+    std::fprintf(stderr, "gpstream serve: --max-sessions-per-client %d is more than --max-sessions %d\n",
+                 so.max_sessions_per_client, so.engine.max_sessions);
+    return kExitUsage;
+  }
+  if (!serve::is_loopback_host(so.host) && api_key_file.empty() && !insecure) {
+    std::fprintf(stderr,
+                 "gpstream serve: --host %s is reachable from other machines: add --api-key-file PATH so "
+                 "that clients need a key, or --insecure to serve anyone who can reach it\n",
+                 so.host.c_str());
+    return kExitUsage;
+  }
+  if (!api_key_file.empty()) {
+    auto keys = serve::ApiKeys::load(api_key_file);
+    if (!keys) {
+      std::fprintf(stderr, "gpstream serve: --api-key-file: %s\n", keys.error().message().c_str());
+      return kExitUsage;
+    }
+    so.api_keys = std::make_shared<const serve::ApiKeys>(std::move(*keys));
+  }
+
+  if (!no_request_log) {
+    if (log_file.empty()) {
+      so.request_log = serve::RequestLog::to_stderr(log_text);
+    } else {
+      auto log = serve::RequestLog::open_file(log_file, log_text);
+      if (!log) return fail("serve", log.error());
+      so.request_log = std::move(*log);
+    }
+  }
 
   auto m = load_stream_model(o);
   if (!m) return fail("serve", m.error());
@@ -77,12 +140,17 @@ int run_serve(int argc, char** argv) {
   auto server = serve::Server::start(*m, *defaults, so);
   if (!server) return fail("serve", server.error());
   (*server)->stop_on_signals();
-  std::fprintf(stderr, "gpstream serve: listening on http://%s:%d (WebSocket /v1/stream%s; Ctrl-C stops)\n",
-               so.host.c_str(), (*server)->port(), encoder ? ", audio streams" : "");
+  std::fprintf(stderr, "gpstream serve: listening on http://%s:%d (WebSocket /v1/stream%s%s; Ctrl-C stops)\n",
+               so.host.c_str(), (*server)->port(), encoder ? ", audio streams" : "",
+               so.api_keys ? ", API keys required" : "");
   std::printf("%d\n", (*server)->port());
   std::fflush(stdout);
   (*server)->wait();
-  std::fprintf(stderr, "gpstream serve: stopping\n");
+  // Draining: new connections get 503, open streams finish what they were sent (a second signal cuts it
+  // short).
+  std::fprintf(stderr, "gpstream serve: draining (up to %g s; a second signal stops at once)\n", drain_s);
+  const bool drained = (*server)->drain(std::chrono::milliseconds(static_cast<int64_t>(drain_s * 1000)));
+  std::fprintf(stderr, "gpstream serve: stopping%s\n", drained ? "" : " (streams still open are ended)");
   (*server)->stop();
   return kExitOk;
 }

@@ -96,6 +96,11 @@ Result<const stream::SegmentCodec*> Engine::codec_for(const std::string& src, co
 Result<ResolvedOptions> Engine::resolve(const StreamOptions& o, bool continuous_default) const {
   ResolvedOptions r;
   r.session = defaults_;
+  // A model is trained for a range of lags (gpstream.json's k_min..k_max); a stream may not ask for another.
+  const stream::ModelMeta& meta = model_.meta;
+  if (o.k && meta.from_file && (*o.k < meta.k_min || *o.k > meta.k_max))
+    return invalid_argument("'k': this model was trained for k from " + std::to_string(meta.k_min) + " to " +
+                            std::to_string(meta.k_max) + ", got " + std::to_string(*o.k));
   if (o.k) r.session.k = *o.k;
   if (o.paradigm) r.session.paradigm = *o.paradigm;
   if (o.phi) r.session.phi = *o.phi;

@@ -97,6 +97,14 @@ std::string Metrics::render() const {
          static_cast<double>(http_errors.load()));
   metric(out, "gpstream_ws_protocol_errors_total", "counter", "Bad WebSocket messages (malformed, binary, too big).",
          static_cast<double>(ws_protocol_errors.load()));
+  metric(out, "gpstream_connections_open", "gauge", "TCP connections being served.",
+         static_cast<double>(connections_open.load()));
+  metric(out, "gpstream_connections_refused_total", "counter",
+         "Connections answered 503 and closed (connection limit reached, or draining).",
+         static_cast<double>(connections_refused.load()));
+  metric(out, "gpstream_accept_pauses_total", "counter",
+         "Pauses of the listener after accept() ran out of descriptors or memory.",
+         static_cast<double>(accept_pauses.load()));
   out += "# HELP gpstream_word_lag_seconds Per target word: emission time minus arrival of the last source word it read.\n"
          "# TYPE gpstream_word_lag_seconds histogram\n";
   out += word_lag.render("gpstream_word_lag_seconds");

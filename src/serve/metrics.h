@@ -47,6 +47,9 @@ struct Metrics {
   std::atomic<int64_t> http_requests{0};
   std::atomic<int64_t> http_errors{0};         // 4xx/5xx replies
   std::atomic<int64_t> ws_protocol_errors{0};  // malformed client messages, binary frames, too big
+  std::atomic<int64_t> connections_open{0};    // TCP connections being served (connection_limit.h)
+  std::atomic<int64_t> connections_refused{0}; // answered 503 (over the limit, or draining)
+  std::atomic<int64_t> accept_pauses{0};       // accept() waits after running out of descriptors
   Histogram word_lag;                          // per target word: emission − arrival of its last source
 
   std::string render() const;

@@ -4,11 +4,14 @@
 // the engine; it never decodes. The protocol is documented in docs/server.md.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "serve/api_keys.h"
 #include "serve/engine.h"
+#include "serve/request_log.h"
 
 namespace gpstream::serve {
 
@@ -24,6 +27,11 @@ struct ServerOptions {
   size_t max_queued_events = 4096;       // per WebSocket: events not yet sent (a client that does not read)
   double idle_timeout_ms = 60000;        // a WebSocket stream (and the SimulEval stream) with no message
   double http_timeout_ms = 30000;        // reading one HTTP request
+  // TCP connections served at once (0: default_max_connections(), below the descriptor limit); past it a
+  // connection gets 503 with Retry-After and is closed (connection_limit.h).
+  int max_connections = 0;
+  // The request log (request_log.h): one JSON line per connection, request and stream; null: none.
+  std::shared_ptr<RequestLog> request_log;
   // Who may connect (access_policy.h): browser origins besides the server's own ("*": any origin), and Host
   // names besides the address a connection arrives on (with the loopback names for a loopback address).
   std::vector<std::string> allow_origins;
@@ -31,6 +39,13 @@ struct ServerOptions {
   // A speech model's encoder (speech/speech_model.h; must outlive the server): WebSocket streams then take
   // audio (binary PCM frames) instead of text. Its llm_hidden must be the model's n_embd, its n_mels 80.
   const audio::SpeechEncoderModel* speech_encoder = nullptr;
+  // API keys (--api-key-file; api_keys.h): when set, every endpoint but GET /health, CORS preflights and
+  // the demo page's files needs one of them (401 otherwise).
+  std::shared_ptr<const ApiKeys> api_keys;
+  // Streams one client (its key, else its address) may hold at once: WebSocket connections and POST
+  // /v1/translate requests in flight (429 past it). Capped at engine.max_sessions; at that cap it adds
+  // nothing and the server's own limit (busy) applies.
+  int max_sessions_per_client = 16;
 };
 
 class Server {
@@ -47,7 +62,17 @@ class Server {
   // the caller runs stop().
   void wait();
   void request_stop();
+  // After stop_on_signals(), the first SIGINT/SIGTERM calls request_stop() and a second one cuts a drain()
+  // short.
   void stop_on_signals();
+  // Graceful shutdown, before stop(): new connections and HTTP requests get 503 "draining"; every open
+  // WebSocket stream's source is ended as if the client had sent "end", its last words are sent, and it is
+  // closed with 1001 (going away); streams that have not started are closed at once. Returns true when every
+  // stream and pending HTTP reply was done within `timeout` (false: stop() ends the rest).
+  bool drain(std::chrono::milliseconds timeout);
+  // TCP connections being served now, and the limit in force.
+  int open_connections() const;
+  int max_connections() const;
 
   const Metrics& metrics() const;
   int open_sessions() const;

@@ -3,6 +3,8 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -21,6 +23,9 @@
 #include <boost/beast/websocket.hpp>
 
 #include "serve/access_policy.h"
+#include "serve/connection_limit.h"
+#include "serve/request_log.h"
+#include "serve/client_quota.h"
 #include "serve/server.h"
 #include "serve/simuleval_agent.h"
 
@@ -38,13 +43,26 @@ struct Server::Impl {
   stream::StreamingModel& model;
   ServerOptions opts;
   AccessPolicy access;
+  std::unique_ptr<ClientQuota> quota;          // per-client stream slots (max_sessions_per_client)
   Metrics metrics;
   Engine engine;                               // destroyed after the io_context (declared before it)
   std::unique_ptr<SimulEvalAgent> simuleval;
+  // Connections (connection_limit.h) and graceful shutdown (Server::drain); declared before the io_context,
+  // whose destruction ends the sessions that use them.
+  int max_connections = 0;                          // opts.max_connections, resolved
+  std::atomic<int> refusals_in_flight{0};           // 503s being written to connections past the limit
+  std::atomic<uint64_t> next_connection_id{1};
+  bool accept_paused = false;                       // accept() waits out descriptor exhaustion (its strand)
+  std::atomic<bool> draining{false};
+  std::atomic<bool> drain_cut_short{false};         // a second signal: drain() returns at once
+  std::atomic<int> pending_replies{0};              // HTTP replies waiting on the engine (translate, /output)
+  std::mutex drain_mu;
+  std::map<uint64_t, std::function<void()>> drain_hooks;  // per live WebSocket connection: begins its drain
   net::io_context ioc;
   net::executor_work_guard<net::io_context::executor_type> work;
   tcp::acceptor acceptor;
   net::steady_timer housekeeping;
+  net::steady_timer accept_pause;                   // the wait before accepting again after EMFILE/ENFILE
   std::unique_ptr<net::signal_set> signals;
   std::vector<std::thread> threads;
   std::mutex stop_mu;
@@ -54,9 +72,36 @@ struct Server::Impl {
 
   void accept();
   void tick();
+  // Serves an accepted connection, or refuses it with 503 (over the limit, or draining).
+  void admit(tcp::socket socket);
+  void refuse(tcp::socket socket, const std::string& client, const char* code, const std::string& message);
+  // A WebSocket connection's drain hook (called on any thread; it posts to the connection): registered for
+  // the connection's life. One registered while draining is called at once.
+  void add_drain_hook(uint64_t connection, std::function<void()> hook);
+  void remove_drain_hook(uint64_t connection);
+  // Writes a line to the request log, if there is one.
+  void log(std::string_view event, const nlohmann::ordered_json& fields) {
+    if (opts.request_log) opts.request_log->write(event, fields);
+  }
+  bool log_text() const { return opts.request_log && opts.request_log->log_text(); }
 };
 
-// Starts a WebSocket stream on an upgraded HTTP connection.
-void start_websocket_session(tcp::socket socket, http::request<http::string_body> request, Server::Impl& server);
+// One accepted TCP connection: its place under the connection limit and its identity in the log. It moves
+// from the HTTP session to the WebSocket stream the connection may become.
+struct Connection {
+  ConnectionSlot slot;
+  uint64_t id = 0;
+  std::string client;  // the peer, "address:port"
+};
+
+// A JSON reply's text ("type" first, as built); invalid UTF-8 replaced.
+inline std::string reply_text(const nlohmann::ordered_json& j) { return json_line(j); }
+// Milliseconds as replies give them: 3 decimals at most, null when not finite.
+nlohmann::ordered_json ms_value(double ms);
+
+// Starts a WebSocket stream on an upgraded HTTP connection; `quota_slot` (the client's, see
+// client_quota.h) and `connection` are held until the connection ends.
+void start_websocket_session(tcp::socket socket, http::request<http::string_body> request,
+                             Server::Impl& server, ClientQuota::Lease quota_slot, Connection connection);
 
 }  // namespace gpstream::serve

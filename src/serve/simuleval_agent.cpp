@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "serve/stream_protocol.h"
+#include "util/json_text.h"
 
 namespace gpstream::serve {
 
@@ -66,8 +67,10 @@ Status SimulEvalAgent::reset() {
 
 Result<SimulEvalTextSegment> parse_simuleval_segment(std::string_view body) {
   using nlohmann::json;
-  json seg = json::parse(body.begin(), body.end(), nullptr, false);
-  if (seg.is_discarded() || !seg.is_object()) return invalid_argument("segment: expected a JSON object");
+  auto parsed = parse_json_bounded(body, "segment", kMaxClientJsonDepth);
+  if (!parsed) return invalid_argument(parsed.error().message());
+  json seg = std::move(*parsed);
+  if (!seg.is_object()) return invalid_argument("segment: expected a JSON object");
   SimulEvalTextSegment out;
   if (seg.contains("finished")) {
     if (!seg["finished"].is_boolean()) return invalid_argument("segment 'finished': expected true or false");

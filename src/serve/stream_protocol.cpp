@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "util/json_text.h"
+
 namespace gpstream::serve {
 namespace {
 
@@ -146,8 +148,9 @@ Result<std::vector<float>> decode_pcm(std::span<const std::byte> bytes, PcmForma
 }
 
 Result<ClientMessage> parse_client_message(std::string_view text) {
-  json msg = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (msg.is_discarded()) return invalid_argument("message is not valid JSON");
+  auto parsed = parse_json_bounded(text, "message", kMaxClientJsonDepth);
+  if (!parsed) return invalid_argument(parsed.error().message());
+  json msg = std::move(*parsed);
   if (!msg.is_object()) return invalid_argument("message must be a JSON object, got " + std::string(type_name(msg)));
   if (!msg.contains("type")) return invalid_argument("message has no 'type'");
   if (!msg["type"].is_string()) return field_error("type", "a string", msg["type"]);

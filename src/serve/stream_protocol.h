@@ -64,6 +64,11 @@ struct EndMessage {};
 
 using ClientMessage = std::variant<StartMessage, SourceMessage, EndMessage>;
 
+// Deepest JSON nesting accepted in a client's message, request body or SimulEval segment: levels of objects
+// and arrays inside the top-level value (parse_json_bounded's count; the protocol's own messages nest 0).
+// Deeper documents are refused, not walked.
+inline constexpr int kMaxClientJsonDepth = 32;
+
 // Parses one text frame. Errors name the field.
 Result<ClientMessage> parse_client_message(std::string_view text);
 // Parses the option fields of a JSON object (the start message or a translate request), skipping

@@ -9,8 +9,10 @@
 
 #include "eval/instance_log.h"
 #include "eval/scores.h"
+#include "serve/error_status.h"
 #include "serve/stream_protocol.h"
 #include "tokenizer/segment_encoder.h"
+#include "util/json_text.h"
 
 namespace gpstream::serve {
 namespace {
@@ -132,7 +134,8 @@ void on_event(const std::shared_ptr<Job>& job, size_t line, const StreamEvent& e
         for (uint64_t id : job->ids) job->engine->close(id);
         auto done = std::move(job->done);
         job->done = nullptr;
-        done(500, error_event(e.error_code, "line " + std::to_string(line + 1) + ": " + e.error_message));
+        done(http_status_for_error(e.error_code),
+             error_event(e.error_code, "line " + std::to_string(line + 1) + ": " + e.error_message));
         return;
       }
       case StreamEventKind::Finished:
@@ -178,8 +181,9 @@ void start_next(const std::shared_ptr<Job>& job) {
 }  // namespace
 
 Result<TranslateRequest> parse_translate_request(std::string_view body, size_t max_lines) {
-  json req = json::parse(body.begin(), body.end(), nullptr, false);
-  if (req.is_discarded()) return invalid_argument("request body is not valid JSON");
+  auto parsed = parse_json_bounded(body, "request body", kMaxClientJsonDepth);
+  if (!parsed) return invalid_argument(parsed.error().message());
+  json req = std::move(*parsed);
   if (!req.is_object()) return invalid_argument("request body must be a JSON object");
   TranslateRequest r;
   GPS_ASSIGN(r.options, parse_stream_options(req, {"text", "reference"}));

@@ -74,11 +74,11 @@ Result<int> open_regular_file(const std::string& path) {
   return fd;
 }
 
-Result<std::string> read_regular_text_file(const std::string& path) {
+Result<std::string> read_regular_text_file(const std::string& path, size_t limit) {
   GPS_ASSIGN(int fd, open_regular_file(path));
   std::string out;
   char buf[1 << 16];
-  for (;;) {
+  while (out.size() <= limit) {
     const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -53,7 +54,10 @@ Result<std::string> read_text_file(const std::string& path);
 // blocking (a FIFO's open would wait for a writer). open_regular_file returns a blocking read-only
 // descriptor the caller closes; MappedFile::open uses it.
 Result<int> open_regular_file(const std::string& path);
-Result<std::string> read_regular_text_file(const std::string& path);
+// The whole file, or — with `limit` — at most limit + 1 bytes of it: enough for the caller to tell that the
+// file is over its limit without reading a huge one.
+Result<std::string> read_regular_text_file(const std::string& path,
+                                           size_t limit = std::numeric_limits<size_t>::max() - 1);
 
 // Writes a file atomically: temporary file in the same folder, fsync, rename.
 Status write_file_atomic(const std::string& path, std::span<const std::byte> bytes);

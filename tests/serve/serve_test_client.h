@@ -47,15 +47,18 @@ using Headers = std::vector<std::pair<http::field, std::string>>;
 
 class WsClient {
  public:
-  // Throws when the server refuses the handshake (websocket_handshake() below shows the refusal).
-  explicit WsClient(int port, int timeout_s = 60, const Headers& headers = {}) : ws_(ioc_) {
+  // Throws when the server refuses the handshake (websocket_handshake() below shows the refusal). `target`
+  // may carry a query (?key=...).
+  explicit WsClient(int port, int timeout_s = 60, const Headers& headers = {},
+                    const std::string& target = "/v1/stream")
+      : ws_(ioc_) {
     tcp::resolver resolver(ioc_);
     net::connect(ws_.next_layer(), resolver.resolve("127.0.0.1", std::to_string(port)));
     set_read_timeout(ws_.next_layer(), timeout_s);
     ws_.set_option(websocket::stream_base::decorator([headers](websocket::request_type& req) {
       for (const auto& [field, value] : headers) req.set(field, value);
     }));
-    ws_.handshake("127.0.0.1", "/v1/stream");
+    ws_.handshake("127.0.0.1", target);
   }
   bool send(const std::string& text) {
     beast::error_code ec;
@@ -174,10 +177,11 @@ inline HttpReply raw_http(int port, const std::string& bytes) {
 
 // A WebSocket upgrade request to /v1/stream, written by hand because Beast's handshake drops the response
 // of a refusal: status 101 when the server upgrades, else its response.
-inline HttpReply websocket_handshake(int port, const Headers& headers) {
+inline HttpReply websocket_handshake(int port, const Headers& headers,
+                                     const std::string& target = "/v1/stream") {
   net::io_context ioc;
   tcp::socket socket = connect_loopback(ioc, port);
-  http::request<http::empty_body> req{http::verb::get, "/v1/stream", 11};
+  http::request<http::empty_body> req{http::verb::get, target, 11};
   req.set(http::field::host, "127.0.0.1");
   req.set(http::field::upgrade, "websocket");
   req.set(http::field::connection, "Upgrade");

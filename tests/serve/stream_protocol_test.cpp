@@ -44,7 +44,16 @@ TEST(StreamProtocol, SourceAndEnd) {
 }
 
 TEST(StreamProtocol, ErrorsNameTheField) {
-  EXPECT_EQ(error_of("{\"type\": \"start\""), "message is not valid JSON");
+  EXPECT_EQ(error_of("{\"type\": \"start\"").rfind("message: invalid JSON: ", 0), 0u);
+  // The message object is level 0; 32 levels may nest inside it, not 33.
+  EXPECT_EQ(error_of(std::string(34, '[').append(34, ']')), "message: JSON nested more than 32 levels deep");
+  EXPECT_EQ(error_of(std::string(33, '[').append(33, ']')), "message must be a JSON object, got an array");
+  std::string deep_k = R"({"type": "start", "k": )";
+  deep_k.append(33, '[').append(33, ']').append("}");
+  EXPECT_EQ(error_of(deep_k), "message: JSON nested more than 32 levels deep");
+  deep_k = R"({"type": "start", "k": )";
+  deep_k.append(32, '[').append(32, ']').append("}");
+  EXPECT_EQ(error_of(deep_k), "'k': expected an integer, got an array");
   EXPECT_EQ(error_of("[1, 2]"), "message must be a JSON object, got an array");
   EXPECT_EQ(error_of("{}"), "message has no 'type'");
   EXPECT_EQ(error_of(R"({"type": 3})"), "'type': expected a string, got a number");
@@ -66,7 +75,8 @@ TEST(StreamProtocol, ErrorsNameTheField) {
   EXPECT_EQ(error_of(R"({"type": "source", "text": null})"), "'text': expected a string, got null");
   EXPECT_EQ(error_of(R"({"type": "source", "text": "a", "more": 1})"), "unknown field 'more'");
   EXPECT_EQ(error_of(R"({"type": "end", "now": true})"), "unknown field 'now'");
-  EXPECT_EQ(error_of("{\"type\": \"source\", \"text\": \"\xC3\"}"), "message is not valid JSON");  // bad UTF-8
+  // Bad UTF-8.
+  EXPECT_EQ(error_of("{\"type\": \"source\", \"text\": \"\xC3\"}").rfind("message: invalid JSON: ", 0), 0u);
 }
 
 TEST(StreamProtocol, JsonHelpers) {
