@@ -5,9 +5,10 @@ RUNTIME_PACKAGES=(g++ cmake make pkg-config libopenblas-openmp-dev nlohmann-json
                   libcli11-dev libboost-dev libsndfile1-dev)
 # espeak-ng: synthetic speech (scripts/make-speech-data, speech tests); sox, libsox-fmt-mp3: audio fixtures;
 # librsvg2-bin: plot render tests; tmux: the live-view terminal tests; qemu-user: the binary's instruction-set
-# check on an emulated older CPU; curl: the installed server test; clang, libclang-rt-14-dev: the libFuzzer build (scripts/fuzz).
-TEST_PACKAGES=(libgtest-dev libbenchmark-dev clang libclang-rt-14-dev jq espeak-ng sox libsox-fmt-mp3 librsvg2-bin
-               tmux qemu-user curl)
+# check on an emulated older CPU; curl: the installed server test; clang, libclang-rt-14-dev: the libFuzzer
+# build (scripts/fuzz); clang-format: the format check of every tracked C++ file.
+TEST_PACKAGES=(libgtest-dev libbenchmark-dev clang libclang-rt-14-dev clang-format jq espeak-ng sox libsox-fmt-mp3
+               librsvg2-bin tmux qemu-user curl)
 
 # install_packages NAME...: apt-get installs those not installed yet (as root, or through sudo).
 install_packages() {

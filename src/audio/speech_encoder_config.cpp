@@ -1,9 +1,41 @@
 // SpeechEncoderConfig: validation, parameter count and the JSON form stored in safetensors metadata.
 #include "audio/speech_encoder_config.h"
 
+#include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "util/json_reader.h"
+
 namespace gpstream::audio {
+namespace {
+
+// The integer fields with their bounds (a config read from a file is untrusted): one table for reading
+// and validate().
+struct IntField {
+  const char* name;
+  int64_t SpeechEncoderConfig::*field;
+  int64_t lo, hi;
+};
+constexpr IntField kIntFields[] = {
+    {"n_mels", &SpeechEncoderConfig::n_mels, 1, 1024},
+    {"conv_kernel", &SpeechEncoderConfig::conv_kernel, 2, 31},
+    {"conv_channels", &SpeechEncoderConfig::conv_channels, 1, 8192},
+    {"d_model", &SpeechEncoderConfig::d_model, 2, 8192},
+    {"n_layer", &SpeechEncoderConfig::n_layer, 0, 128},
+    {"n_head", &SpeechEncoderConfig::n_head, 1, 256},
+    {"n_ff", &SpeechEncoderConfig::n_ff, 1, 65536},
+    {"conv_module_kernel", &SpeechEncoderConfig::conv_module_kernel, 0, 63},
+    {"chunk_frames", &SpeechEncoderConfig::chunk_frames, 1, 4096},
+    {"left_chunks", &SpeechEncoderConfig::left_chunks, 0, 1 << 20},
+    {"stack", &SpeechEncoderConfig::stack, 1, 64},
+    {"proj_hidden", &SpeechEncoderConfig::proj_hidden, 1, 65536},
+    {"llm_hidden", &SpeechEncoderConfig::llm_hidden, 1, 65536},
+};
+// Float fields are read within these bounds; validate() checks the tighter ones.
+constexpr const char* kFloatFields[] = {"mel_shift", "mel_scale", "norm_eps", "rope_theta"};
+constexpr double kFloatBound = 1e30;
+
+}  // namespace
 
 int64_t SpeechEncoderConfig::output_rows(int64_t n_mel_frames) const {
   if (n_mel_frames <= 0) return 0;
@@ -21,25 +53,12 @@ int64_t SpeechEncoderConfig::parameter_count() const {
 }
 
 Status SpeechEncoderConfig::validate() const {
-  auto in_range = [](const char* name, int64_t v, int64_t lo, int64_t hi) -> Status {
-    if (v < lo || v > hi)
-      return invalid_argument(std::string("speech encoder config: ") + name + " = " + std::to_string(v) +
-                              " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-    return {};
-  };
-  GPS_TRY(in_range("n_mels", n_mels, 1, 1024));
-  GPS_TRY(in_range("conv_kernel", conv_kernel, 2, 31));
-  GPS_TRY(in_range("conv_channels", conv_channels, 1, 8192));
-  GPS_TRY(in_range("d_model", d_model, 2, 8192));
-  GPS_TRY(in_range("n_layer", n_layer, 0, 128));
-  GPS_TRY(in_range("n_head", n_head, 1, 256));
-  GPS_TRY(in_range("n_ff", n_ff, 1, 65536));
-  GPS_TRY(in_range("conv_module_kernel", conv_module_kernel, 0, 63));
-  GPS_TRY(in_range("chunk_frames", chunk_frames, 1, 4096));
-  GPS_TRY(in_range("left_chunks", left_chunks, 0, 1 << 20));
-  GPS_TRY(in_range("stack", stack, 1, 64));
-  GPS_TRY(in_range("proj_hidden", proj_hidden, 1, 65536));
-  GPS_TRY(in_range("llm_hidden", llm_hidden, 1, 65536));
+  for (const IntField& f : kIntFields) {
+    const int64_t v = this->*f.field;
+    if (v < f.lo || v > f.hi)
+      return invalid_argument(std::string("speech encoder config: ") + f.name + " = " + std::to_string(v) +
+                              " is outside [" + std::to_string(f.lo) + ", " + std::to_string(f.hi) + "]");
+  }
   if (d_model % n_head != 0 || head_dim() % 2 != 0)
     return invalid_argument("speech encoder config: d_model " + std::to_string(d_model) +
                             " must be n_head × an even head_dim (n_head = " + std::to_string(n_head) + ")");
@@ -81,48 +100,30 @@ std::string SpeechEncoderConfig::to_json() const {
   return j.dump();
 }
 
-Result<SpeechEncoderConfig> SpeechEncoderConfig::from_json(const std::string& text) {
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return format_error("speech encoder config: not a JSON object");
+Status SpeechEncoderConfig::read_fields(JsonReader& r, bool all_required) {
+  for (const IntField& f : kIntFields) {
+    // Optional even in a full config: encoders saved before the convolution module existed have none.
+    const bool optional = !all_required || f.field == &SpeechEncoderConfig::conv_module_kernel;
+    if (optional) GPS_TRY(r.optional(f.name, this->*f.field, f.lo, f.hi));
+    else GPS_TRY(r.required(f.name, this->*f.field, f.lo, f.hi));
+  }
+  float* const floats[] = {&mel_shift, &mel_scale, &norm_eps, &rope_theta};
+  for (size_t i = 0; i < std::size(kFloatFields); ++i) {
+    if (all_required) GPS_TRY(r.required(kFloatFields[i], *floats[i], -kFloatBound, kFloatBound));
+    else GPS_TRY(r.optional(kFloatFields[i], *floats[i], -kFloatBound, kFloatBound));
+  }
+  return {};
+}
+
+Result<SpeechEncoderConfig> SpeechEncoderConfig::from_json(const std::string& text,
+                                                           const std::string& where) {
+  // A flat object: one level.
+  GPS_ASSIGN(nlohmann::json j, parse_json_object(text, where, 1));
+  GPS_ASSIGN(JsonReader r, JsonReader::open(j, where, "", UnknownKeys::Refuse));
   SpeechEncoderConfig c;
-  auto get_int = [&](const char* name, int64_t& out) -> Status {
-    const auto it = j.find(name);
-    if (it == j.end()) return format_error(std::string("speech encoder config: missing \"") + name + "\"");
-    if (!it->is_number_integer())
-      return format_error(std::string("speech encoder config: \"") + name + "\" is not an integer");
-    out = it->get<int64_t>();
-    return {};
-  };
-  auto get_float = [&](const char* name, float& out) -> Status {
-    const auto it = j.find(name);
-    if (it == j.end()) return format_error(std::string("speech encoder config: missing \"") + name + "\"");
-    if (!it->is_number())
-      return format_error(std::string("speech encoder config: \"") + name + "\" is not a number");
-    const double v = it->get<double>();
-    if (!(v >= -1e30 && v <= 1e30))
-      return format_error(std::string("speech encoder config: \"") + name + "\" is out of range");
-    out = static_cast<float>(v);
-    return {};
-  };
-  GPS_TRY(get_int("n_mels", c.n_mels));
-  GPS_TRY(get_float("mel_shift", c.mel_shift));
-  GPS_TRY(get_float("mel_scale", c.mel_scale));
-  GPS_TRY(get_int("conv_kernel", c.conv_kernel));
-  GPS_TRY(get_int("conv_channels", c.conv_channels));
-  GPS_TRY(get_int("d_model", c.d_model));
-  GPS_TRY(get_int("n_layer", c.n_layer));
-  GPS_TRY(get_int("n_head", c.n_head));
-  GPS_TRY(get_int("n_ff", c.n_ff));
-  // Optional: encoders saved before the convolution module existed have none.
-  if (j.contains("conv_module_kernel")) GPS_TRY(get_int("conv_module_kernel", c.conv_module_kernel));
-  GPS_TRY(get_int("chunk_frames", c.chunk_frames));
-  GPS_TRY(get_int("left_chunks", c.left_chunks));
-  GPS_TRY(get_int("stack", c.stack));
-  GPS_TRY(get_int("proj_hidden", c.proj_hidden));
-  GPS_TRY(get_int("llm_hidden", c.llm_hidden));
-  GPS_TRY(get_float("norm_eps", c.norm_eps));
-  GPS_TRY(get_float("rope_theta", c.rope_theta));
-  GPS_TRY(c.validate());
+  GPS_TRY(c.read_fields(r, /*all_required=*/true));
+  GPS_TRY(r.finish());
+  GPS_TRY(c.validate());  // its errors name the speech encoder config
   return c;
 }
 

@@ -9,6 +9,10 @@
 
 #include "util/error.h"
 
+namespace gpstream {
+class JsonReader;  // util/json_reader.h
+}  // namespace gpstream
+
 namespace gpstream::audio {
 
 struct SpeechEncoderConfig {
@@ -52,7 +56,12 @@ struct SpeechEncoderConfig {
   // head_dim even, chunk_frames % stack == 0.
   Status validate() const;
   std::string to_json() const;
-  static Result<SpeechEncoderConfig> from_json(const std::string& text);
+  // The form to_json() writes (gpstream's own: unknown keys are refused), validated; errors name `where`.
+  static Result<SpeechEncoderConfig> from_json(const std::string& text,
+                                               const std::string& where = "speech encoder config");
+  // Replaces the fields `r` holds, range-checked each (`all_required`: every field but conv_module_kernel
+  // must be there). Does not call r.finish() or validate().
+  Status read_fields(JsonReader& r, bool all_required);
 };
 
 }  // namespace gpstream::audio

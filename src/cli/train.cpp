@@ -1,4 +1,4 @@
-// `gpstream train CONFIG.json [--resume DIR] [--export-only]`: trains or fine-tunes a model
+// `gpstream train CONFIG.json [--resume DIR] [--max-minutes M] [--export-only]`: trains or fine-tunes a model
 // (docs/training.md). On a terminal a live progress line (step, loss, tokens/s, learning rate, ETA);
 // otherwise one plain line every log_every steps. Metrics go to OUTPUT/metrics.jsonl, the loss curve to
 // OUTPUT/loss.svg, the model to OUTPUT/model (and OUTPUT/adapter for LoRA).
@@ -21,11 +21,15 @@ int run_train(int argc, char** argv) {
   CLI::App app{"Train or fine-tune a model from a JSON config (see docs/training.md)", "gpstream train"};
   std::string config_path, resume;
   int threads = 0;
+  double max_minutes = -1;
   bool export_only = false;
   app.add_option("config", config_path, "training config (JSON)")->required();
   app.add_option("--resume", resume,
                  "continue from a run folder (its newest checkpoint) or a checkpoint file");
   app.add_option("-t,--threads", threads, "threads (overrides the config)")->check(CLI::Range(1, 1024));
+  app.add_option("--max-minutes", max_minutes,
+                 "stop once the run's training time, resumes included, reaches this (overrides the config)")
+      ->check(CLI::Range(0.0, 1e7));
   app.add_flag("--export-only", export_only,
                "train no step: export the --resume checkpoint (e.g. an averaged one) with this config");
   if (auto rc = parse_args(app, argc, argv)) return *rc;
@@ -35,6 +39,7 @@ int run_train(int argc, char** argv) {
   auto cfg = train::parse_train_config(*text, config_path);
   if (!cfg) return fail("train", cfg.error());
   if (threads > 0) cfg->threads = threads;
+  if (max_minutes >= 0) cfg->max_minutes = max_minutes;
 
   ProgressLine progress;
   train::TrainRunOptions opt;

@@ -8,6 +8,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "util/json_reader.h"
 #include "util/mapped_file.h"
 
 namespace gpstream::io {
@@ -138,27 +139,26 @@ Result<TensorMap> read_safetensors_dir(const std::string& dir, Residency residen
   fs::path index = base / "model.safetensors.index.json";
   if (fs::exists(index, ec)) {
     GPS_ASSIGN(std::string text, read_regular_text_file(index.string()));
-    json j;
-    try {
-      j = json::parse(text);
-    } catch (const json::exception& e) {
-      return format_error(index.string() + ": invalid JSON: " + e.what());
-    }
-    if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
-      return format_error(index.string() + ": missing weight_map object");
+    // A Hugging Face file ({"metadata": ..., "weight_map": {tensor: shard}}) nesting 2 levels; other keys
+    // are skipped.
+    constexpr int kMaxIndexJsonDepth = 8;
+    GPS_ASSIGN(json j, parse_json_object(text, index.string(), kMaxIndexJsonDepth));
+    GPS_ASSIGN(JsonReader top, JsonReader::open(j, index.string(), "", UnknownKeys::Ignore));
+    GPS_ASSIGN(JsonReader weight_map, top.required_object("weight_map"));
+    std::vector<std::pair<std::string, std::string>> tensor_shards;  // (tensor, shard)
     std::vector<std::string> shards;
-    for (auto it = j["weight_map"].begin(); it != j["weight_map"].end(); ++it) {
-      if (!it.value().is_string()) return format_error(index.string() + ": weight_map." + it.key() + " is not a string");
-      std::string shard = it.value().get<std::string>();
+    for (auto it = weight_map.json().begin(); it != weight_map.json().end(); ++it) {
+      std::string shard;
+      GPS_TRY(weight_map.required(it.key(), shard));
       if (shard.find('/') != std::string::npos || shard.find("..") != std::string::npos)
         return format_error(index.string() + ": shard name '" + shard + "' must be a plain file name");
       if (std::find(shards.begin(), shards.end(), shard) == shards.end()) shards.push_back(shard);
+      tensor_shards.emplace_back(it.key(), shard);
     }
     for (const auto& shard : shards) GPS_TRY(read_safetensors((base / shard).string(), map, residency));
-    for (auto it = j["weight_map"].begin(); it != j["weight_map"].end(); ++it) {
-      if (!map.find(it.key()))
-        return format_error(index.string() + ": tensor " + it.key() + " is not in shard " +
-                            it.value().get<std::string>());
+    for (const auto& [tensor, shard] : tensor_shards) {
+      if (!map.find(tensor))
+        return format_error(index.string() + ": tensor " + tensor + " is not in shard " + shard);
     }
     return map;
   }

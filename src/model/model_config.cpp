@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/half.h"
-#include "util/json_text.h"
+#include "util/json_reader.h"
 #include "util/mapped_file.h"
 #include "util/memory_budget.h"
 
@@ -15,49 +15,28 @@ namespace {
 
 using json = nlohmann::json;
 
-struct Reader {
-  const json& j;
-  std::string where;
+// Sizes and counts in config.json: integers in [0, 2^30] (validate() then wants most of them positive).
+constexpr int kMaxSize = 1 << 30;
+// Real-valued fields: finite floats (validate() checks their signs).
+constexpr double kMaxReal = 3.0e38;
+// Longest longrope factor list read (rope_dim / 2 entries are needed).
+constexpr size_t kMaxRopeFactors = 1 << 16;
 
-  Result<int> get_int(const char* key, std::optional<int> fallback = std::nullopt) const {
-    if (!j.contains(key) || j[key].is_null()) {
-      if (fallback) return *fallback;
-      return format_error(where + ": missing field '" + key + "'");
-    }
-    const json& v = j[key];
-    if (!v.is_number_integer()) return format_error(where + ": field '" + key + "' must be an integer");
-    int64_t x = v.get<int64_t>();
-    if (x < 0 || x > (int64_t{1} << 30)) return format_error(where + ": field '" + key + "' out of range: " + v.dump());
-    return static_cast<int>(x);
+// A list of exactly n positive numbers (longrope factors).
+Status read_factors(JsonReader& r, const char* key, size_t n, std::vector<float>& out) {
+  GPS_ASSIGN(JsonValue list, r.require(key));
+  GPS_ASSIGN(std::vector<JsonValue> items, list.elements(kMaxRopeFactors));
+  if (items.size() != n)
+    return list.error("has " + std::to_string(items.size()) + " entries, expected " + std::to_string(n) +
+                      " (rope_dim / 2)");
+  out.clear();
+  for (const JsonValue& v : items) {
+    GPS_ASSIGN(float f, v.real<float>(-kMaxReal, kMaxReal));
+    if (!(f > 0)) return v.error("must be positive");
+    out.push_back(f);
   }
-  Result<float> get_float(const char* key, std::optional<float> fallback = std::nullopt) const {
-    if (!j.contains(key) || j[key].is_null()) {
-      if (fallback) return *fallback;
-      return format_error(where + ": missing field '" + key + "'");
-    }
-    const json& v = j[key];
-    if (!v.is_number()) return format_error(where + ": field '" + key + "' must be a number");
-    return v.get<float>();
-  }
-  // A list of numbers of exactly n entries.
-  Result<std::vector<float>> get_floats(const char* key, size_t n) const {
-    if (!j.contains(key) || !j[key].is_array()) return format_error(where + ": missing list '" + key + "'");
-    if (j[key].size() != n)
-      return format_error(where + ": list '" + key + "' has " + std::to_string(j[key].size()) + " entries, expected " +
-                          std::to_string(n));
-    std::vector<float> v;
-    for (const json& x : j[key]) {
-      if (!x.is_number()) return format_error(where + ": list '" + key + "' must hold numbers");
-      v.push_back(x.get<float>());
-    }
-    return v;
-  }
-  Result<bool> get_bool(const char* key, bool fallback) const {
-    if (!j.contains(key) || j[key].is_null()) return fallback;
-    if (!j[key].is_boolean()) return format_error(where + ": field '" + key + "' must be true or false");
-    return j[key].get<bool>();
-  }
-};
+  return {};
+}
 
 }  // namespace
 
@@ -168,72 +147,82 @@ float gemma_embed_scale(int hidden, const std::string& dtype) {
   return s;
 }
 
-Status parse_gemma2(const Reader& r, ModelConfig& c) {
-  const json& j = r.j;
+Status parse_gemma2(JsonReader& r, ModelConfig& c) {
+  // transformers' Gemma2Config takes hidden_activation, then hidden_act; other types are skipped.
   std::string act = "gelu_pytorch_tanh";
   for (const char* key : {"hidden_activation", "hidden_act"})
-    if (j.contains(key) && j[key].is_string()) {
-      act = j[key].get<std::string>();
+    if (auto v = r.find(key); v && v->json().is_string()) {
+      act = v->json().get<std::string>();
       break;
     }
   if (act != "gelu_pytorch_tanh" && act != "gelu_tanh")
-    return unsupported(r.where + ": field 'hidden_activation' \"" + act +
+    return unsupported(r.file() + ": field 'hidden_activation' \"" + act +
                        "\" is not supported (supported: gelu_pytorch_tanh)");
   c.hidden_act = HiddenAct::GeluTanh;
   c.embed_scale = gemma_embed_scale(c.n_embd, c.torch_dtype);
   c.norm_weight_offset = 1.0f;
   c.sandwich_norms = true;
-  GPS_ASSIGN(c.query_pre_attn_scalar, r.get_float("query_pre_attn_scalar", static_cast<float>(c.head_dim)));
-  GPS_ASSIGN(c.attn_softcap, r.get_float("attn_logit_softcapping", 0.0f));
-  GPS_ASSIGN(c.final_softcap, r.get_float("final_logit_softcapping", 0.0f));
-  GPS_ASSIGN(c.sliding_window, r.get_int("sliding_window", 0));
+  c.query_pre_attn_scalar = static_cast<float>(c.head_dim);
+  GPS_TRY(r.optional("query_pre_attn_scalar", c.query_pre_attn_scalar, -kMaxReal, kMaxReal));
+  GPS_TRY(r.optional("attn_logit_softcapping", c.attn_softcap, -kMaxReal, kMaxReal));
+  GPS_TRY(r.optional("final_logit_softcapping", c.final_softcap, -kMaxReal, kMaxReal));
+  GPS_TRY(r.optional("sliding_window", c.sliding_window, 0, kMaxSize));
   c.sliding_window_every = 2;  // HF Gemma2Attention: layers with an even index slide
-  GPS_ASSIGN(bool bias, r.get_bool("attention_bias", false));
-  if (bias) return unsupported(r.where + ": field 'attention_bias': Gemma 2 attention biases are not supported");
+  bool bias = false;
+  GPS_TRY(r.optional("attention_bias", bias));
+  if (bias)
+    return unsupported(r.file() + ": field 'attention_bias': Gemma 2 attention biases are not supported");
   return {};
 }
 
-Status parse_phi3(const Reader& r, ModelConfig& c) {
-  const json& j = r.j;
-  if (j.contains("hidden_act") && !j["hidden_act"].is_null() && j["hidden_act"] != "silu")
-    return unsupported(r.where + ": field 'hidden_act' " + j["hidden_act"].dump() + " is not supported (supported: silu)");
-  GPS_ASSIGN(c.partial_rotary_factor, r.get_float("partial_rotary_factor", 1.0f));
+// hidden_act other than silu changes the computation: refused, never ignored.
+Status require_silu(JsonReader& r) {
+  auto act = r.find("hidden_act");
+  if (act && act->json() != "silu") {
+    const std::string shown = act->json().is_primitive() ? act->json().dump() : act->json().type_name();
+    return unsupported(r.file() + ": field 'hidden_act' " + shown + " is not supported (supported: silu)");
+  }
+  return {};
+}
+
+Status parse_phi3(JsonReader& r, ModelConfig& c) {
+  GPS_TRY(require_silu(r));
+  GPS_TRY(r.optional("partial_rotary_factor", c.partial_rotary_factor, -kMaxReal, kMaxReal));
   if (!(c.partial_rotary_factor > 0 && c.partial_rotary_factor <= 1))
-    return format_error(r.where + ": field 'partial_rotary_factor' must be in (0, 1]");
-  GPS_ASSIGN(c.sliding_window, r.get_int("sliding_window", 0));
-  GPS_ASSIGN(bool bias, r.get_bool("attention_bias", false));
-  if (bias) return unsupported(r.where + ": field 'attention_bias': Phi-3 attention biases are not supported");
+    return r.error("partial_rotary_factor", "must be in (0, 1]");
+  GPS_TRY(r.optional("sliding_window", c.sliding_window, 0, kMaxSize));
+  bool bias = false;
+  GPS_TRY(r.optional("attention_bias", bias));
+  if (bias)
+    return unsupported(r.file() + ": field 'attention_bias': Phi-3 attention biases are not supported");
   return {};
 }
 
 // longrope (HF _compute_longrope_parameters): when the config has a top-level
 // original_max_position_embeddings, factor = max_position_embeddings / it; attention_factor defaults to
 // sqrt(1 + ln(factor) / ln(original)) for factor > 1, else 1.
-Status parse_longrope(const Reader& r, const Reader& rr, ModelConfig& c) {
+Status parse_longrope(JsonReader& r, JsonReader& rr, ModelConfig& c) {
   RopeScaling& s = c.rope_scaling;
   s.type = RopeScalingType::LongRope;
   const size_t half = static_cast<size_t>(c.rope_dim() / 2);
-  GPS_ASSIGN(s.short_factor, rr.get_floats("short_factor", half));
-  GPS_ASSIGN(s.long_factor, rr.get_floats("long_factor", half));
-  for (float f : s.short_factor)
-    if (!(f > 0)) return format_error(rr.where + ": short_factor entries must be positive");
-  for (float f : s.long_factor)
-    if (!(f > 0)) return format_error(rr.where + ": long_factor entries must be positive");
+  GPS_TRY(read_factors(rr, "short_factor", half, s.short_factor));
+  GPS_TRY(read_factors(rr, "long_factor", half, s.long_factor));
   double factor = 1.0;
-  if (r.j.contains("original_max_position_embeddings") && !r.j["original_max_position_embeddings"].is_null()) {
-    GPS_ASSIGN(s.original_max_position_embeddings, r.get_int("original_max_position_embeddings"));
+  if (r.has("original_max_position_embeddings")) {
+    GPS_TRY(r.required("original_max_position_embeddings", s.original_max_position_embeddings, 0, kMaxSize));
     if (s.original_max_position_embeddings <= 0)
-      return format_error(r.where + ": original_max_position_embeddings must be positive");
+      return r.error("original_max_position_embeddings", "must be positive");
     factor = static_cast<double>(c.max_position_embeddings) / s.original_max_position_embeddings;
   } else {
-    GPS_ASSIGN(s.original_max_position_embeddings,
-               rr.get_int("original_max_position_embeddings", c.max_position_embeddings));
-    GPS_ASSIGN(float f, rr.get_float("factor", 1.0f));
+    s.original_max_position_embeddings = c.max_position_embeddings;
+    GPS_TRY(rr.optional("original_max_position_embeddings", s.original_max_position_embeddings, 0, kMaxSize));
+    float f = 1.0f;
+    GPS_TRY(rr.optional("factor", f, -kMaxReal, kMaxReal));
     factor = f;
   }
   s.factor = static_cast<float>(factor);
-  if (rr.j.contains("attention_factor") && !rr.j["attention_factor"].is_null()) {
-    GPS_ASSIGN(s.attention_factor, rr.get_float("attention_factor"));
+  if (rr.has("attention_factor")) {
+    GPS_TRY(rr.required("attention_factor", s.attention_factor, -kMaxReal, kMaxReal));
   } else {
     s.attention_factor =
         factor <= 1.0 ? 1.0f
@@ -241,7 +230,7 @@ Status parse_longrope(const Reader& r, const Reader& rr, ModelConfig& c) {
                                                                std::log(static_cast<double>(
                                                                    s.original_max_position_embeddings))));
   }
-  if (!(s.attention_factor > 0)) return format_error(rr.where + ": attention_factor must be positive");
+  if (!(s.attention_factor > 0)) return rr.error("attention_factor", "must be positive");
   return {};
 }
 
@@ -249,14 +238,18 @@ Status parse_longrope(const Reader& r, const Reader& rr, ModelConfig& c) {
 
 Result<ModelConfig> config_from_hf_json(const std::string& text, const std::string& where) {
   // Values are dumped into messages (recursively): deeper documents are refused while parsing.
-  GPS_ASSIGN(json j, parse_json_bounded(text, where, kMaxConfigJsonDepth));
-  if (!j.is_object()) return format_error(where + ": not a JSON object");
-  Reader r{j, where};
+  GPS_ASSIGN(json j, parse_json_object(text, where, kMaxConfigJsonDepth));
+  // A Hugging Face file: keys gpstream does not read are skipped, as transformers does.
+  GPS_ASSIGN(JsonReader r, JsonReader::open(j, where, "", UnknownKeys::Ignore));
   ModelConfig c;
-  if (!j.contains("architectures") || !j["architectures"].is_array() || j["architectures"].empty() ||
-      !j["architectures"][0].is_string())
-    return format_error(where + ": missing field 'architectures' (a list with the model class name)");
-  c.architecture = j["architectures"][0].get<std::string>();
+  {
+    const Error no_architecture =
+        format_error(where + ": missing field 'architectures' (a list with the model class name)");
+    auto arch = r.find("architectures");
+    if (!arch || !arch->json().is_array() || arch->json().empty() || !arch->json()[0].is_string())
+      return no_architecture;
+    c.architecture = arch->json()[0].get<std::string>();
+  }
   if (c.architecture == "LlamaForCausalLM") {
     c.model_type = "llama";
   } else if (c.architecture == "Qwen2ForCausalLM") {
@@ -272,24 +265,33 @@ Result<ModelConfig> config_from_hf_json(const std::string& text, const std::stri
                        "' is not supported (supported: LlamaForCausalLM, Qwen2ForCausalLM, Gemma2ForCausalLM, "
                        "Phi3ForCausalLM)");
   }
-  GPS_ASSIGN(c.n_vocab, r.get_int("vocab_size"));
-  GPS_ASSIGN(c.n_embd, r.get_int("hidden_size"));
-  GPS_ASSIGN(c.n_ff, r.get_int("intermediate_size"));
-  GPS_ASSIGN(c.n_layer, r.get_int("num_hidden_layers"));
-  GPS_ASSIGN(c.n_head, r.get_int("num_attention_heads"));
-  GPS_ASSIGN(c.n_head_kv, r.get_int("num_key_value_heads", c.n_head));
-  if (c.n_head <= 0) return format_error(where + ": num_attention_heads must be positive");
-  GPS_ASSIGN(c.head_dim, r.get_int("head_dim", c.n_embd / c.n_head));
-  GPS_ASSIGN(c.norm_eps, r.get_float("rms_norm_eps", 1e-6f));
-  GPS_ASSIGN(c.rope_theta, r.get_float("rope_theta", 10000.0f));
-  GPS_ASSIGN(c.max_position_embeddings, r.get_int("max_position_embeddings", 4096));
+  GPS_TRY(r.required("vocab_size", c.n_vocab, 0, kMaxSize));
+  GPS_TRY(r.required("hidden_size", c.n_embd, 0, kMaxSize));
+  GPS_TRY(r.required("intermediate_size", c.n_ff, 0, kMaxSize));
+  GPS_TRY(r.required("num_hidden_layers", c.n_layer, 0, kMaxSize));
+  GPS_TRY(r.required("num_attention_heads", c.n_head, 0, kMaxSize));
+  c.n_head_kv = c.n_head;
+  GPS_TRY(r.optional("num_key_value_heads", c.n_head_kv, 0, kMaxSize));
+  if (c.n_head <= 0) return r.error("num_attention_heads", "must be positive");
+  c.head_dim = c.n_embd / c.n_head;
+  GPS_TRY(r.optional("head_dim", c.head_dim, 0, kMaxSize));
+  c.norm_eps = 1e-6f;
+  GPS_TRY(r.optional("rms_norm_eps", c.norm_eps, -kMaxReal, kMaxReal));
+  c.rope_theta = 10000.0f;
+  GPS_TRY(r.optional("rope_theta", c.rope_theta, -kMaxReal, kMaxReal));
+  c.max_position_embeddings = 4096;
+  GPS_TRY(r.optional("max_position_embeddings", c.max_position_embeddings, 0, kMaxSize));
   // Gemma 2 ties its embeddings unless told otherwise (transformers' Gemma2Config default).
-  GPS_ASSIGN(c.tie_word_embeddings, r.get_bool("tie_word_embeddings", c.model_type == "gemma2"));
-  if (j.contains("torch_dtype") && j["torch_dtype"].is_string()) c.torch_dtype = j["torch_dtype"].get<std::string>();
+  c.tie_word_embeddings = c.model_type == "gemma2";
+  GPS_TRY(r.optional("tie_word_embeddings", c.tie_word_embeddings));
+  if (auto dtype = r.find("torch_dtype"); dtype && dtype->json().is_string())
+    c.torch_dtype = dtype->json().get<std::string>();
   if (c.model_type == "llama") {
-    GPS_ASSIGN(bool attention_bias, r.get_bool("attention_bias", false));
+    bool attention_bias = false;
+    GPS_TRY(r.optional("attention_bias", attention_bias));
     c.qkv_bias = c.o_bias = attention_bias;
-    GPS_ASSIGN(c.mlp_bias, r.get_bool("mlp_bias", false));
+    c.mlp_bias = false;
+    GPS_TRY(r.optional("mlp_bias", c.mlp_bias));
     // The weights and the forward have no MLP biases: running without them would be silently wrong.
     if (c.mlp_bias) return unsupported(where + ": field 'mlp_bias': MLP biases are not supported");
   }
@@ -299,59 +301,60 @@ Result<ModelConfig> config_from_hf_json(const std::string& text, const std::stri
     GPS_TRY(parse_phi3(r, c));
   } else {
     // Fields that change the computation but are not implemented are refused, never ignored.
-    if (j.contains("hidden_act") && !j["hidden_act"].is_null() && j["hidden_act"] != "silu")
-      return unsupported(where + ": field 'hidden_act' " + j["hidden_act"].dump() +
-                         " is not supported (supported: silu)");
-    GPS_ASSIGN(bool sliding, r.get_bool("use_sliding_window", false));
-    if (sliding) return unsupported(where + ": field 'use_sliding_window': sliding-window attention is not supported");
+    GPS_TRY(require_silu(r));
+    bool sliding = false;
+    GPS_TRY(r.optional("use_sliding_window", sliding));
+    if (sliding)
+      return unsupported(where + ": field 'use_sliding_window': sliding-window attention is not supported");
   }
   // A token id names a row of the model: in [0, vocab_size), checked before narrowing to int.
-  auto token_id = [&](const char* key, const json& v) -> Result<int> {
-    const bool in_range = v.is_number_unsigned() ? v.get<uint64_t>() < static_cast<uint64_t>(c.n_vocab)
-                                                 : v.get<int64_t>() >= 0 && v.get<int64_t>() < c.n_vocab;
+  auto token_id = [&](const JsonValue& v) -> Result<int> {
+    const json& x = v.json();
+    const bool in_range = x.is_number_unsigned() ? x.get<uint64_t>() < static_cast<uint64_t>(c.n_vocab)
+                                                 : x.get<int64_t>() >= 0 && x.get<int64_t>() < c.n_vocab;
     if (!in_range)
-      return format_error(where + ": field '" + key + "' " + v.dump() + " is not a token id below " +
-                          "vocab_size (" + std::to_string(c.n_vocab) + ")");
-    return static_cast<int>(v.get<int64_t>());
+      return v.error(x.dump() + " is not a token id below vocab_size (" + std::to_string(c.n_vocab) + ")");
+    return static_cast<int>(x.get<int64_t>());
   };
-  if (j.contains("bos_token_id") && j["bos_token_id"].is_number_integer()) {
-    GPS_ASSIGN(c.bos_token_id, token_id("bos_token_id", j["bos_token_id"]));
+  // bos_token_id of another type (transformers never reads it as a list) is skipped, as it always was.
+  if (auto bos = r.find("bos_token_id"); bos && bos->json().is_number_integer()) {
+    GPS_ASSIGN(c.bos_token_id, token_id(*bos));
   }
-  if (j.contains("eos_token_id")) {
-    const json& e = j["eos_token_id"];
-    if (e.is_number_integer()) {
-      GPS_ASSIGN(int id, token_id("eos_token_id", e));
+  if (auto eos = r.find("eos_token_id")) {
+    if (eos->json().is_number_integer()) {
+      GPS_ASSIGN(int id, token_id(*eos));
       c.eos_token_ids.push_back(id);
-    } else if (e.is_array()) {
-      for (const json& x : e) {
-        if (!x.is_number_integer()) return format_error(where + ": field 'eos_token_id' must hold integers");
-        GPS_ASSIGN(int id, token_id("eos_token_id", x));
+    } else if (eos->json().is_array()) {
+      // At most one end token per vocabulary row.
+      GPS_ASSIGN(std::vector<JsonValue> ids, eos->elements(static_cast<size_t>(c.n_vocab)));
+      for (const JsonValue& x : ids) {
+        if (!x.json().is_number_integer()) return x.error("must be an integer token id");
+        GPS_ASSIGN(int id, token_id(x));
         c.eos_token_ids.push_back(id);
       }
-    } else if (!e.is_null()) {
-      return format_error(where + ": field 'eos_token_id' must be an integer or a list");
+    } else {
+      return eos->error(std::string("must be an integer or a list, got ") + eos->json().type_name());
     }
   }
-  if (j.contains("rope_scaling") && !j["rope_scaling"].is_null()) {
-    const json& rs = j["rope_scaling"];
-    if (!rs.is_object()) return format_error(where + ": field 'rope_scaling' must be an object or null");
+  GPS_ASSIGN(std::optional<JsonReader> rope_scaling, r.optional_object("rope_scaling"));
+  if (rope_scaling) {
+    JsonReader& rr = *rope_scaling;
     std::string type;
-    if (rs.contains("rope_type") && rs["rope_type"].is_string()) type = rs["rope_type"].get<std::string>();
-    else if (rs.contains("type") && rs["type"].is_string()) type = rs["type"].get<std::string>();
-    Reader rr{rs, where + ": rope_scaling"};
+    if (auto t = rr.find("rope_type"); t && t->json().is_string()) type = t->json().get<std::string>();
+    else if (auto t2 = rr.find("type"); t2 && t2->json().is_string()) type = t2->json().get<std::string>();
     if (type == "llama3") {
-      c.rope_scaling.type = RopeScalingType::Llama3;
-      GPS_ASSIGN(c.rope_scaling.factor, rr.get_float("factor"));
-      GPS_ASSIGN(c.rope_scaling.low_freq_factor, rr.get_float("low_freq_factor"));
-      GPS_ASSIGN(c.rope_scaling.high_freq_factor, rr.get_float("high_freq_factor"));
-      GPS_ASSIGN(c.rope_scaling.original_max_position_embeddings, rr.get_int("original_max_position_embeddings"));
+      RopeScaling& s = c.rope_scaling;
+      s.type = RopeScalingType::Llama3;
+      GPS_TRY(rr.required("factor", s.factor, -kMaxReal, kMaxReal));
+      GPS_TRY(rr.required("low_freq_factor", s.low_freq_factor, -kMaxReal, kMaxReal));
+      GPS_TRY(rr.required("high_freq_factor", s.high_freq_factor, -kMaxReal, kMaxReal));
+      GPS_TRY(
+          rr.required("original_max_position_embeddings", s.original_max_position_embeddings, 0, kMaxSize));
       // The smoothing divides the original context by each factor: all must be positive.
-      if (c.rope_scaling.original_max_position_embeddings <= 0)
-        return format_error(where +
-                            ": rope_scaling: field 'original_max_position_embeddings' must be positive");
-      if (!(c.rope_scaling.low_freq_factor > 0))
-        return format_error(where + ": rope_scaling: field 'low_freq_factor' must be positive");
-      if (!(c.rope_scaling.high_freq_factor > c.rope_scaling.low_freq_factor) || !(c.rope_scaling.factor > 0))
+      if (s.original_max_position_embeddings <= 0)
+        return rr.error("original_max_position_embeddings", "must be positive");
+      if (!(s.low_freq_factor > 0)) return rr.error("low_freq_factor", "must be positive");
+      if (!(s.high_freq_factor > s.low_freq_factor) || !(s.factor > 0))
         return format_error(where + ": rope_scaling: need factor > 0 and high_freq_factor > low_freq_factor");
     } else if (type == "longrope" || (type == "su" && c.model_type == "phi3")) {  // "su": early Phi-3 configs
       GPS_TRY(parse_longrope(r, rr, c));

@@ -67,6 +67,7 @@ struct SpeechTrainConfig {
   int64_t log_every = 10;
   int64_t dev_every = 200;  // 0: dev loss at the end only
   int64_t ckpt_every_steps = 100;
+  double ckpt_every_minutes = 10.0;  // also a checkpoint after this much training time since the last; 0: off
   int keep_checkpoints = 2;
   int64_t keep_every_steps = 0;  // checkpoints at multiples of this step are never pruned (0: none)
 

@@ -1,5 +1,5 @@
-// The training loop of `gpstream train-speech` (docs/speech.md): the streaming speech encoder + projector, and
-// LoRA adapters on the LLM (or the whole LLM, or nothing of it), trained jointly through the LLM with the
+// The training loop of `gpstream train-speech` (docs/speech.md): the streaming speech encoder + projector,
+// and LoRA adapters on the LLM (or the whole LLM, or nothing of it), trained jointly through the LLM with the
 // group-streaming layout where the source units are audio chunks (stream::make_layout over chunk row
 // counts; wait-k counted in chunks, k drawn per utterance from [k_min, k_max]). One step: load a batch of
 // utterances (WAV → 16 kHz → seeded noise → log-mel), run the encoder over each whole utterance, lay
@@ -7,8 +7,9 @@
 // over the packed batch, the LLM's gradient w.r.t. its input rows (TrainModel::input_grad) back through the
 // encoder, then one AdamW update over encoder and LLM parameters together. An auxiliary CTC loss on the
 // encoder output (characters, ctc_weight) speeds up learning the alignment; its head is trained and
-// checkpointed, not exported. Checkpoints make runs resumable
-// (continuing bit-identically); the export is a speech model directory (speech/speech_model.h).
+// checkpointed, not exported. The training-run harness (train/training_run.h) runs the steps: resume
+// (bit-identical), checkpoints by steps and minutes, max_minutes, interruption, metrics.jsonl, loss.svg; the
+// export is a speech model directory (speech/speech_model.h).
 #pragma once
 
 #include <functional>
@@ -17,12 +18,13 @@
 #include <vector>
 
 #include "speech/speech_train_config.h"
+#include "train/training_run.h"
 
 namespace gpstream::speech {
 
 struct SpeechStepReport {
   int64_t step = 0, total_steps = 0;
-  double loss = 0;  // token mean over the step's transcript tokens; in a CTC-only step the CTC loss
+  double loss = 0;        // token mean over the step's transcript tokens; in a CTC-only step the CTC loss
   bool ctc_only = false;  // a step of the first ctc_only_steps (encoder and CTC head alone)
   std::optional<double> ctc_loss;  // the auxiliary CTC loss, per character (when on)
   double lr = 0, grad_norm = 0;
@@ -34,17 +36,9 @@ struct SpeechStepReport {
   std::optional<double> dev_ctc_wer;  // corpus WER (fraction) of the CTC head's greedy transcripts on dev
 };
 
-struct SpeechTrainOptions {
-  std::string resume;  // a run folder (its newest checkpoint) or a checkpoint file; empty: fresh run
+// The run's resume, export-only, interruption and test hooks (train/training_run.h), and its progress.
+struct SpeechTrainOptions : train::RunControl {
   std::function<void(const SpeechStepReport&)> on_step;
-  std::function<void(const std::string&)> on_message;
-  int64_t stop_after_steps = 0;  // tests: stop as if killed (no export, no final checkpoint)
-  // Train no step: from the resumed checkpoint straight to the final checkpoint, the dev scores and the
-  // export (with this config's export settings). Needs `resume`.
-  bool export_only = false;
-  // Polled before each step (train/interrupt.h's interrupt_signal): nonzero (a signal number) stops the run
-  // there with a checkpoint, as a periodic one, and no export; SpeechTrainResult::interrupted_by tells.
-  std::function<int()> interrupt;
 };
 
 struct SpeechTrainResult {
@@ -52,9 +46,9 @@ struct SpeechTrainResult {
   std::vector<double> losses;  // each step of this run
   std::optional<double> dev_loss;
   std::optional<double> dev_ctc_wer;  // as in SpeechStepReport
-  std::string model_dir;  // the exported speech model ("" when stopped early)
+  std::string model_dir;              // the exported speech model ("" when stopped early)
   int64_t n_encoder_params = 0, n_llm_trainable = 0;
-  int64_t skipped = 0;  // utterances skipped (too long for max_seq, or too short for one encoder row)
+  int64_t skipped = 0;     // utterances skipped (too long for max_seq, or too short for one encoder row)
   int interrupted_by = 0;  // the signal that stopped the run after its checkpoint (options.interrupt), or 0
 };
 

@@ -3,6 +3,9 @@
 
 #include <charconv>
 #include <cmath>
+#include <limits>
+
+#include "util/json_reader.h"
 
 namespace gpstream::stream {
 namespace {
@@ -44,6 +47,25 @@ std::optional<Phi> Phi::parse(std::string_view s) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || p != s.data() + s.size() || !std::isfinite(v) || v < 0) return std::nullopt;
   return Phi{v, false};
+}
+
+Result<Phi> phi_from_json(const JsonValue& v) {
+  const char* expected = "must be a non-negative number or \"S\"";
+  if (v.json().is_number()) {
+    const double d = v.json().get<double>();
+    if (!(d >= 0 && d <= static_cast<double>(std::numeric_limits<float>::max())))
+      return v.error(std::string(expected) + ", got " + v.json().dump());
+    return Phi{static_cast<float>(d), false};
+  }
+  if (v.json().is_string()) {
+    const std::string& text = v.json().get_ref<const std::string&>();
+    auto phi = Phi::parse(text);
+    if (!phi)
+      return v.error(std::string(expected) + ", got " +
+                     (text.size() <= 40 ? v.json().dump() : std::string("a long string")));
+    return *phi;
+  }
+  return v.error(std::string(expected) + ", got " + v.json().type_name());
 }
 
 std::string Phi::to_string() const {

@@ -16,6 +16,12 @@
 #include <string>
 #include <string_view>
 
+#include "util/error.h"
+
+namespace gpstream {
+class JsonValue;  // util/json_reader.h
+}  // namespace gpstream
+
 namespace gpstream::stream {
 
 enum class Paradigm { Offline, Group, BatchStream, ReencodePos, Reencode, Interleaved, InterleavedBlocked };
@@ -40,5 +46,9 @@ struct Phi {
   static std::optional<Phi> parse(std::string_view s);
   std::string to_string() const;
 };
+
+// φ in a config file: a JSON number >= 0 (its value as read, never re-printed and re-parsed) or a string
+// Phi::parse accepts ("S", "0.5"); errors name the file and field.
+Result<Phi> phi_from_json(const JsonValue& v);
 
 }  // namespace gpstream::stream

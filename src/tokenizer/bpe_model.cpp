@@ -71,44 +71,51 @@ BpeModel& BpeModel::operator=(BpeModel&&) noexcept = default;
 
 Result<BpeModel> BpeModel::from_json(const Json& m, const std::string& where, Vocab* pre_vocab,
                                      Merges* pre_merges) {
-  if (!m.is_object()) return json_type_error(where, "an object", m);
-  GPS_ASSIGN(auto type, json_opt_string(m, "type", where));
-  if (type && *type != "BPE")
-    return unsupported(where + ": unsupported model type \"" + *type + "\" (only BPE)");
-  auto dropout = m.find("dropout");
-  if (dropout != m.end() && !dropout->is_null()) {
-    if (!dropout->is_number()) return json_type_error(where + ".dropout", "a number or null", *dropout);
-    if (dropout->get<double>() != 0.0) return unsupported(where + ".dropout: BPE dropout is not supported");
+  // A Hugging Face section: keys gpstream does not read are skipped.
+  GPS_ASSIGN(JsonReader r, JsonValue(m, "", where).object(UnknownKeys::Ignore));
+  std::string type = "BPE";
+  GPS_TRY(r.optional("type", type));
+  if (type != "BPE") return unsupported(where + ": unsupported model type \"" + type + "\" (only BPE)");
+  if (auto dropout = r.find("dropout")) {
+    GPS_ASSIGN(double p, dropout->number(0, 1));
+    if (p != 0.0) return unsupported(where + ".dropout: BPE dropout is not supported");
   }
   BpeConfig c;
-  GPS_ASSIGN(c.unk_token, json_opt_string(m, "unk_token", where));
-  GPS_ASSIGN(c.fuse_unk, json_bool(m, "fuse_unk", where, false));
-  GPS_ASSIGN(c.byte_fallback, json_bool(m, "byte_fallback", where, false));
-  GPS_ASSIGN(c.ignore_merges, json_bool(m, "ignore_merges", where, false));
-  GPS_ASSIGN(auto prefix, json_opt_string(m, "continuing_subword_prefix", where));
-  GPS_ASSIGN(auto suffix, json_opt_string(m, "end_of_word_suffix", where));
-  c.continuing_subword_prefix = prefix.value_or("");
-  c.end_of_word_suffix = suffix.value_or("");
+  if (auto unk = r.find("unk_token")) {
+    GPS_ASSIGN(c.unk_token, unk->string());
+  }
+  GPS_TRY(r.optional("fuse_unk", c.fuse_unk));
+  GPS_TRY(r.optional("byte_fallback", c.byte_fallback));
+  GPS_TRY(r.optional("ignore_merges", c.ignore_merges));
+  GPS_TRY(r.optional("continuing_subword_prefix", c.continuing_subword_prefix));
+  GPS_TRY(r.optional("end_of_word_suffix", c.end_of_word_suffix));
 
-  GPS_ASSIGN(const Json* vj, json_field(m, "vocab", where));
+  // vocab and merges may have been read by the SAX pass already (json_loader.h), which leaves null here.
+  auto vj = r.find("vocab");
   Vocab vocab;
-  if (vj->is_null() && pre_vocab) {
+  if (!vj && pre_vocab) {
     vocab = std::move(*pre_vocab);
   } else {
-    if (!vj->is_object()) return json_type_error(where + ".vocab", "an object", *vj);
-    vocab.reserve(vj->size());
-    for (auto it = vj->begin(); it != vj->end(); ++it) {
-      GPS_ASSIGN(int64_t id, json_index(it.value(), where + ".vocab[\"" + it.key() + "\"]", kMaxId));
-      vocab.emplace(it.key(), static_cast<int32_t>(id));
+    if (!vj) return format_error("missing field '" + r.key_path("vocab") + "'");
+    if (!vj->json().is_object())
+      return vj->error(std::string("must be an object, got ") + vj->json().type_name());
+    vocab.reserve(vj->json().size());
+    for (auto it = vj->json().begin(); it != vj->json().end(); ++it) {
+      const JsonValue entry(it.value(), "", where + ".vocab[\"" + it.key() + "\"]");
+      GPS_ASSIGN(int32_t id, entry.integer<int32_t>(0, kMaxId - 1));
+      vocab.emplace(it.key(), id);
     }
   }
 
-  GPS_ASSIGN(const Json* mj, json_field(m, "merges", where));
+  auto merges_value = r.find("merges");
+  if (!merges_value && !pre_merges) return format_error("missing field '" + r.key_path("merges") + "'");
+  const Json empty_list = Json::array();
+  const Json* mj = merges_value ? &merges_value->json() : &empty_list;
   Merges merges;
-  if (mj->is_null() && pre_merges) {
+  if (!merges_value) {
     merges = std::move(*pre_merges);
   } else if (!mj->is_array()) {
-    return json_type_error(where + ".merges", "an array", *mj);
+    return merges_value->error(std::string("must be a list, got ") + mj->type_name());
   }
   for (size_t i = 0; mj->is_array() && i < mj->size(); ++i) {
     const Json& e = (*mj)[i];
@@ -127,9 +134,9 @@ Result<BpeModel> BpeModel::from_json(const Json& m, const std::string& where, Vo
                           e.dump().substr(0, 80));
     }
   }
-  auto r = create(std::move(vocab), merges, std::move(c));
-  if (!r.ok()) return r.error().with_context(where);
-  return r;
+  auto model = create(std::move(vocab), merges, std::move(c));
+  if (!model.ok()) return model.error().with_context(where);
+  return model;
 }
 
 Result<BpeModel> BpeModel::create(Vocab vocab, const std::vector<std::pair<std::string, std::string>>& merges,

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "tokenizer/json_fields.h"
+#include "tokenizer/json_sections.h"
 #include "util/error.h"
 
 namespace gpstream::tokenizer {

@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tokenizer/json_fields.h"
+#include "tokenizer/json_sections.h"
 #include "tokenizer/pre_tokenizer.h"
 #include "util/error.h"
 

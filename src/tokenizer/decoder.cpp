@@ -82,7 +82,9 @@ Result<Decoder> Decoder::from_json(const Json& j, const std::string& where) {
 }
 
 Result<Decoder> Decoder::parse(const Json& j, std::string& where, int depth) {
-  GPS_ASSIGN(std::string type, json_string(j, "type", where));
+  GPS_ASSIGN(JsonReader r, open_section(j, where));
+  std::string type;
+  GPS_TRY(r.required("type", type));
   Decoder d;
   if (type == "ByteLevel") {
     d.kind = Kind::ByteLevel;
@@ -92,47 +94,42 @@ Result<Decoder> Decoder::parse(const Json& j, std::string& where, int depth) {
     d.kind = Kind::Fuse;
   } else if (type == "Replace") {
     d.kind = Kind::Replace;
-    GPS_ASSIGN(d.content, json_string(j, "content", where));
-    GPS_ASSIGN(const Json* p, json_field(j, "pattern", where));
-    Result<Pattern> r = format_error(where + ".pattern: expected {\"String\": ...} or {\"Regex\": ...}");
-    if (p->is_object() && p->contains("String") && (*p)["String"].is_string()) {
-      r = Pattern::literal((*p)["String"].get<std::string>());
-    } else if (p->is_object() && p->contains("Regex") && (*p)["Regex"].is_string()) {
-      r = Pattern::regex((*p)["Regex"].get<std::string>());
-    }
-    if (!r.ok()) return r.error().with_context(where + ".pattern");
-    d.pattern = std::move(r).value();
+    GPS_TRY(r.required("content", d.content));
+    GPS_ASSIGN(d.pattern, read_pattern(r, "pattern"));
   } else if (type == "Strip") {
     d.kind = Kind::Strip;
-    GPS_ASSIGN(d.content, json_string(j, "content", where));
+    GPS_TRY(r.required("content", d.content));
     size_t i = 0;
     if (d.content.empty() || (next_code_point(d.content, i), i != d.content.size())) {
       return format_error(where + ".content: expected one character");
     }
-    GPS_ASSIGN(int64_t start, json_index_field(j, "start", where, 1 << 20, 0));
-    GPS_ASSIGN(int64_t stop, json_index_field(j, "stop", where, 1 << 20, 0));
-    d.strip_start = static_cast<size_t>(start);
-    d.strip_stop = static_cast<size_t>(stop);
+    constexpr size_t kMaxStrip = (size_t{1} << 20) - 1;
+    d.strip_start = d.strip_stop = 0;
+    GPS_TRY(r.optional("start", d.strip_start, 0, kMaxStrip));
+    GPS_TRY(r.optional("stop", d.strip_stop, 0, kMaxStrip));
   } else if (type == "Metaspace") {
     d.kind = Kind::Metaspace;
-    GPS_ASSIGN(d.content, json_string(j, "replacement", where));
+    GPS_TRY(r.required("replacement", d.content));
     size_t i = 0;
     if (d.content.empty() || (next_code_point(d.content, i), i != d.content.size())) {
       return format_error(where + ".replacement: expected one character");
     }
-    GPS_ASSIGN(bool legacy, json_bool(j, "add_prefix_space", where, true));
-    d.metaspace_prefix = legacy;
-    GPS_ASSIGN(auto scheme, json_opt_string(j, "prepend_scheme", where));
-    if (scheme) d.metaspace_prefix = *scheme != "never";
+    // prepend_scheme, when given, replaces the older add_prefix_space.
+    d.metaspace_prefix = true;
+    GPS_TRY(r.optional("add_prefix_space", d.metaspace_prefix));
+    if (auto scheme = r.find("prepend_scheme")) {
+      GPS_ASSIGN(std::string name, scheme->string());
+      d.metaspace_prefix = name != "never";
+    }
   } else if (type == "Sequence") {
     d.kind = Kind::Sequence;
-    GPS_ASSIGN(const Json* list, json_field(j, "decoders", where));
-    if (!list->is_array()) return json_type_error(where + ".decoders", "an array", *list);
-    if (!list->empty() && depth >= kMaxSectionDepth) return section_depth_error(where);
+    GPS_ASSIGN(JsonValue list, r.require("decoders"));
+    GPS_ASSIGN(std::vector<JsonValue> steps, list.elements(kMaxSequenceSteps));
+    if (!steps.empty() && depth >= kMaxSectionDepth) return section_depth_error(where);
     const size_t base = where.size();
-    for (size_t i = 0; i < list->size(); ++i) {
+    for (size_t i = 0; i < steps.size(); ++i) {
       append_step(where, "decoders", i);
-      GPS_ASSIGN(Decoder child, parse((*list)[i], where, depth + 1));
+      GPS_ASSIGN(Decoder child, parse(steps[i].json(), where, depth + 1));
       where.resize(base);
       d.children.push_back(std::move(child));
     }

@@ -142,11 +142,19 @@ Status add_tokenizer_to_gguf(std::string_view tokenizer_json, std::string_view t
   using V = io::GgufValue;
   m.set("tokenizer.huggingface.json", V::string(std::string(tokenizer_json)));
   if (!tokenizer_config_json.empty()) m.set(kGgufTokenizerConfigKey, V::string(std::string(tokenizer_config_json)));
-  const Json& rest = parsed.rest;
-  const bool bpe = rest.contains("model") && rest["model"].is_object() && rest["model"].value("type", "BPE") == "BPE";
+  // A Hugging Face file: keys not read here are skipped.
+  GPS_ASSIGN(JsonReader rest, JsonReader::open(parsed.rest, "tokenizer.json", "", UnknownKeys::Ignore));
+  bool bpe = false;
+  if (auto model = rest.find("model"); model && model->json().is_object()) {
+    GPS_ASSIGN(JsonReader model_fields, model->object(UnknownKeys::Ignore));
+    std::string type = "BPE";
+    GPS_TRY(model_fields.optional("type", type));
+    bpe = type == "BPE";
+  }
   // The byte-level pre-tokenizer and its split regex decide what llama.cpp calls the "pre" type.
   std::string pre;
-  const std::string pt = rest.contains("pre_tokenizer") ? rest["pre_tokenizer"].dump() : "";
+  const auto pre_tokenizer = rest.find("pre_tokenizer");
+  const std::string pt = pre_tokenizer ? pre_tokenizer->json().dump() : "";
   const auto has = [&](const char* regex) { return pt.find(Json(regex).dump()) != std::string::npos; };
   if (has(kQwen2Regex)) pre = "qwen2";
   else if (has(kLlama3Regex)) pre = "llama-bpe";
@@ -167,12 +175,17 @@ Status add_tokenizer_to_gguf(std::string_view tokenizer_json, std::string_view t
     return {};
   };
   for (const auto& [tok, id] : parsed.vocab) GPS_TRY(put(tok, id, kNormal));
-  if (rest.contains("added_tokens") && rest["added_tokens"].is_array()) {
-    for (const Json& a : rest["added_tokens"]) {
-      if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() || !a.contains("content") ||
-          !a["content"].is_string())
-        return format_error("tokenizer.json: added_tokens entries need an integer id and a string content");
-      GPS_TRY(put(a["content"].get<std::string>(), a["id"].get<int64_t>(), a.value("special", false) ? kControl : kUserDefined));
+  if (auto added = rest.find("added_tokens")) {
+    GPS_ASSIGN(std::vector<JsonValue> entries, added->elements(static_cast<size_t>(n_vocab)));
+    for (const JsonValue& entry : entries) {
+      GPS_ASSIGN(JsonReader a, entry.object(UnknownKeys::Ignore));
+      int64_t id = 0;
+      std::string content;
+      bool special = false;
+      GPS_TRY(a.required("id", id, 0, n_vocab - 1));
+      GPS_TRY(a.required("content", content));
+      GPS_TRY(a.optional("special", special));
+      GPS_TRY(put(content, id, special ? kControl : kUserDefined));
     }
   }
   for (size_t id = 0; id < tokens.size(); ++id)
@@ -189,10 +202,14 @@ Status add_tokenizer_to_gguf(std::string_view tokenizer_json, std::string_view t
   if (eos) m.set("tokenizer.ggml.eos_token_id", V::u32(static_cast<uint32_t>(*eos)));
   // llama.cpp adds BOS itself when told; tokenizer.json says so with a template that starts with a special token.
   bool add_bos = false;
-  if (rest.contains("post_processor") && rest["post_processor"].is_object() &&
-      rest["post_processor"].value("type", "") == "TemplateProcessing" && rest["post_processor"].contains("single") &&
-      rest["post_processor"]["single"].is_array() && !rest["post_processor"]["single"].empty())
-    add_bos = rest["post_processor"]["single"][0].contains("SpecialToken");
+  if (auto post = rest.find("post_processor"); post && post->json().is_object()) {
+    GPS_ASSIGN(JsonReader processor, post->object(UnknownKeys::Ignore));
+    std::string type;
+    GPS_TRY(processor.optional("type", type));
+    const auto single = processor.find("single");
+    if (type == "TemplateProcessing" && single && single->json().is_array() && !single->json().empty())
+      add_bos = single->json()[0].is_object() && single->json()[0].contains("SpecialToken");
+  }
   m.set("tokenizer.ggml.add_bos_token", V::boolean(add_bos));
   return {};
 }

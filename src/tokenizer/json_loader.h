@@ -1,7 +1,7 @@
 // Fast parsing of tokenizer.json: a SAX pass that builds the BPE vocabulary and merge list directly
 // (they are ~99% of a big file; a JSON DOM of them costs seconds) and a small DOM of everything else,
 // where "model.vocab" and "model.merges" are left as null. Catches duplicate vocabulary keys, which a
-// DOM parse would silently collapse. Refuses JSON nested deeper than kMaxJsonDepth (json_fields.h), naming
+// DOM parse would silently collapse. Refuses JSON nested deeper than kMaxJsonDepth (json_sections.h), naming
 // the top-level section, so no later recursive walk of the DOM (parsers, dump()) sees a deeper document.
 #pragma once
 
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "tokenizer/bpe_model.h"
-#include "tokenizer/json_fields.h"
+#include "tokenizer/json_sections.h"
 
 namespace gpstream::tokenizer {
 

@@ -108,7 +108,9 @@ Result<Normalizer> Normalizer::from_json(const Json& j, const std::string& where
 }
 
 Result<Normalizer> Normalizer::parse(const Json& j, std::string& where, int depth) {
-  GPS_ASSIGN(std::string type, json_string(j, "type", where));
+  GPS_ASSIGN(JsonReader r, open_section(j, where));
+  std::string type;
+  GPS_TRY(r.required("type", type));
   Normalizer n;
   if (type == "NFC") {
     n.kind = Kind::Nfc;
@@ -124,35 +126,25 @@ Result<Normalizer> Normalizer::parse(const Json& j, std::string& where, int dept
     n.kind = Kind::StripAccents;
   } else if (type == "Prepend") {
     n.kind = Kind::Prepend;
-    GPS_ASSIGN(n.text, json_string(j, "prepend", where));
+    GPS_TRY(r.required("prepend", n.text));
   } else if (type == "Strip") {
     n.kind = Kind::Strip;
-    GPS_ASSIGN(n.strip_left, json_bool(j, "strip_left", where, true));
-    GPS_ASSIGN(n.strip_right, json_bool(j, "strip_right", where, true));
+    n.strip_left = n.strip_right = true;
+    GPS_TRY(r.optional("strip_left", n.strip_left));
+    GPS_TRY(r.optional("strip_right", n.strip_right));
   } else if (type == "Replace") {
     n.kind = Kind::Replace;
-    GPS_ASSIGN(n.text, json_string(j, "content", where));
-    GPS_ASSIGN(const Json* p, json_field(j, "pattern", where));
-    if (p->contains("String") && (*p)["String"].is_string()) {
-      auto r = Pattern::literal((*p)["String"].get<std::string>());
-      if (!r.ok()) return r.error().with_context(where + ".pattern");
-      n.pattern = std::move(r).value();
-    } else if (p->contains("Regex") && (*p)["Regex"].is_string()) {
-      auto r = Pattern::regex((*p)["Regex"].get<std::string>());
-      if (!r.ok()) return r.error().with_context(where + ".pattern");
-      n.pattern = std::move(r).value();
-    } else {
-      return format_error(where + ".pattern: expected {\"String\": ...} or {\"Regex\": ...}");
-    }
+    GPS_TRY(r.required("content", n.text));
+    GPS_ASSIGN(n.pattern, read_pattern(r, "pattern"));
   } else if (type == "Sequence") {
     n.kind = Kind::Sequence;
-    GPS_ASSIGN(const Json* list, json_field(j, "normalizers", where));
-    if (!list->is_array()) return json_type_error(where + ".normalizers", "an array", *list);
-    if (!list->empty() && depth >= kMaxSectionDepth) return section_depth_error(where);
+    GPS_ASSIGN(JsonValue list, r.require("normalizers"));
+    GPS_ASSIGN(std::vector<JsonValue> steps, list.elements(kMaxSequenceSteps));
+    if (!steps.empty() && depth >= kMaxSectionDepth) return section_depth_error(where);
     const size_t base = where.size();
-    for (size_t i = 0; i < list->size(); ++i) {
+    for (size_t i = 0; i < steps.size(); ++i) {
       append_step(where, "normalizers", i);
-      GPS_ASSIGN(Normalizer child, parse((*list)[i], where, depth + 1));
+      GPS_ASSIGN(Normalizer child, parse(steps[i].json(), where, depth + 1));
       where.resize(base);
       n.children.push_back(std::move(child));
     }

@@ -4,68 +4,68 @@ namespace gpstream::tokenizer {
 
 namespace {
 // ["<s>", 1] -> 1
-Result<int32_t> named_id(const Json& j, const std::string& key, const std::string& where, int64_t id_limit) {
-  GPS_ASSIGN(const Json* v, json_field(j, key, where));
-  if (!v->is_array() || v->size() != 2 || !(*v)[0].is_string()) {
-    return format_error(where + "." + key + ": expected [token, id]");
-  }
-  GPS_ASSIGN(int64_t id, json_index((*v)[1], where + "." + key + "[1]", id_limit));
-  return static_cast<int32_t>(id);
+Result<int32_t> named_id(JsonReader& r, const std::string& key, int64_t id_limit) {
+  GPS_ASSIGN(JsonValue v, r.require(key));
+  const Json& pair = v.json();
+  if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string()) return v.error("must be [token, id]");
+  GPS_ASSIGN(std::vector<JsonValue> items, v.elements(2));
+  return items[1].integer<int32_t>(0, static_cast<int32_t>(id_limit - 1));
 }
 
 // Adds the BOS/EOS ids of the processor `j` at `where` (a path grown and shrunk in place) and `depth` (1 for
 // the section itself; Sequences nest at most kMaxSectionDepth levels).
 Status add(PostProcessor& p, const Json& j, std::string& where, int depth, int64_t id_limit) {
-  GPS_ASSIGN(std::string type, json_string(j, "type", where));
+  GPS_ASSIGN(JsonReader r, open_section(j, where));
+  std::string type;
+  GPS_TRY(r.required("type", type));
   if (type == "ByteLevel") return {};
   if (type == "RobertaProcessing" || type == "BertProcessing") {
-    GPS_ASSIGN(int32_t cls, named_id(j, "cls", where, id_limit));
-    GPS_ASSIGN(int32_t sep, named_id(j, "sep", where, id_limit));
+    GPS_ASSIGN(int32_t cls, named_id(r, "cls", id_limit));
+    GPS_ASSIGN(int32_t sep, named_id(r, "sep", id_limit));
     p.prefix.insert(p.prefix.begin(), cls);  // a later processor wraps what the earlier ones made
     p.suffix.push_back(sep);
     return {};
   }
   if (type == "Sequence") {
-    GPS_ASSIGN(const Json* list, json_field(j, "processors", where));
-    if (!list->is_array()) return json_type_error(where + ".processors", "an array", *list);
-    if (!list->empty() && depth >= kMaxSectionDepth) return section_depth_error(where);
+    GPS_ASSIGN(JsonValue list, r.require("processors"));
+    GPS_ASSIGN(std::vector<JsonValue> steps, list.elements(kMaxSequenceSteps));
+    if (!steps.empty() && depth >= kMaxSectionDepth) return section_depth_error(where);
     const size_t base = where.size();
-    for (size_t i = 0; i < list->size(); ++i) {
+    for (size_t i = 0; i < steps.size(); ++i) {
       append_step(where, "processors", i);
-      GPS_TRY(add(p, (*list)[i], where, depth + 1, id_limit));
+      GPS_TRY(add(p, steps[i].json(), where, depth + 1, id_limit));
       where.resize(base);
     }
     return {};
   }
   if (type != "TemplateProcessing")
     return unsupported(where + ": unsupported post-processor type \"" + type + "\"");
-  GPS_ASSIGN(const Json* single, json_field(j, "single", where));
-  if (!single->is_array()) return json_type_error(where + ".single", "an array", *single);
-  GPS_ASSIGN(const Json* specials, json_field(j, "special_tokens", where));
-  if (!specials->is_object()) return json_type_error(where + ".special_tokens", "an object", *specials);
+  GPS_ASSIGN(JsonValue single_value, r.require("single"));
+  GPS_ASSIGN(std::vector<JsonValue> single, single_value.elements(kMaxSequenceSteps));
+  GPS_ASSIGN(JsonReader specials, r.required_object("special_tokens"));
   bool seen_sequence = false;
   std::vector<int32_t> pre, post;
-  for (size_t i = 0; i < single->size(); ++i) {
-    const Json& piece = (*single)[i];
-    std::string at = where + ".single[" + std::to_string(i) + "]";
-    if (piece.is_object() && piece.contains("Sequence")) {
+  for (const JsonValue& entry : single) {
+    const std::string& at = entry.path();
+    GPS_ASSIGN(JsonReader piece, entry.object(UnknownKeys::Ignore));
+    if (piece.has("Sequence")) {
       if (seen_sequence) return format_error(at + ": the sequence appears twice");
       seen_sequence = true;
       continue;
     }
-    if (!piece.is_object() || !piece.contains("SpecialToken")) {
-      return format_error(at + ": expected {\"SpecialToken\": ...} or {\"Sequence\": ...}");
-    }
-    GPS_ASSIGN(std::string name, json_string(piece["SpecialToken"], "id", at + ".SpecialToken"));
-    auto it = specials->find(name);
-    if (it == specials->end())
+    auto special = piece.find("SpecialToken");
+    if (!special) return entry.error("must be {\"SpecialToken\": ...} or {\"Sequence\": ...}");
+    GPS_ASSIGN(JsonReader token, special->object(UnknownKeys::Ignore));
+    std::string name;
+    GPS_TRY(token.required("id", name));
+    if (!specials.json().contains(name))
       return format_error(at + ": special token \"" + name + "\" not in special_tokens");
-    GPS_ASSIGN(const Json* ids, json_field(*it, "ids", where + ".special_tokens." + name));
-    if (!ids->is_array())
-      return json_type_error(where + ".special_tokens." + name + ".ids", "an array", *ids);
-    for (size_t k = 0; k < ids->size(); ++k) {
-      GPS_ASSIGN(int64_t id, json_index((*ids)[k], where + ".special_tokens." + name + ".ids", id_limit));
-      (seen_sequence ? post : pre).push_back(static_cast<int32_t>(id));
+    GPS_ASSIGN(JsonReader listed, specials.required_object(name));
+    GPS_ASSIGN(JsonValue ids_value, listed.require("ids"));
+    GPS_ASSIGN(std::vector<JsonValue> ids, ids_value.elements(kMaxSequenceSteps));
+    for (const JsonValue& id_value : ids) {
+      GPS_ASSIGN(int32_t id, id_value.integer<int32_t>(0, static_cast<int32_t>(id_limit - 1)));
+      (seen_sequence ? post : pre).push_back(id);
     }
   }
   if (!seen_sequence) return format_error(where + ".single: no {\"Sequence\": ...} entry");

@@ -13,14 +13,15 @@ const char* const kGpt2Regex =
 
 namespace {
 
-Result<SplitBehavior> parse_behavior(const Json& j, const std::string& where) {
-  GPS_ASSIGN(std::string b, json_string(j, "behavior", where));
+Result<SplitBehavior> parse_behavior(JsonReader& r) {
+  std::string b;
+  GPS_TRY(r.required("behavior", b));
   if (b == "Removed") return SplitBehavior::Removed;
   if (b == "Isolated") return SplitBehavior::Isolated;
   if (b == "MergedWithPrevious") return SplitBehavior::MergedWithPrevious;
   if (b == "MergedWithNext") return SplitBehavior::MergedWithNext;
   if (b == "Contiguous") return SplitBehavior::Contiguous;
-  return unsupported(where + ".behavior: unsupported split behavior \"" + b + "\"");
+  return unsupported(r.key_path("behavior") + ": unsupported split behavior \"" + b + "\"");
 }
 
 // A cut of one piece: [begin, end) and whether it is a delimiter match.
@@ -145,48 +146,47 @@ Result<PreTokenizer> PreTokenizer::from_json(const Json& j, const std::string& w
 }
 
 Result<PreTokenizer> PreTokenizer::parse(const Json& j, std::string& where, int depth) {
-  GPS_ASSIGN(std::string type, json_string(j, "type", where));
+  GPS_ASSIGN(JsonReader r, open_section(j, where));
+  std::string type;
+  GPS_TRY(r.required("type", type));
   PreTokenizer p;
   if (type == "Split") {
     p.kind = Kind::Split;
-    GPS_ASSIGN(p.behavior, parse_behavior(j, where));
-    GPS_ASSIGN(p.invert, json_bool(j, "invert", where, false));
-    GPS_ASSIGN(const Json* pat, json_field(j, "pattern", where));
-    Result<Pattern> r = format_error(where + ".pattern: expected {\"String\": ...} or {\"Regex\": ...}");
-    if (pat->is_object() && pat->contains("String") && (*pat)["String"].is_string()) {
-      r = Pattern::literal((*pat)["String"].get<std::string>());
-    } else if (pat->is_object() && pat->contains("Regex") && (*pat)["Regex"].is_string()) {
-      r = Pattern::regex((*pat)["Regex"].get<std::string>());
-    }
-    if (!r.ok()) return r.error().with_context(where + ".pattern");
-    p.pattern = std::move(r).value();
+    GPS_ASSIGN(p.behavior, parse_behavior(r));
+    p.invert = false;
+    GPS_TRY(r.optional("invert", p.invert));
+    GPS_ASSIGN(p.pattern, read_pattern(r, "pattern"));
   } else if (type == "ByteLevel") {
     p.kind = Kind::ByteLevel;
-    GPS_ASSIGN(p.add_prefix_space, json_bool(j, "add_prefix_space", where, true));
-    GPS_ASSIGN(p.use_regex, json_bool(j, "use_regex", where, true));
+    p.add_prefix_space = p.use_regex = true;
+    GPS_TRY(r.optional("add_prefix_space", p.add_prefix_space));
+    GPS_TRY(r.optional("use_regex", p.use_regex));
     if (p.use_regex) {
       GPS_ASSIGN(p.pattern, Pattern::regex(kGpt2Regex));
     }
   } else if (type == "Metaspace") {
     p.kind = Kind::Metaspace;
-    GPS_ASSIGN(p.replacement, json_string(j, "replacement", where));
+    GPS_TRY(r.required("replacement", p.replacement));
     size_t i = 0;
     if (p.replacement.empty() || (next_code_point(p.replacement, i), i != p.replacement.size())) {
       return format_error(where + ".replacement: expected one character");
     }
-    GPS_ASSIGN(p.split, json_bool(j, "split", where, true));
-    GPS_ASSIGN(bool legacy_prefix, json_bool(j, "add_prefix_space", where, true));
+    p.split = true;
+    GPS_TRY(r.optional("split", p.split));
+    // prepend_scheme, when given, replaces the older add_prefix_space.
+    bool legacy_prefix = true;
+    GPS_TRY(r.optional("add_prefix_space", legacy_prefix));
     p.prepend = legacy_prefix ? Prepend::Always : Prepend::Never;
-    GPS_ASSIGN(auto scheme, json_opt_string(j, "prepend_scheme", where));
-    if (scheme) {
-      if (*scheme == "always") {
+    if (auto scheme_value = r.find("prepend_scheme")) {
+      GPS_ASSIGN(std::string scheme, scheme_value->string());
+      if (scheme == "always") {
         p.prepend = Prepend::Always;
-      } else if (*scheme == "first") {
+      } else if (scheme == "first") {
         p.prepend = Prepend::First;
-      } else if (*scheme == "never") {
+      } else if (scheme == "never") {
         p.prepend = Prepend::Never;
       } else {
-        return unsupported(where + ".prepend_scheme: unsupported value \"" + *scheme + "\"");
+        return unsupported(where + ".prepend_scheme: unsupported value \"" + scheme + "\"");
       }
     }
   } else if (type == "Whitespace") {
@@ -196,16 +196,17 @@ Result<PreTokenizer> PreTokenizer::parse(const Json& j, std::string& where, int 
     p.kind = Kind::WhitespaceSplit;
   } else if (type == "Digits") {
     p.kind = Kind::Digits;
-    GPS_ASSIGN(p.individual_digits, json_bool(j, "individual_digits", where, false));
+    p.individual_digits = false;
+    GPS_TRY(r.optional("individual_digits", p.individual_digits));
   } else if (type == "Sequence") {
     p.kind = Kind::Sequence;
-    GPS_ASSIGN(const Json* list, json_field(j, "pretokenizers", where));
-    if (!list->is_array()) return json_type_error(where + ".pretokenizers", "an array", *list);
-    if (!list->empty() && depth >= kMaxSectionDepth) return section_depth_error(where);
+    GPS_ASSIGN(JsonValue list, r.require("pretokenizers"));
+    GPS_ASSIGN(std::vector<JsonValue> steps, list.elements(kMaxSequenceSteps));
+    if (!steps.empty() && depth >= kMaxSectionDepth) return section_depth_error(where);
     const size_t base = where.size();
-    for (size_t i = 0; i < list->size(); ++i) {
+    for (size_t i = 0; i < steps.size(); ++i) {
       append_step(where, "pretokenizers", i);
-      GPS_ASSIGN(PreTokenizer child, parse((*list)[i], where, depth + 1));
+      GPS_ASSIGN(PreTokenizer child, parse(steps[i].json(), where, depth + 1));
       where.resize(base);
       p.children.push_back(std::move(child));
     }

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tokenizer/json_fields.h"
+#include "tokenizer/json_sections.h"
 #include "tokenizer/regex.h"
 #include "util/error.h"
 

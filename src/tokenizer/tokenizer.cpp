@@ -53,19 +53,19 @@ Result<Tokenizer> Tokenizer::load(const std::string& path) {
 Result<Tokenizer> Tokenizer::from_json_text(std::string_view json_text, std::string_view config_json,
                                             const std::string& where) {
   GPS_ASSIGN(ParsedTokenizerJson parsed, parse_tokenizer_json(json_text, where));
-  const Json& j = parsed.rest;
-  if (!j.is_object()) return format_error(where + ": expected a JSON object at the top level");
+  // A Hugging Face file: keys gpstream does not read are skipped, as the `tokenizers` library does.
+  GPS_ASSIGN(JsonReader top, JsonReader::open(parsed.rest, where, "", UnknownKeys::Ignore));
   Tokenizer t;
   try {
-    GPS_ASSIGN(const Json* model, json_field(j, "model", where));
-    auto m = BpeModel::from_json(*model, "model", parsed.has_vocab ? &parsed.vocab : nullptr,
+    GPS_ASSIGN(JsonValue model, top.require("model"));
+    auto m = BpeModel::from_json(model.json(), "model", parsed.has_vocab ? &parsed.vocab : nullptr,
                                  parsed.has_merges ? &parsed.merges : nullptr);
     if (!m.ok()) return m.error().with_context(where);
     t.model_ = std::move(m).value();
 
     auto opt = [&](const char* key) -> const Json* {
-      auto it = j.find(key);
-      return it == j.end() || it->is_null() ? nullptr : &*it;
+      auto v = top.find(key);
+      return v ? &v->json() : nullptr;
     };
     if (const Json* n = opt("normalizer")) {
       auto r = Normalizer::from_json(*n, "normalizer");
@@ -82,28 +82,28 @@ Result<Tokenizer> Tokenizer::from_json_text(std::string_view json_text, std::str
       if (!r.ok()) return r.error().with_context(where);
       t.decoder_ = std::make_unique<Decoder>(std::move(r).value());
     }
-    if (const Json* tr = opt("truncation"))
-      (void)tr;  // truncation and padding do not change encode() of one text
-    int64_t limit = BpeModel::kMaxId;
+    // truncation and padding do not change encode() of one text: skipped.
 
     // Added tokens: an id of a token already in the vocabulary must agree with it.
     std::vector<AddedToken> added;
-    if (const Json* a = opt("added_tokens")) {
-      if (!a->is_array()) return json_type_error(where + ": added_tokens", "an array", *a);
-      for (size_t i = 0; i < a->size(); ++i) {
-        const Json& e = (*a)[i];
-        std::string at = where + ": added_tokens[" + std::to_string(i) + "]";
+    if (auto list = top.find("added_tokens")) {
+      // At most one added token per id.
+      GPS_ASSIGN(std::vector<JsonValue> entries, list->elements(static_cast<size_t>(BpeModel::kMaxId)));
+      for (const JsonValue& entry : entries) {
+        const std::string at = where + ": " + entry.path();
+        GPS_ASSIGN(JsonReader e, entry.object(UnknownKeys::Ignore));
         AddedToken tok;
-        GPS_ASSIGN(int64_t id, json_index_field(e, "id", at, limit));
-        tok.id = static_cast<int32_t>(id);
-        GPS_ASSIGN(tok.content, json_string(e, "content", at));
+        GPS_TRY(e.required("id", tok.id, 0, static_cast<int32_t>(BpeModel::kMaxId - 1)));
+        GPS_TRY(e.required("content", tok.content));
         if (tok.content.empty()) return format_error(at + ": empty content");
         if (!is_valid_utf8(tok.content)) return format_error(at + ": content is not valid UTF-8");
-        GPS_ASSIGN(tok.special, json_bool(e, "special", at, false));
-        GPS_ASSIGN(tok.lstrip, json_bool(e, "lstrip", at, false));
-        GPS_ASSIGN(tok.rstrip, json_bool(e, "rstrip", at, false));
-        GPS_ASSIGN(tok.single_word, json_bool(e, "single_word", at, false));
-        GPS_ASSIGN(tok.normalized, json_bool(e, "normalized", at, !tok.special));
+        tok.special = tok.lstrip = tok.rstrip = tok.single_word = false;
+        GPS_TRY(e.optional("special", tok.special));
+        GPS_TRY(e.optional("lstrip", tok.lstrip));
+        GPS_TRY(e.optional("rstrip", tok.rstrip));
+        GPS_TRY(e.optional("single_word", tok.single_word));
+        tok.normalized = !tok.special;
+        GPS_TRY(e.optional("normalized", tok.normalized));
         if (auto v = t.model_.token_to_id(tok.content); v && *v != tok.id) {
           return format_error(at + ": \"" + tok.content + "\" has id " + std::to_string(tok.id) +
                               " but the vocabulary gives it id " + std::to_string(*v));
@@ -172,24 +172,23 @@ Result<Tokenizer> Tokenizer::from_json_text(std::string_view json_text, std::str
 Status Tokenizer::load_config(std::string_view config_json) {
   if (!post_.prefix.empty()) bos_id_ = post_.prefix.front();
   if (config_json.empty()) return {};
-  Json c = Json::parse(config_json.begin(), config_json.end(), nullptr, false);
-  if (c.is_discarded() || !c.is_object()) return format_error("tokenizer_config.json: not a JSON object");
+  const std::string file = "tokenizer_config.json";
+  GPS_ASSIGN(Json c, parse_json_object(config_json, file, kMaxJsonDepth));
+  // A Hugging Face file: keys gpstream does not read are skipped, as transformers does.
+  GPS_ASSIGN(JsonReader config, JsonReader::open(c, file, "", UnknownKeys::Ignore));
+  // A token as its text, or as an AddedToken object {"content": text, ...}.
   auto read = [&](const char* key, std::optional<int32_t>& out) -> Status {
-    auto it = c.find(key);
-    if (it == c.end() || it->is_null()) return {};
-    const Json* v = &*it;
-    if (v->is_object()) {
-      auto content = v->find("content");
-      if (content == v->end())
-        return format_error(std::string("tokenizer_config.json: ") + key + ": no content");
-      v = &*content;
+    auto v = config.find(key);
+    if (!v) return {};
+    std::string text;
+    if (v->json().is_object()) {
+      GPS_ASSIGN(JsonReader token, v->object(UnknownKeys::Ignore));
+      GPS_TRY(token.required("content", text));
+    } else {
+      GPS_ASSIGN(text, v->string());
     }
-    if (!v->is_string()) return json_type_error(std::string("tokenizer_config.json: ") + key, "a string", *v);
-    auto id = token_to_id(v->get<std::string>());
-    if (!id) {
-      return format_error(std::string("tokenizer_config.json: ") + key + " \"" + v->get<std::string>() +
-                          "\" is not a token of tokenizer.json");
-    }
+    auto id = token_to_id(text);
+    if (!id) return v->error("\"" + text + "\" is not a token of tokenizer.json");
     out = *id;
     return {};
   };

@@ -4,19 +4,10 @@
 #include <algorithm>
 #include <fstream>
 #include <numeric>
-#include <random>
+
+#include "train/epoch_sampling.h"
 
 namespace gpstream::train {
-namespace {
-
-uint64_t mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
 
 Result<PairFile> read_pairs_tsv(const std::string& path, int64_t max_pairs) {
   std::ifstream in(path, std::ios::binary);
@@ -147,9 +138,7 @@ int64_t Dataset::n_tokens() const {
 }
 
 int Dataset::k_for(int64_t epoch, size_t example) const {
-  if (opts_.k_min == opts_.k_max) return opts_.k_min;
-  const uint64_t h = mix(opts_.seed ^ mix(static_cast<uint64_t>(epoch) * 0x100000001b3ull + example));
-  return opts_.k_min + static_cast<int>(h % static_cast<uint64_t>(opts_.k_max - opts_.k_min + 1));
+  return sample_k(opts_.seed, epoch, example, opts_.k_min, opts_.k_max);
 }
 
 Result<TrainSequence> Dataset::example_sequence(size_t example, int k) const {
@@ -166,10 +155,8 @@ void Dataset::plan_epoch(int64_t epoch) {
   if (planned_epoch_ == epoch) return;
   planned_epoch_ = epoch;
   plan_.clear();
-  std::mt19937_64 rng(mix(opts_.seed + 0x51ED2701u * static_cast<uint64_t>(epoch + 1)));
-  std::vector<size_t> order(pairs_.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::shuffle(order.begin(), order.end(), rng);
+  EpochShuffle shuffle(opts_.seed, epoch);
+  std::vector<size_t> order = shuffle.order(pairs_.size());
   // Sequences: packed runs (batch mode) or single examples.
   std::vector<std::vector<size_t>> seqs;
   std::vector<int64_t> seq_len;
@@ -215,7 +202,7 @@ void Dataset::plan_epoch(int64_t epoch) {
     tok += seq_len[s];
   }
   if (!cur.empty()) batches.push_back(std::move(cur));
-  std::shuffle(batches.begin(), batches.end(), rng);
+  shuffle.shuffle(batches);
   plan_ = std::move(batches);
 }
 

@@ -1,7 +1,7 @@
 // Stopping a training run cleanly on SIGINT or SIGTERM (`gpstream train`, `gpstream train-speech`). While an
 // InterruptHandler lives, the first of these signals is only recorded (an async-signal-safe store); the
-// training loops poll interrupt_signal() before each step (TrainRunOptions::interrupt,
-// SpeechTrainOptions::interrupt), write a checkpoint and return, and the command exits with
+// training-run harness polls interrupt_signal() before each step (train/training_run.h,
+// RunControl::interrupt), writes a checkpoint and returns, and the command exits with
 // interrupted_exit_status(). The handler is one-shot: a second signal of the same kind ends the process at
 // once (checkpoints are written atomically, so the ones on disk stay intact). It does not stop a step midway.
 #pragma once

@@ -1,6 +1,6 @@
 // Loss curve as a self-contained SVG: the training loss of every logged step (thin and light), its
 // exponential moving average drawn over it (the line to read), and the dev losses (points), with ticks at
-// 1, 2, 2.5 or 5 × 10^n and a legend. The training loops (train/trainer.h, speech/speech_trainer.h) rewrite
+// 1, 2, 2.5 or 5 × 10^n and a legend. The training-run harness (train/training_run.h) rewrites
 // it at every checkpoint from metrics.jsonl (write_loss_plot), so a running job's progress can be watched.
 #pragma once
 

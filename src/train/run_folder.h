@@ -1,7 +1,7 @@
-// What every training loop (train/trainer.h, speech/speech_trainer.h) does with its run folder and its
-// seeds: a 64-bit mixer for deriving seeds, a monotonic clock, atomic text files, finding the checkpoint a
-// --resume argument means, keeping metrics.jsonl's lines up to a resumed step, and reading the loss curve
-// back for loss.svg.
+// What the training-run harness (train/training_run.h) and the trainers do with a run folder and seeds: a
+// 64-bit mixer for deriving seeds, a monotonic clock, atomic text files, finding the checkpoint a --resume
+// argument means, keeping metrics.jsonl's lines up to a resumed step, and reading the loss curve back for
+// loss.svg.
 #pragma once
 
 #include <cstdint>

@@ -47,6 +47,7 @@ struct TrainConfig {
   int grad_accum = 1;
   int64_t steps = 0;         // optimizer steps; or
   int64_t token_budget = 0;  // stop after this many training tokens
+  double max_minutes = 0;    // stop (final checkpoint, export) after this much training time; 0: none
   LoraOptions lora;
   std::string lora_init;  // PEFT adapter folder to start from (optional)
 

@@ -4,10 +4,7 @@
 #include <cblas.h>
 #include <omp.h>
 
-#include <chrono>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -16,9 +13,8 @@
 #include "model/random_init.h"
 #include "stream/tokenizer_codec.h"
 #include "train/byte_codec.h"
-#include "train/checkpoint.h"
+#include "train/epoch_sampling.h"
 #include "train/export.h"
-#include "train/loss_plot.h"
 #include "train/run_folder.h"
 #include "util/mapped_file.h"
 #include "util/memory_budget.h"
@@ -26,8 +22,9 @@
 namespace gpstream::train {
 namespace {
 
-uint64_t mix(uint64_t x) { return mix_seed(x); }
-double now_s() { return steady_seconds(); }
+uint64_t mix(uint64_t x) {
+  return mix_seed(x);
+}
 
 struct Codec {
   std::unique_ptr<stream::SegmentCodec> codec;
@@ -54,7 +51,7 @@ Result<Codec> make_codec(const TrainConfig& c) {
   return out;
 }
 
-std::string fingerprint(const TrainModel& m) {
+std::string model_fingerprint(const TrainModel& m) {
   const model::ModelConfig& c = m.config();
   std::ostringstream s;
   s << "v" << c.n_vocab << " e" << c.n_embd << " f" << c.n_ff << " l" << c.n_layer << " h" << c.n_head << "/"
@@ -65,13 +62,165 @@ std::string fingerprint(const TrainModel& m) {
   return s.str();
 }
 
-Status write_text(const std::string& path, const std::string& text) { return write_text_file(path, text); }
+// The text trainer's side of a run (training_run.h): one step over micro-batches, its metrics line, the dev
+// loss and the export.
+class TextTrainingJob final : public TrainingJob {
+ public:
+  TextTrainingJob(const TrainConfig& cfg, const TrainRunOptions& opt, TrainModel& model, Dataset& train,
+                  std::vector<TrainBatch> dev_batches, const tokenizer::Template& tmpl, const Schedule& sched,
+                  int threads)
+      : cfg_(cfg),
+        opt_(opt),
+        model_(model),
+        train_(train),
+        dev_batches_(std::move(dev_batches)),
+        tmpl_(tmpl),
+        sched_(sched),
+        threads_(threads),
+        adam_(model.trainable().size(), cfg.adam),
+        micro_(static_cast<size_t>(cfg.grad_accum)) {}
+
+  std::string fingerprint() override { return model_fingerprint(model_); }
+  std::vector<float>& parameters() override { return model_.trainable().values; }
+  AdamW& optimizer() override { return adam_; }
+  DataPosition data_position() override { return train_.position(); }
+  int64_t seek_data(DataPosition position) override {
+    train_.seek(position);
+    return train_.batches_per_epoch();  // the epoch's plan gives its batch count
+  }
+  const std::string& model_dir() const { return model_dir_; }
+
+  Result<StepDone> train_step(int64_t steps_done) override {
+    // batch
+    int64_t n_labels = 0, n_tok = 0;
+    for (TrainBatch& b : micro_) {
+      GPS_ASSIGN(b, train_.next_batch());
+      n_labels += b.n_labels();
+      n_tok += b.n_tokens();
+    }
+    // forward, zero-grad, backward (token mean over the whole step)
+    model_.zero_grad();
+    double loss_sum = 0;
+    for (size_t i = 0; i < micro_.size(); ++i) {
+      ForwardOptions fo;
+      fo.dropout_seed = mix(cfg_.seed ^ mix(static_cast<uint64_t>(steps_done) * 64 + i));
+      GPS_ASSIGN(double s, model_.forward(micro_[i], fo));
+      loss_sum += s;
+      if (n_labels > 0) model_.backward(1.0f / static_cast<float>(n_labels));
+    }
+    // clip, update
+    grad_norm_ = clip_grad_norm(model_.grads(), cfg_.clip);
+    lr_ = sched_.at(steps_done);
+    adam_.step(model_.trainable(), model_.grads(), lr_, threads_);
+    return StepDone{n_labels > 0 ? loss_sum / static_cast<double>(n_labels) : 0.0, n_tok};
+  }
+
+  Result<std::string> step_metrics(const StepDone& done, const StepTiming& timing) override {
+    StepReport r;
+    r.step = timing.step;
+    r.total_steps = timing.total_steps;
+    r.loss = done.loss;
+    r.lr = lr_;
+    r.grad_norm = grad_norm_;
+    r.tokens_seen = timing.seen;
+    r.tokens_per_s = timing.run_s > 0 ? static_cast<double>(timing.seen_this_run) / timing.run_s : 0;
+    r.elapsed_s = timing.elapsed_s;
+    r.eta_s = timing.eta_s;
+    if (cfg_.dev_every > 0 && timing.step % cfg_.dev_every == 0 && !dev_batches_.empty()) {
+      GPS_ASSIGN(double dl, eval_dev());
+      r.dev_loss = dl;
+    }
+    nlohmann::ordered_json j;
+    j["step"] = r.step;
+    j["loss"] = r.loss;
+    j["lr"] = lr_;
+    j["grad_norm"] = r.grad_norm;
+    j["tokens"] = r.tokens_seen;
+    j["tokens_per_s"] = r.tokens_per_s;
+    j["elapsed_s"] = r.elapsed_s;
+    if (r.dev_loss) j["dev_loss"] = *r.dev_loss;
+    if (opt_.on_step) opt_.on_step(r);
+    return j.dump();
+  }
+
+  Result<std::optional<double>> final_dev_loss() override {
+    if (dev_batches_.empty()) return std::optional<double>();
+    GPS_ASSIGN(double dl, eval_dev());
+    if (opt_.on_message) opt_.on_message("dev loss " + std::to_string(dl));
+    return std::optional<double>(dl);
+  }
+
+  Status export_model(const RunTotals& totals) override {
+    HfExportOptions eo;
+    eo.dtype = cfg_.export_dtype;
+    eo.merge_lora = !model_.lora_enabled() || cfg_.merge_lora;
+    eo.tokenizer_path = cfg_.tokenizer == "bytes" ? "" : cfg_.tokenizer;
+    eo.meta.prompt_template = tmpl_;
+    eo.meta.source_lang = cfg_.source_lang;
+    eo.meta.target_lang = cfg_.target_lang;
+    // Batch mode trains consecutive positions (the target group starts right after the source): φ = S.
+    eo.meta.phi = cfg_.data.mode == TrainMode::Batch ? stream::Phi{0.0f, true} : cfg_.data.phi;
+    eo.meta.k =
+        cfg_.data.k_min == cfg_.data.k_max ? cfg_.data.k_min : (cfg_.data.k_min + cfg_.data.k_max) / 2;
+    eo.meta.k_min = cfg_.data.k_min;
+    eo.meta.k_max = cfg_.data.k_max;
+    eo.meta.paradigm = train_mode_paradigm(cfg_.data.mode);
+    {
+      nlohmann::ordered_json t;
+      t["mode"] = train_mode_name(cfg_.data.mode);
+      t["steps"] = totals.steps;
+      t["tokens"] = totals.seen;
+      t["parameters"] = static_cast<int64_t>(model_.base().size());
+      t["lora_rank"] = cfg_.lora.rank;
+      t["seed"] = cfg_.seed;
+      if (totals.dev_loss) t["dev_loss"] = *totals.dev_loss;
+      eo.meta.trained_json = t.dump();
+    }
+    const std::string out = cfg_.output_dir;
+    if (!model_.lora_enabled() || cfg_.merge_lora || cfg_.lora.rank == 0) {
+      model_dir_ = out + "/model";
+      GPS_TRY(export_hf(model_, model_dir_, eo));
+    }
+    if (model_.lora_enabled())
+      GPS_TRY(
+          export_peft(model_, out + "/adapter", cfg_.init_dir.empty() ? "gpstream-scratch" : cfg_.init_dir));
+    if (opt_.on_message) opt_.on_message("exported " + (model_dir_.empty() ? out + "/adapter" : model_dir_));
+    return {};
+  }
+
+ private:
+  Result<double> eval_dev() {
+    double sum = 0;
+    int64_t n = 0;
+    ForwardOptions fo;
+    fo.training = false;
+    for (const TrainBatch& b : dev_batches_) {
+      GPS_ASSIGN(double s, model_.forward(b, fo));
+      sum += s;
+      n += b.n_labels();
+    }
+    return n > 0 ? sum / static_cast<double>(n) : 0.0;
+  }
+
+  const TrainConfig& cfg_;
+  const TrainRunOptions& opt_;
+  TrainModel& model_;
+  Dataset& train_;
+  std::vector<TrainBatch> dev_batches_;
+  tokenizer::Template tmpl_;
+  Schedule sched_;
+  int threads_;
+  AdamW adam_;
+  std::vector<TrainBatch> micro_;
+  float lr_ = 0;
+  double grad_norm_ = 0;
+  std::string model_dir_;
+};
 
 }  // namespace
 
 Result<TrainResult> run_training(const TrainConfig& cfg, const TrainRunOptions& opt) {
-  if (opt.export_only && opt.resume.empty())
-    return invalid_argument("export-only needs a checkpoint to resume from (--resume)");
+  GPS_TRY(check_run_control(opt));
   auto message = [&](const std::string& m) {
     if (opt.on_message) opt.on_message(m);
   };
@@ -113,9 +262,10 @@ Result<TrainResult> run_training(const TrainConfig& cfg, const TrainRunOptions& 
     if (!eos.empty()) mc.eos_token_ids = {eos[0]};
     GPS_TRY(mc.validate());
     model::RandomInitOptions ro;
-    ro.seed = mix(cfg.seed ^ 0x1111);
+    ro.seed = mix(cfg.seed ^ kScratchInitSalt);
     ro.std = s.init_std;
-    GPS_TRY(check_memory_budget(saturating_product({mc.n_params(), sizeof(float)}), "initialising this model"));
+    GPS_TRY(
+        check_memory_budget(saturating_product({mc.n_params(), sizeof(float)}), "initialising this model"));
     init = model::random_tensors(mc, ro);
   }
 
@@ -137,11 +287,10 @@ Result<TrainResult> run_training(const TrainConfig& cfg, const TrainRunOptions& 
           " empty lines skipped), " + std::to_string(dev_batches.size()) + " dev batches");
 
   GPS_ASSIGN(auto model_ptr,
-             TrainModel::create(mc, init, cfg.lora, mix(cfg.seed ^ 0x2222),
+             TrainModel::create(mc, init, cfg.lora, mix(cfg.seed ^ kTrainModelSalt),
                                 TrainShape{cfg.data.batch_tokens, cfg.data.max_seq}, threads));
   TrainModel& model = *model_ptr;
   if (!cfg.lora_init.empty()) GPS_TRY(load_peft_adapter(model, cfg.lora_init));
-  AdamW adam(model.trainable().size(), cfg.adam);
 
   // Plan.
   Schedule sched = cfg.schedule;
@@ -154,199 +303,20 @@ Result<TrainResult> run_training(const TrainConfig& cfg, const TrainRunOptions& 
   }
   sched.total_steps = total_steps;
 
-  // Output folder, resume.
-  std::error_code ec;
-  const std::string out = cfg.output_dir, ckpt_dir = out + "/checkpoints";
-  std::filesystem::create_directories(ckpt_dir, ec);
-  if (ec) return io_error("cannot create " + ckpt_dir + ": " + ec.message());
-  int64_t step = 0, tokens_seen = 0;
-  double elapsed_before = 0;
-  const std::string metrics_path = out + "/metrics.jsonl";
-  std::string kept_metrics;
-  if (!opt.resume.empty()) {
-    GPS_ASSIGN(const std::string path, resolve_resume_checkpoint(opt.resume));
-    GPS_ASSIGN(CheckpointState s, read_checkpoint(path));
-    train.seek(s.data);  // the epoch's plan gives its batch count
-    CheckpointExpectation expect;
-    expect.fingerprint = fingerprint(model);
-    expect.seed = cfg.seed;
-    expect.n_params = model.trainable().size();
-    expect.batches_per_epoch = train.batches_per_epoch();
-    GPS_TRY(check_resume_checkpoint(s, path, expect));
-    model.trainable().values = std::move(s.values);
-    adam.m = std::move(s.m);
-    adam.v = std::move(s.v);
-    adam.t = s.adam_t;
-    step = s.step;
-    tokens_seen = s.tokens_seen;
-    elapsed_before = s.elapsed_s;
-    message("resumed from " + path + " at step " + std::to_string(step));
-    kept_metrics = metrics_lines_up_to(metrics_path, step);  // the metric lines up to the checkpoint
-  }
-  GPS_TRY(write_text(out + "/train_config.json", cfg.raw_json));
-  GPS_TRY(write_text(metrics_path, kept_metrics));
-  std::ofstream metrics(metrics_path, std::ios::app);
-
-  auto eval_dev = [&]() -> Result<double> {
-    double sum = 0;
-    int64_t n = 0;
-    ForwardOptions fo;
-    fo.training = false;
-    for (const TrainBatch& b : dev_batches) {
-      GPS_ASSIGN(double s, model.forward(b, fo));
-      sum += s;
-      n += b.n_labels();
-    }
-    return n > 0 ? sum / static_cast<double>(n) : 0.0;
-  };
-  auto save = [&](double elapsed) -> Status {
-    CheckpointState s;
-    s.step = step;
-    s.tokens_seen = tokens_seen;
-    s.data = train.position();
-    s.adam_t = adam.t;
-    s.seed = cfg.seed;
-    s.elapsed_s = elapsed;
-    s.fingerprint = fingerprint(model);
-    s.values = model.trainable().values;
-    s.m = adam.m;
-    s.v = adam.v;
-    char name[64];
-    std::snprintf(name, sizeof name, "/checkpoint-%08lld.bin", static_cast<long long>(step));
-    GPS_TRY(write_checkpoint(ckpt_dir + name, s));
-    GPS_TRY(prune_checkpoints(ckpt_dir, cfg.keep_checkpoints, cfg.keep_every_steps));
-    message("checkpoint " + ckpt_dir + name);
-    // The loss curve so far, at every checkpoint (the one after training adds the final dev loss).
-    GPS_TRY(write_loss_plot(metrics_path, out + "/loss.svg",
-                            std::string("gpstream train: ") + train_mode_name(cfg.data.mode)));
-    return {};
-  };
-
+  TextTrainingJob job(cfg, opt, model, train, std::move(dev_batches), codec.tmpl, sched, threads);
+  RunPlan plan =
+      run_plan_from(cfg, total_steps, std::string("gpstream train: ") + train_mode_name(cfg.data.mode));
+  plan.max_seen = cfg.token_budget;
+  GPS_ASSIGN(RunOutcome run, run_training_job(job, plan, opt));
   TrainResult result;
-  result.first_step = step;
+  result.first_step = run.first_step;
+  result.losses = std::move(run.losses);
+  result.dev_loss = run.totals.dev_loss;
+  result.model_dir = job.model_dir();
   result.n_params = static_cast<int64_t>(model.base().size());
   result.n_trainable = static_cast<int64_t>(model.trainable().size());
-  const double t_start = now_s();
-  double last_ckpt = t_start;
-  const int64_t start_step = step, start_tokens = tokens_seen;
-  std::vector<TrainBatch> micro(static_cast<size_t>(cfg.grad_accum));
-  while (!opt.export_only && step < total_steps &&
-         (cfg.token_budget == 0 || tokens_seen < cfg.token_budget)) {
-    if (opt.interrupt && (result.interrupted_by = opt.interrupt()) != 0) break;  // checkpoint below, no export
-    // batch
-    int64_t n_labels = 0, n_tok = 0;
-    for (TrainBatch& b : micro) {
-      GPS_ASSIGN(b, train.next_batch());
-      n_labels += b.n_labels();
-      n_tok += b.n_tokens();
-    }
-    // forward, zero-grad, backward (token mean over the whole step)
-    model.zero_grad();
-    double loss_sum = 0;
-    for (size_t i = 0; i < micro.size(); ++i) {
-      ForwardOptions fo;
-      fo.dropout_seed = mix(cfg.seed ^ mix(static_cast<uint64_t>(step) * 64 + i));
-      GPS_ASSIGN(double s, model.forward(micro[i], fo));
-      loss_sum += s;
-      if (n_labels > 0) model.backward(1.0f / static_cast<float>(n_labels));
-    }
-    // clip, update
-    const double norm = clip_grad_norm(model.grads(), cfg.clip);
-    const float lr = sched.at(step);
-    adam.step(model.trainable(), model.grads(), lr, threads);
-    ++step;
-    tokens_seen += n_tok;
-    const double loss = n_labels > 0 ? loss_sum / static_cast<double>(n_labels) : 0.0;
-    if (!std::isfinite(loss))
-      return Error(ErrorCode::Internal,
-                   "training diverged: loss is not finite at step " + std::to_string(step));
-    result.losses.push_back(loss);
-    // log
-    const double t = now_s(), run_s = t - t_start;
-    StepReport r;
-    r.step = step;
-    r.total_steps = total_steps;
-    r.loss = loss;
-    r.lr = lr;
-    r.grad_norm = norm;
-    r.tokens_seen = tokens_seen;
-    r.tokens_per_s = run_s > 0 ? static_cast<double>(tokens_seen - start_tokens) / run_s : 0;
-    r.elapsed_s = elapsed_before + run_s;
-    r.eta_s = run_s / static_cast<double>(step - start_step) * static_cast<double>(total_steps - step);
-    if (cfg.dev_every > 0 && step % cfg.dev_every == 0 && !dev_batches.empty()) {
-      GPS_ASSIGN(double dl, eval_dev());
-      r.dev_loss = dl;
-    }
-    nlohmann::ordered_json j;
-    j["step"] = step;
-    j["loss"] = loss;
-    j["lr"] = lr;
-    j["grad_norm"] = norm;
-    j["tokens"] = tokens_seen;
-    j["tokens_per_s"] = r.tokens_per_s;
-    j["elapsed_s"] = r.elapsed_s;
-    if (r.dev_loss) j["dev_loss"] = *r.dev_loss;
-    metrics << j.dump() << "\n" << std::flush;
-    if (opt.on_step) opt.on_step(r);
-    if (opt.stop_after_steps > 0 && step >= opt.stop_after_steps) return result;
-    // checkpoint
-    const bool by_steps = cfg.ckpt_every_steps > 0 && step % cfg.ckpt_every_steps == 0;
-    const bool by_time = cfg.ckpt_every_minutes > 0 && t - last_ckpt >= 60.0 * cfg.ckpt_every_minutes;
-    if ((by_steps || by_time) && step < total_steps) {
-      GPS_TRY(save(r.elapsed_s));
-      last_ckpt = now_s();
-    }
-  }
-  GPS_TRY(save(elapsed_before + now_s() - t_start));
-  result.tokens_seen = tokens_seen;
-  if (result.interrupted_by != 0) return result;
-  metrics.close();
-
-  // Final dev loss, loss curve, export.
-  std::vector<LossPoint> tr, dv;
-  if (!dev_batches.empty()) {
-    GPS_ASSIGN(double dl, eval_dev());
-    result.dev_loss = dl;
-    message("dev loss " + std::to_string(dl));
-  }
-  {
-    read_loss_curve(metrics_path, tr, dv);
-    if (result.dev_loss) dv.push_back({static_cast<double>(step), *result.dev_loss});
-    GPS_TRY(
-        write_text(out + "/loss.svg",
-                   loss_curve_svg(tr, dv, std::string("gpstream train: ") + train_mode_name(cfg.data.mode))));
-  }
-  HfExportOptions eo;
-  eo.dtype = cfg.export_dtype;
-  eo.merge_lora = !model.lora_enabled() || cfg.merge_lora;
-  eo.tokenizer_path = cfg.tokenizer == "bytes" ? "" : cfg.tokenizer;
-  eo.meta.prompt_template = codec.tmpl;
-  eo.meta.source_lang = cfg.source_lang;
-  eo.meta.target_lang = cfg.target_lang;
-  // Batch mode trains consecutive positions (the target group starts right after the source): φ = S.
-  eo.meta.phi = cfg.data.mode == TrainMode::Batch ? stream::Phi{0.0f, true} : cfg.data.phi;
-  eo.meta.k = cfg.data.k_min == cfg.data.k_max ? cfg.data.k_min : (cfg.data.k_min + cfg.data.k_max) / 2;
-  eo.meta.k_min = cfg.data.k_min;
-  eo.meta.k_max = cfg.data.k_max;
-  eo.meta.paradigm = train_mode_paradigm(cfg.data.mode);
-  {
-    nlohmann::ordered_json t;
-    t["mode"] = train_mode_name(cfg.data.mode);
-    t["steps"] = step;
-    t["tokens"] = tokens_seen;
-    t["parameters"] = result.n_params;
-    t["lora_rank"] = cfg.lora.rank;
-    t["seed"] = cfg.seed;
-    if (result.dev_loss) t["dev_loss"] = *result.dev_loss;
-    eo.meta.trained_json = t.dump();
-  }
-  if (!model.lora_enabled() || cfg.merge_lora || cfg.lora.rank == 0) {
-    result.model_dir = out + "/model";
-    GPS_TRY(export_hf(model, result.model_dir, eo));
-  }
-  if (model.lora_enabled())
-    GPS_TRY(export_peft(model, out + "/adapter", cfg.init_dir.empty() ? "gpstream-scratch" : cfg.init_dir));
-  message("exported " + (result.model_dir.empty() ? out + "/adapter" : result.model_dir));
+  result.tokens_seen = run.totals.seen;
+  result.interrupted_by = run.interrupted_by;
   return result;
 }
 

@@ -1,7 +1,7 @@
-// The training loop of `gpstream train`: one readable function — batch, forward, zero-grad, backward,
-// clip, update, log — plus setup (tokenizer/codec, model from a Hugging Face directory or from sizes,
-// datasets), dev loss, checkpoints (resume continues bit-identically), metrics (metrics.jsonl), the loss
-// curve (loss.svg) and the export (model/ as a Hugging Face directory, adapter/ for LoRA runs). It never
+// `gpstream train`: setup (tokenizer/codec, model from a Hugging Face directory or from sizes, datasets), one
+// training step — batch, forward, zero-grad, backward, clip, update — its metrics line and dev loss, and the
+// export (model/ as a Hugging Face directory, adapter/ for LoRA runs), run by the training-run harness
+// (train/training_run.h: resume, checkpoints, max_minutes, interruption, metrics.jsonl, loss.svg). It never
 // prints: progress goes to the callbacks.
 #pragma once
 
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "train/train_config.h"
+#include "train/training_run.h"
 
 namespace gpstream::train {
 
@@ -27,18 +28,9 @@ struct StepReport {
   std::optional<double> dev_loss;  // when evaluated at this step
 };
 
-struct TrainRunOptions {
-  std::string resume;  // a run folder (its newest checkpoint) or a checkpoint file; empty: fresh run
+// The run's resume, export-only, interruption and test hooks (train/training_run.h), and its progress.
+struct TrainRunOptions : RunControl {
   std::function<void(const StepReport&)> on_step;
-  std::function<void(const std::string&)> on_message;
-  // Tests: stop after this many optimizer steps in total, as if killed (no export, no final checkpoint).
-  int64_t stop_after_steps = 0;
-  // Train no step: from the resumed checkpoint straight to the final checkpoint, the dev loss and the export
-  // (e.g. of an averaged checkpoint, docs/training.md "Averaging checkpoints"). Needs `resume`.
-  bool export_only = false;
-  // Polled before each step (train/interrupt.h's interrupt_signal): nonzero (a signal number) stops the run
-  // there with a checkpoint, as a periodic one, and no export; TrainResult::interrupted_by tells.
-  std::function<int()> interrupt;
 };
 
 struct TrainResult {

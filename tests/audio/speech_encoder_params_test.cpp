@@ -92,6 +92,20 @@ TEST(SpeechEncoderConfig, JsonRoundTripAndHostileJson) {
       SpeechEncoderConfig::from_json(replaced("\"d_model\":8", "\"d_model\":18446744073709551615")).ok());
   EXPECT_FALSE(SpeechEncoderConfig::from_json(replaced("\"d_model\":8,", "")).ok());  // missing
   EXPECT_FALSE(SpeechEncoderConfig::from_json(replaced("\"rope_theta\":500.0", "\"rope_theta\":1e300")).ok());
+  // Errors name the field, its bounds (d_model in [2, 8192]) and the value; keys gpstream does not write are
+  // refused (the config is gpstream's own).
+  auto message = [](const std::string& text) {
+    auto r = SpeechEncoderConfig::from_json(text, "enc.safetensors");
+    return r.ok() ? std::string("<accepted>") : r.error().message();
+  };
+  EXPECT_EQ(message(replaced("\"d_model\":8", "\"d_model\":-8")),
+            "enc.safetensors: field 'd_model' must be an integer in [2, 8192], got -8");
+  EXPECT_EQ(message(replaced("\"d_model\":8", "\"d_model\":8.5")),
+            "enc.safetensors: field 'd_model' must be an integer, got number");
+  EXPECT_EQ(message(replaced("\"d_model\":8,", "")), "enc.safetensors: missing field 'd_model'");
+  EXPECT_EQ(message(replaced("\"d_model\":8", "\"d_model\":8,\"d_modle\":8")).rfind(
+                "enc.safetensors: unknown key 'd_modle'", 0),
+            0u);
 }
 
 // The convolution module: its count by hand, its tensors, its JSON key (absent when 0, so encoders saved
@@ -232,7 +246,8 @@ TEST(SpeechEncoderModel, HostileFilesAreRejected) {
   auto none = [](std::vector<io::TensorToWrite>&) {};
   expect_load_error(dir.file("missing.safetensors"), "missing.safetensors");
   expect_load_error(write_edited(dir, m, none, {}), "metadata");
-  expect_load_error(write_edited(dir, m, none, {{kSpeechEncoderMetadataKey, "{"}}), "not a JSON object");
+  expect_load_error(write_edited(dir, m, none, {{kSpeechEncoderMetadataKey, "{"}}),
+                    "bad.safetensors: speech encoder config: invalid JSON");
   expect_load_error(write_edited(
                         dir, m, [](auto& t) { t.erase(t.begin() + 5); }, meta),
                     "parameters");

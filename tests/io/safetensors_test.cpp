@@ -276,7 +276,13 @@ TEST(SafetensorsDir, MalformedIndex) {
   write_bytes(dir.file("model.safetensors.index.json"), R"({"weight_map":["a.safetensors"]})");
   Result<TensorMap> map = read_safetensors_dir(dir.path());
   ASSERT_FALSE(map.ok());
-  expect_mentions(map.error(), "weight_map");
+  expect_mentions(map.error(),
+                  "model.safetensors.index.json: field 'weight_map' must be an object, got array");
+  write_bytes(dir.file("model.safetensors.index.json"), R"({"metadata":{},"weight_map":{"x":7}})");
+  map = read_safetensors_dir(dir.path());
+  ASSERT_FALSE(map.ok());
+  expect_mentions(map.error(),
+                  "model.safetensors.index.json: field 'weight_map.x' must be a string, got number");
   write_bytes(dir.file("model.safetensors.index.json"), "{not json");
   map = read_safetensors_dir(dir.path());
   ASSERT_FALSE(map.ok());

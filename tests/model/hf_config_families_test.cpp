@@ -154,16 +154,16 @@ TEST(HfConfigPhi3, ExplicitAttentionFactorAndPartialRotary) {
 TEST(HfConfigPhi3, BadLongropeFieldsAreNamed) {
   json j = phi3_config();
   j["rope_scaling"]["short_factor"].erase(0);
-  expect_mentions(parse_error(j), "'short_factor'");
+  expect_mentions(parse_error(j), "field 'rope_scaling.short_factor' has");
   j = phi3_config();
   j["rope_scaling"].erase("long_factor");
-  expect_mentions(parse_error(j), "'long_factor'");
+  expect_mentions(parse_error(j), "missing field 'rope_scaling.long_factor'");
   j = phi3_config();
   j["rope_scaling"]["long_factor"][3] = "x";
-  expect_mentions(parse_error(j), "'long_factor'");
+  expect_mentions(parse_error(j), "field 'rope_scaling.long_factor[3]' must be a number, got string");
   j = phi3_config();
   j["rope_scaling"]["short_factor"][0] = -1.0;
-  expect_mentions(parse_error(j), "short_factor");
+  expect_mentions(parse_error(j), "field 'rope_scaling.short_factor[0]' must be positive");
   j = phi3_config();
   j["original_max_position_embeddings"] = 0;
   expect_mentions(parse_error(j), "original_max_position_embeddings");

@@ -150,10 +150,13 @@ TEST(HfConfig, FractionalLayerCount) {
 TEST(HfConfig, NegativeAndHugeSizes) {
   json j = qwen2_config();
   j["hidden_size"] = -896;
-  expect_mentions(parse_error(j), "'hidden_size' out of range");
+  // Sizes are integers in [0, 2^30 = 1073741824].
+  expect_mentions(parse_error(j),
+                  "dir/config.json: field 'hidden_size' must be an integer in [0, 1073741824], got -896");
   j = qwen2_config();
-  j["vocab_size"] = int64_t{1} << 40;
-  expect_mentions(parse_error(j), "'vocab_size' out of range");
+  j["vocab_size"] = int64_t{1} << 40;  // 1099511627776
+  expect_mentions(parse_error(j),
+                  "field 'vocab_size' must be an integer in [0, 1073741824], got 1099511627776");
 }
 
 TEST(HfConfig, ZeroHeadsIsAnErrorNotADivisionByZero) {
@@ -211,14 +214,14 @@ TEST(HfConfig, RopeScalingLlama3MissingFactor) {
   json j = llama3_config();
   j["rope_scaling"].erase("factor");
   Error e = parse_error(j);
-  expect_mentions(e, "rope_scaling");
-  expect_mentions(e, "'factor'");
+  expect_mentions(e, "dir/config.json: missing field 'rope_scaling.factor'");
 }
 
 TEST(HfConfig, RopeScalingWrongTypes) {
   json j = llama3_config();
   j["rope_scaling"]["original_max_position_embeddings"] = "8k";
-  expect_mentions(parse_error(j), "'original_max_position_embeddings' must be an integer");
+  expect_mentions(parse_error(j),
+                  "field 'rope_scaling.original_max_position_embeddings' must be an integer, got string");
   j = llama3_config();
   j["rope_scaling"] = "llama3";
   expect_mentions(parse_error(j), "'rope_scaling' must be an object");
@@ -236,7 +239,8 @@ TEST(HfConfig, TokenIdsOutsideTheVocabulary) {
       json j = qwen2_config();
       j[key] = id;
       Error e = parse_error(j);
-      expect_mentions(e, std::string("'") + key + "'");
+      // The id's path: the key, or the key and the index of the bad entry in a list.
+      expect_mentions(e, std::string("field '") + key + (id.is_array() ? "[1]'" : "'"));
       expect_mentions(e, "vocab_size");
     }
   }
@@ -264,11 +268,11 @@ TEST(HfConfig, RopeScalingLlama3NonPositiveOriginalContext) {
   for (int v : {0, -8192}) {
     json j = llama3_config();
     j["rope_scaling"]["original_max_position_embeddings"] = v;
-    expect_mentions(parse_error(j), "'original_max_position_embeddings'");
+    expect_mentions(parse_error(j), "field 'rope_scaling.original_max_position_embeddings' must be");
   }
   json j = llama3_config();
   j["rope_scaling"]["low_freq_factor"] = 0.0;
-  expect_mentions(parse_error(j), "low_freq_factor");
+  expect_mentions(parse_error(j), "field 'rope_scaling.low_freq_factor' must be positive");
 }
 
 TEST(HfConfig, RopeScalingWithoutAType) {

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <random>
 
 #include "audio/log_mel.h"
@@ -21,6 +22,7 @@
 #include "stream/layout.h"
 #include "stream/model_meta.h"
 #include "stream/tokenizer_codec.h"
+#include "train/checkpoint.h"
 #include "train/dataset.h"
 #include "../audio/speech_encoder_reference.h"
 #include "../model/reference_transformer.h"
@@ -541,6 +543,72 @@ TEST(SpeechTraining, BadConfigsNameTheKey) {
   ASSERT_TRUE(with_module.ok()) << with_module.error().message();
   EXPECT_EQ(with_module->encoder.conv_module_kernel, 15);
   EXPECT_EQ(parse_speech_train_config("{" + base + "}")->encoder.conv_module_kernel, 0);
+  // Messages name the file and the field's path: the encoder's keys under "encoder", a list entry by index.
+  expect_bad("{" + base + R"(, "encoder": {"d_model": 9000}})",
+             "speech train config: field 'encoder.d_model' must be an integer in [2, 8192], got 9000");
+  expect_bad("{" + base + R"(, "encoder": {"d_modl": 8}})",
+             "speech train config: unknown key 'encoder.d_modl'");
+  expect_bad("{" + base + R"(, "phi": [0, -1]})",
+             "speech train config: field 'phi[1]' must be a non-negative number or \"S\", got -1");
+  expect_bad("{" + base + R"(, "lora_rank": 2.5})", "field 'lora_rank' must be an integer, got number");
+  // φ numbers keep their value: 1e-7 is not printed with six decimals and read back as 0.
+  auto tiny_phi = parse_speech_train_config("{" + base + R"(, "phi": [1e-7, "S"]})");
+  ASSERT_TRUE(tiny_phi.ok()) << tiny_phi.error().message();
+  ASSERT_EQ(tiny_phi->phis.size(), 2u);
+  EXPECT_EQ(tiny_phi->phis[0].value, 1e-7f);
+  EXPECT_TRUE(tiny_phi->phis[1].source_length);
+}
+
+// The training-run harness (train/training_run.h) with the speech step: a run killed after a checkpoint by
+// minutes (a clock that advances 20 s per reading; no checkpoints by steps) and resumed ends with the
+// parameters and the export of an uninterrupted run, bit for bit.
+TEST(SpeechTraining, ResumeAfterACheckpointByMinutesIsBitIdentical) {
+  TempDir dir;
+  const std::string llm = dir.file("llm");
+  testing::write_tiny_speech_llm(llm);
+  auto by_minutes = [&](const std::string& out) {
+    std::string json = config_json(llm, out, 6, "lora");
+    const std::string by_steps = R"("ckpt_every_steps": 3)";
+    json.replace(json.find(by_steps), by_steps.size(), R"("ckpt_every_steps": 0, "ckpt_every_minutes": 1)");
+    auto cfg = parse_speech_train_config(json);
+    EXPECT_TRUE(cfg.ok()) << (cfg.ok() ? "" : cfg.error().message());
+    return cfg.ok() ? *cfg : SpeechTrainConfig{};
+  };
+  auto ticking_clock = [] {
+    auto t = std::make_shared<double>(0.0);
+    return std::function<double()>([t] { return *t += 20.0; });
+  };
+  auto newest = [](const std::string& run) {
+    const std::vector<std::string> all = train::list_checkpoints(run + "/checkpoints");
+    EXPECT_FALSE(all.empty()) << run;
+    auto s = all.empty() ? Result<train::CheckpointState>(not_found(run)) : train::read_checkpoint(all.back());
+    EXPECT_TRUE(s.ok()) << s.error().message();
+    return s.ok() ? *s : train::CheckpointState{};
+  };
+  SpeechTrainOptions uninterrupted;
+  uninterrupted.clock = ticking_clock();
+  auto full = run_speech_training(by_minutes(dir.file("a")), uninterrupted);
+  ASSERT_TRUE(full.ok()) << full.error().message();
+
+  SpeechTrainOptions stop;
+  stop.clock = ticking_clock();
+  stop.stop_after_steps = 5;  // the clock's first minute ends at step 3: a checkpoint there, none by steps
+  ASSERT_TRUE(run_speech_training(by_minutes(dir.file("b")), stop).ok());
+  EXPECT_EQ(newest(dir.file("b")).step, 3);
+  SpeechTrainOptions resume;
+  resume.clock = ticking_clock();
+  resume.resume = dir.file("b");
+  auto rest = run_speech_training(by_minutes(dir.file("b")), resume);
+  ASSERT_TRUE(rest.ok()) << rest.error().message();
+  EXPECT_EQ(rest->first_step, 3);
+
+  const train::CheckpointState a = newest(dir.file("a")), b = newest(dir.file("b"));
+  EXPECT_EQ(a.step, 6);
+  EXPECT_EQ(b.step, 6);
+  EXPECT_TRUE(a.values == b.values) << "the resumed run's parameters differ";
+  EXPECT_TRUE(a.m == b.m && a.v == b.v) << "the resumed run's optimizer moments differ";
+  for (const char* f : {"model.safetensors", "speech_encoder.safetensors"})
+    EXPECT_EQ(file_bytes(full->model_dir + "/" + f), file_bytes(rest->model_dir + "/" + f)) << f;
 }
 
 }  // namespace

@@ -45,7 +45,33 @@ TEST(ModelMeta, BeamRoundTrips) {
   for (const char* bad : {R"({"beam": 0})", R"({"beam": "4"})", R"({"beam": 1.5})"}) {
     auto r = ModelMeta::parse(bad, "t.json");
     ASSERT_FALSE(r.ok()) << bad;
-    EXPECT_NE(r.error().message().find("field 'beam' must be a positive integer"), std::string::npos);
+    EXPECT_NE(r.error().message().find("t.json: field 'beam' must be an integer"), std::string::npos)
+        << r.error().message();
+  }
+  auto zero = ModelMeta::parse(R"({"beam": 0})", "t.json");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.error().message(), "t.json: field 'beam' must be an integer in [1, 1000000], got 0");
+}
+
+// φ is read from its JSON value: a number keeps its value exactly as a float (1e-7 is not printed with six
+// decimals and read back as 0), "S" is the source length, and anything else is refused naming the field.
+TEST(ModelMeta, PhiIsReadFromTheNumberItself) {
+  auto tiny = ModelMeta::parse(R"({"phi": 1e-7})", "t.json");
+  ASSERT_TRUE(tiny.ok()) << tiny.error().message();
+  EXPECT_EQ(tiny->phi.value, 1e-7f);
+  EXPECT_FALSE(tiny->phi.source_length);
+  auto s = ModelMeta::parse(R"({"phi": "S"})", "t.json");
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(s->phi.source_length);
+  auto text = ModelMeta::parse(R"({"phi": "2.5"})", "t.json");
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(text->phi.value, 2.5f);
+  for (const char* bad : {R"({"phi": -1})", R"({"phi": "x"})", R"({"phi": [1]})", R"({"phi": 1e39})"}) {
+    auto r = ModelMeta::parse(bad, "t.json");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.error().message().find("t.json: field 'phi' must be a non-negative number or \"S\""),
+              std::string::npos)
+        << r.error().message();
   }
 }
 

@@ -38,6 +38,25 @@ io::GgufMetadata gguf_keys(const std::string& name, int n_vocab, bool keep_hf_js
   return out;
 }
 
+// An added token the model has no row for, or of the wrong type, is refused naming the file and the field.
+TEST(GgufVocabKeys, BadAddedTokensAreNamed) {
+  auto message = [](const std::string& added) {
+    const std::string text =
+        R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]},
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "use_regex": true},
+        "added_tokens": [)" + added + "]}";
+    io::GgufMetadata m;
+    Status s = add_tokenizer_to_gguf(text, "", 4, std::nullopt, std::nullopt, m);
+    return s.ok() ? std::string("<accepted>") : s.error().message();
+  };
+  EXPECT_EQ(message(R"({"id": 3, "content": "<s>", "special": true})"), "<accepted>");
+  // 4 rows: ids 0-3.
+  EXPECT_EQ(message(R"({"id": 7, "content": "<s>"})"),
+            "tokenizer.json: field 'added_tokens[0].id' must be an integer in [0, 3], got 7");
+  EXPECT_EQ(message(R"({"id": 3, "content": 5})"),
+            "tokenizer.json: field 'added_tokens[0].content' must be a string, got number");
+}
+
 class GgufVocab : public ::testing::TestWithParam<std::tuple<std::string, std::string, int>> {};
 
 TEST_P(GgufVocab, RebuiltFromGgmlKeysEncodesLikeTheOriginal) {

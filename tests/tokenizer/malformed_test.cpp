@@ -42,14 +42,14 @@ TEST(Malformed, BaseIsValid) {
 TEST(Malformed, NotJson) {
   expect_text_error("", "invalid JSON");
   expect_text_error("{\"model\": ", "invalid JSON");
-  expect_text_error("[1, 2]", "top level");
+  expect_text_error("[1, 2]", "tokenizer.json: not a JSON object (got array)");
   expect_text_error("{\"model\": {\"vocab\": {\"a\": 0}, \"merges\": []}} trailing", "invalid JSON");
 }
 
 TEST(Malformed, WrongTypes) {
   json j = base();
   j.erase("model");
-  expect_error(j, "missing field \"model\"");
+  expect_error(j, "tokenizer.json: missing field 'model'");
   j = base();
   j["model"]["vocab"] = json::array({"a", "b"});
   expect_error(j, "model.vocab");
@@ -85,7 +85,7 @@ TEST(Malformed, WrongTypes) {
 TEST(Malformed, Merges) {
   json j = base();
   j["model"].erase("merges");
-  expect_error(j, "missing field \"merges\"");
+  expect_error(j, "tokenizer.json: missing field 'model.merges'");
   j = base();
   j["model"]["merges"] = {"a c"};
   expect_error(j, "token \"c\" is not in the vocabulary");
@@ -114,11 +114,15 @@ TEST(Malformed, Ids) {
   j["model"]["vocab"]["a"] = 1;  // "a" and "b" share id 1
   expect_error(j, "is given to both");
   j = base();
+  // Ids are in [0, BpeModel::kMaxId - 1 = 2^24 - 1 = 16777215].
   j["added_tokens"][0]["id"] = -3;
-  expect_error(j, "negative");
+  expect_error(j, "tokenizer.json: field 'added_tokens[0].id' must be an integer in [0, 16777215], got -3");
   j = base();
   j["added_tokens"][0]["id"] = 99999999999LL;
-  expect_error(j, "too large");
+  expect_error(j, "field 'added_tokens[0].id' must be an integer in [0, 16777215], got 99999999999");
+  j = base();
+  j["added_tokens"][0]["id"] = 4.5;
+  expect_error(j, "field 'added_tokens[0].id' must be an integer, got number");
   j = base();
   j["added_tokens"][0]["id"] = 0;  // id of vocabulary token "a"
   expect_error(j, "belongs to vocabulary token");
@@ -130,7 +134,8 @@ TEST(Malformed, Ids) {
   j["post_processor"] =
       json::parse(R"({"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>"}},
       {"Sequence": {"id": "A"}}], "special_tokens": {"<s>": {"id": "<s>", "ids": [-5], "tokens": ["<s>"]}}})");
-  expect_error(j, "negative");
+  // The post-processor's ids are below the vocabulary size (4: "a", "b", "ab" and the added "<s>").
+  expect_error(j, "field 'post_processor.special_tokens.<s>.ids[0]' must be an integer in [0, 3], got -5");
 }
 
 TEST(Malformed, DuplicateVocabularyKey) {
@@ -273,6 +278,29 @@ TEST(Malformed, MissingFiles) {
   auto t = Tokenizer::load("/nonexistent/dir");
   ASSERT_FALSE(t.ok());
   EXPECT_NE(t.error().message().find("/nonexistent/dir"), std::string::npos);
+}
+
+// tokenizer_config.json is a Hugging Face file: keys gpstream does not read are skipped; bos_token and
+// eos_token are a token's text or an AddedToken object, and errors name the file and the field.
+TEST(Malformed, TokenizerConfig) {
+  const std::string text = base().dump();
+  auto ok = Tokenizer::from_json_text(
+      text,
+      R"({"model_max_length": 1e30, "bos_token": {"content": "<s>", "lstrip": false}, "eos_token": "ab"})");
+  ASSERT_TRUE(ok.ok()) << ok.error().message();
+  EXPECT_EQ(ok->bos_id(), 3);  // "<s>" is added token 3
+  EXPECT_EQ(ok->eos_id(), 2);  // "ab" is vocabulary token 2
+  auto message = [&](const std::string& config) {
+    auto t = Tokenizer::from_json_text(text, config);
+    return t.ok() ? std::string("<accepted>") : t.error().message();
+  };
+  EXPECT_EQ(message(R"({"bos_token": 5})"),
+            "tokenizer_config.json: field 'bos_token' must be a string, got number");
+  EXPECT_EQ(message(R"({"eos_token": {"special": true}})"),
+            "tokenizer_config.json: missing field 'eos_token.content'");
+  EXPECT_EQ(message(R"({"eos_token": "zz"})"),
+            "tokenizer_config.json: field 'eos_token' \"zz\" is not a token of tokenizer.json");
+  EXPECT_EQ(message("[1]"), "tokenizer_config.json: not a JSON object (got array)");
 }
 
 }  // namespace

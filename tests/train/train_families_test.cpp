@@ -134,7 +134,7 @@ TEST(TrainFamilies, LoraGradientFollowsTheChainRule) {
       const float* A = theta.data() + pt.offset;
       const float* B = theta.data() + pb->offset;
       const float* dW = full->grads().data() + pw->offset + row0 * in;
-      check.add({.id = A, .pos = B, .seq = dW, .group = out, .n_src = in, .n_tgt = r, .logits = s});
+      check.add(A, B, dW, out, in, r, s, g_lora.data() + pt.offset, g_lora.data() + pb->offset);
       ++adapters;
     }
     EXPECT_EQ(adapters, 7 * c.n_layer);

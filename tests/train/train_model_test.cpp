@@ -307,7 +307,7 @@ TEST(TrainModel, LoraGradientMatchesFiniteDifferencesAndChainRule) {
     const float* A = theta.data() + pt.offset;
     const float* B = theta.data() + pb->offset;
     const float* dW = full->grads().data() + pw->offset;
-    check.add({.id = A, .pos = B, .seq = dW, .group = out, .n_src = in, .n_tgt = r, .logits = s});
+    check.add(A, B, dW, out, in, r, s, g_lora.data() + pt.offset, g_lora.data() + pb->offset);
   }
   EXPECT_LE(check.ratio, 1.0) << "largest error " << check.worst << " (bound " << check.worst_bound << ")";
 }

@@ -42,9 +42,18 @@ TEST(TrainConfig, RefusesBadKeysAndValues) {
     EXPECT_NE(r.error().message().find(expect), std::string::npos) << r.error().message();
   };
   bad("\"mode\": \"batch\"", "\"mode\": \"reencode\"", "mode");
-  bad("\"lr\": 0.005", "\"lr\": \"fast\"", "'lr' must be a number");
+  // Errors name the file and the field's path in it.
+  bad("\"lr\": 0.005", "\"lr\": \"fast\"", "train config: field 'optimizer.lr' must be a number, got string");
+  bad("\"lr\": 0.005", "\"lr\": 11", "field 'optimizer.lr' must be a number in [0, 10], got 11");
   bad("\"seed\": 7", "\"seed\": 7, \"stepz\": 5", "unknown key 'stepz'");
-  bad("\"max_seq\": 256", "\"max_seq\": 2.5", "integer");
+  bad("\"warmup_steps\": 10", "\"warmup_stepz\": 10", "unknown key 'schedule.warmup_stepz'");
+  bad("\"max_seq\": 256", "\"max_seq\": 2.5", "field 'data.max_seq' must be an integer, got number");
+  bad("\"max_seq\": 256", "\"max_seq\": 1e7",
+      "field 'data.max_seq' must be an integer in [2, 1000000], got 1e+07");
+  bad("\"seed\": 7", "\"seed\": -7", "field 'seed' must be an integer in [0, 18446744073709551615], got -7");
+  // A wait-k range whose end is below its start: the end is out of [k_min, 1000000].
+  bad("\"mode\": \"batch\"", "\"mode\": \"batch\", \"k\": [3, 2]",
+      "field 'data.k[1]' must be an integer in [3, 1000000], got 2");
   bad("\"seed\": 7", "\"seed\": 7, \"lora\": {\"targets\": [\"qq\"]}", "unknown LoRA target");
   bad("{\"tokenizer\": \"bytes\",", "{", "tokenizer");
   bad("\"seed\": 7", "\"seed\": 7, \"checkpoint\": {\"keep_every_steps\": -5}", "keep_every_steps");
