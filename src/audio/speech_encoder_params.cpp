@@ -48,20 +48,13 @@ SpeechEncoderModel::SpeechEncoderModel(const SpeechEncoderConfig& config) : conf
 size_t SpeechEncoderModel::add(std::string name, std::vector<int64_t> shape, bool is_matrix) {
   SpeechEncoderTensor t;
   t.name = std::move(name);
-  t.numel = 1;
-  for (int64_t d : shape) t.numel *= static_cast<size_t>(d);
   t.shape = std::move(shape);
-  t.offset = values_.size();
   t.is_matrix = is_matrix;
-  values_.resize(values_.size() + t.numel, 0.0f);
-  tensors_.push_back(std::move(t));
-  return tensors_.back().offset;
+  return io::append_flat_tensor(tensors_, values_, std::move(t));
 }
 
 const SpeechEncoderTensor* SpeechEncoderModel::find(const std::string& name) const {
-  for (const auto& t : tensors_)
-    if (t.name == name) return &t;
-  return nullptr;
+  return io::find_flat_tensor(tensors_, name);
 }
 
 void SpeechEncoderModel::init_random(uint64_t seed) {

@@ -25,17 +25,14 @@
 #include <vector>
 
 #include "audio/speech_encoder_config.h"
+#include "io/flat_tensors.h"
 #include "util/error.h"
 
 namespace gpstream::audio {
 
 inline constexpr const char* kSpeechEncoderMetadataKey = "gpstream.speech_encoder";
 
-struct SpeechEncoderTensor {
-  std::string name;
-  std::vector<int64_t> shape;
-  size_t offset = 0;
-  size_t numel = 0;
+struct SpeechEncoderTensor : io::FlatTensor {
   bool is_matrix = false;  // weights of linear maps / convolutions (weight decay, random init)
 };
 

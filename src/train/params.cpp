@@ -11,20 +11,13 @@ namespace gpstream::train {
 size_t ParamSet::add(std::string name, std::vector<int64_t> shape, ParamKind kind) {
   ParamTensor t;
   t.name = std::move(name);
-  t.numel = 1;
-  for (int64_t d : shape) t.numel *= static_cast<size_t>(d);
   t.shape = std::move(shape);
-  t.offset = values.size();
   t.kind = kind;
-  values.resize(values.size() + t.numel, 0.0f);
-  tensors.push_back(std::move(t));
-  return tensors.back().offset;
+  return io::append_flat_tensor(tensors, values, std::move(t));
 }
 
 const ParamTensor* ParamSet::find(const std::string& name) const {
-  for (const ParamTensor& t : tensors)
-    if (t.name == name) return &t;
-  return nullptr;
+  return io::find_flat_tensor(tensors, name);
 }
 
 Status ParamSet::load(const io::TensorMap& from, bool allow_missing) {

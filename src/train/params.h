@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "io/flat_tensors.h"
 #include "io/tensor.h"
 #include "model/model_config.h"
 #include "util/error.h"
@@ -19,11 +20,7 @@ namespace gpstream::train {
 // Weight decay applies to Matrix tensors only (common practice: not to norms, biases, embeddings).
 enum class ParamKind { Matrix, Embedding, Norm, Bias };
 
-struct ParamTensor {
-  std::string name;
-  std::vector<int64_t> shape;
-  size_t offset = 0;
-  size_t numel = 0;
+struct ParamTensor : io::FlatTensor {
   ParamKind kind = ParamKind::Matrix;
   float lr_scale = 1.0f;  // multiplies the learning rate of this tensor (parameter groups)
 };
