@@ -11,6 +11,7 @@
 #include "cli/command.h"
 #include "cli/progress_line.h"
 #include "cli/training_interrupt.h"
+#include "cli/training_run_args.h"
 #include "speech/speech_trainer.h"
 #include "train/interrupt.h"
 #include "util/mapped_file.h"
@@ -21,31 +22,19 @@ namespace {
 int run_train_speech(int argc, char** argv) {
   CLI::App app{"Train a streaming speech recognizer from a JSON config (see docs/speech.md)",
                "gpstream train-speech"};
-  std::string config_path, resume;
-  int threads = 0;
-  double max_minutes = -1;
-  bool export_only = false;
-  app.add_option("config", config_path, "training config (JSON)")->required();
-  app.add_option("--resume", resume, "continue from a run folder (its newest checkpoint) or a checkpoint file");
-  app.add_option("-t,--threads", threads, "threads (overrides the config)")->check(CLI::Range(1, 1024));
-  app.add_option("--max-minutes", max_minutes,
-                 "stop once the run's training time, resumes included, reaches this (overrides the config)")
-      ->check(CLI::Range(0.0, 1e7));
-  app.add_flag("--export-only", export_only,
-               "train no step: export the --resume checkpoint (e.g. an averaged one) with this config");
+  TrainingRunArgs args;
+  args.add_to(app);
   if (auto rc = parse_args(app, argc, argv)) return *rc;
 
-  auto text = read_text_file(config_path);
+  auto text = read_text_file(args.config_path);
   if (!text) return fail("train-speech", text.error());
-  auto cfg = speech::parse_speech_train_config(*text, config_path);
+  auto cfg = speech::parse_speech_train_config(*text, args.config_path);
   if (!cfg) return fail("train-speech", cfg.error());
-  if (threads > 0) cfg->threads = threads;
-  if (max_minutes >= 0) cfg->max_minutes = max_minutes;
+  args.override_config(*cfg);
 
   ProgressLine progress;
   speech::SpeechTrainOptions opt;
-  opt.resume = resume;
-  opt.export_only = export_only;
+  args.fill(opt);
   opt.on_message = [&](const std::string& m) { progress.message(m); };
   const int64_t every = cfg->log_every;
   opt.on_step = [&](const speech::SpeechStepReport& r) {
