@@ -16,6 +16,7 @@
 #include "serve/connection_limit.h"
 #include "serve/request_log.h"
 #include "serve/server.h"
+#include "serve_process.h"
 #include "serve_test_client.h"
 #include "shipped_model_server.h"
 #include "../testing/temp_dir.h"
@@ -30,35 +31,15 @@ namespace http = gpstream::testing::http;
 namespace net = gpstream::testing::net;
 using tcp = gpstream::testing::tcp;
 
-// Polls `done` every 20 ms for up to `seconds`.
-template <typename Pred>
-bool eventually(Pred done, int seconds = 30) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return done();
-}
-
-// Whitespace-separated words, counted by the standard library's stream extraction.
-size_t word_count(const std::string& text) {
-  std::istringstream in(text);
-  size_t n = 0;
-  for (std::string w; in >> w;) ++n;
-  return n;
-}
+using gpstream::testing::eventually;
+using gpstream::testing::read_file;
+using gpstream::testing::word_count;
 
 std::vector<json> read_log_lines(const std::string& path) {
   std::vector<json> lines;
   std::ifstream in(path);
   for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
   return lines;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 struct StreamResult {
