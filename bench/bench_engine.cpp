@@ -232,8 +232,9 @@ struct ModelResult {
   std::string dtype;
   double build_s = 0;
   Rate prefill_tok_s, prefill_gflops, prefill_frac;  // means over runs
-  Rate decode_tok_s, decode_bound_tok_s, decode_frac;  // bound and fraction: from the bandwidth around each run
-  std::vector<double> decode_read_gbs;                  // wall GB/s measured around each decode run
+  Rate decode_tok_s, decode_bound_tok_s,
+      decode_frac;                      // bound and fraction: from the bandwidth around each run
+  std::vector<double> decode_read_gbs;  // wall GB/s measured around each decode run
   double prefill_best_wall = 0, decode_best_wall = 0;
   double weight_bytes_per_token = 0;
   struct Part {
@@ -338,7 +339,8 @@ void run_model(const Options& o, io::DType dtype, Rate sgemm_peak, ReadBandwidth
     for (const kernels::MatrixView* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
       bytes += static_cast<double>(m->bytes());
   res.weight_bytes_per_token = bytes;
-  // Each run against the bandwidth measured just before and after it (mean of the two), then the mean over runs.
+  // Each run against the bandwidth measured just before and after it (mean of the two), then the mean over
+  // runs.
   for (size_t r = 0; r < run_read.size(); ++r) {
     const Rate bound{run_read[r].wall * 1e9 / bytes, run_read[r].cpu * 1e9 / bytes};
     const double n = static_cast<double>(run_read.size());

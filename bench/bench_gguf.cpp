@@ -3,7 +3,8 @@
 //   prefill: a -p token prompt of random ids in one forward pass into an empty KV cache (logits for the last
 //            row), tokens/s = p / time;
 //   decode:  -n tokens fed one at a time into an empty KV cache, logits each step, tokens/s = n / time;
-// one warm-up run of each, then -r repetitions; reports the mean tokens/s (llama-bench's avg_ts) and each run.
+// one warm-up run of each, then -r repetitions; reports the mean tokens/s (llama-bench's avg_ts) and each
+// run.
 //   bench_gguf MODEL.gguf [-t THREADS] [-p PROMPT] [-n DECODE] [-r REPS] [--json]
 #include <cblas.h>
 #include <omp.h>
@@ -30,7 +31,8 @@ struct Options {
 };
 
 [[noreturn]] void usage() {
-  std::fprintf(stderr, "usage: bench_gguf MODEL.gguf [-t THREADS] [-p PROMPT] [-n DECODE] [-r REPS] [--json]\n");
+  std::fprintf(stderr,
+               "usage: bench_gguf MODEL.gguf [-t THREADS] [-p PROMPT] [-n DECODE] [-r REPS] [--json]\n");
   std::exit(2);
 }
 
@@ -44,19 +46,28 @@ Options parse(int argc, char** argv) {
       if (v < 0) usage();
       return v;
     };
-    if (a == "-t") o.threads = value();
-    else if (a == "-p") o.prompt = value();
-    else if (a == "-n") o.decode = value();
-    else if (a == "-r") o.reps = value();
-    else if (a == "--json") o.json = true;
-    else if (!a.empty() && a[0] != '-' && o.model.empty()) o.model = a;
-    else usage();
+    if (a == "-t")
+      o.threads = value();
+    else if (a == "-p")
+      o.prompt = value();
+    else if (a == "-n")
+      o.decode = value();
+    else if (a == "-r")
+      o.reps = value();
+    else if (a == "--json")
+      o.json = true;
+    else if (!a.empty() && a[0] != '-' && o.model.empty())
+      o.model = a;
+    else
+      usage();
   }
   if (o.model.empty() || o.threads < 1 || o.reps < 1) usage();
   return o;
 }
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 // Tokens/s of one prefill (p tokens, one batch) or one decode (n single-token steps).
 double run_once(model::Transformer& tf, const std::vector<int32_t>& ids, bool prefill) {
@@ -129,10 +140,11 @@ int main(int argc, char** argv) {
     return s + "]";
   };
   if (o.json) {
-    std::printf("{\"model\": \"%s\", \"threads\": %d, \"prompt\": %d, \"decode\": %d, \"reps\": %d, "
-                "\"prefill_tps\": %.4f, \"decode_tps\": %.4f, \"prefill_runs\": %s, \"decode_runs\": %s}\n",
-                o.model.c_str(), o.threads, o.prompt, o.decode, o.reps, mean(pp), mean(tg), list(pp).c_str(),
-                list(tg).c_str());
+    std::printf(
+        "{\"model\": \"%s\", \"threads\": %d, \"prompt\": %d, \"decode\": %d, \"reps\": %d, "
+        "\"prefill_tps\": %.4f, \"decode_tps\": %.4f, \"prefill_runs\": %s, \"decode_runs\": %s}\n",
+        o.model.c_str(), o.threads, o.prompt, o.decode, o.reps, mean(pp), mean(tg), list(pp).c_str(),
+        list(tg).c_str());
   } else {
     std::printf("%s: threads %d, prefill %d tokens: %.2f tok/s, decode %d tokens: %.2f tok/s (mean of %d)\n",
                 o.model.c_str(), o.threads, o.prompt, mean(pp), o.decode, mean(tg), o.reps);

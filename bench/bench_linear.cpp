@@ -60,7 +60,8 @@ int bench_quantized(const std::string& dtype, int64_t rows, int64_t cols, const 
                     int threads, int runs) {
   const bool q8 = dtype == "q8_0";
   if (rows % kernels::kInterleaveRows != 0 || cols % 32 != 0)
-    return std::fprintf(stderr, "bench_linear: %s needs rows %% 8 == 0 and cols %% 32 == 0\n", dtype.c_str()), 2;
+    return std::fprintf(stderr, "bench_linear: %s needs rows %% 8 == 0 and cols %% 32 == 0\n", dtype.c_str()),
+           2;
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<float> f32(static_cast<size_t>(rows * cols));
@@ -69,8 +70,10 @@ int bench_quantized(const std::string& dtype, int64_t rows, int64_t cols, const 
   std::vector<uint8_t> plain(row_bytes * static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) {
     void* dst = plain.data() + static_cast<size_t>(r) * row_bytes;
-    if (q8) kernels::quantize_row_q8_0(f32.data() + r * cols, static_cast<kernels::BlockQ8_0*>(dst), cols);
-    else kernels::quantize_row_q4_0(f32.data() + r * cols, static_cast<kernels::BlockQ4_0*>(dst), cols);
+    if (q8)
+      kernels::quantize_row_q8_0(f32.data() + r * cols, static_cast<kernels::BlockQ8_0*>(dst), cols);
+    else
+      kernels::quantize_row_q4_0(f32.data() + r * cols, static_cast<kernels::BlockQ4_0*>(dst), cols);
   }
   kernels::MatrixView w;
   w.data = plain.data();
@@ -83,9 +86,10 @@ int bench_quantized(const std::string& dtype, int64_t rows, int64_t cols, const 
   w.data = buffer->data();
   w.layout = kernels::RowLayout::Interleaved8;
   kernels::set_blas_threads(threads);
-  std::printf("bench_linear: %lld x %lld %s (rows interleaved by eight), %d thread(s), best of %d; "
-              "GFLOP/s-equivalent\n",
-              static_cast<long long>(rows), static_cast<long long>(cols), dtype.c_str(), threads, runs);
+  std::printf(
+      "bench_linear: %lld x %lld %s (rows interleaved by eight), %d thread(s), best of %d; "
+      "GFLOP/s-equivalent\n",
+      static_cast<long long>(rows), static_cast<long long>(cols), dtype.c_str(), threads, runs);
   std::printf("%6s %12s\n", "n_tok", "interleaved");
   const int max_tok = *std::max_element(tokens.begin(), tokens.end());
   std::vector<float> x(static_cast<size_t>(max_tok * cols)), out(static_cast<size_t>(max_tok * rows));
@@ -111,12 +115,18 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has = i + 1 < argc;
-    if (a == "-t" && has) threads = std::atoi(argv[++i]);
-    else if (a == "-r" && has) runs = std::atoi(argv[++i]);
-    else if (a == "--dtype" && has) dtype = argv[++i];
-    else if (a == "--rows" && has) rows = std::atoll(argv[++i]);
-    else if (a == "--cols" && has) cols = std::atoll(argv[++i]);
-    else if (a == "--tokens" && has) tokens = parse_list(argv[++i]);
+    if (a == "-t" && has)
+      threads = std::atoi(argv[++i]);
+    else if (a == "-r" && has)
+      runs = std::atoi(argv[++i]);
+    else if (a == "--dtype" && has)
+      dtype = argv[++i];
+    else if (a == "--rows" && has)
+      rows = std::atoll(argv[++i]);
+    else if (a == "--cols" && has)
+      cols = std::atoll(argv[++i]);
+    else if (a == "--tokens" && has)
+      tokens = parse_list(argv[++i]);
     else {
       std::fprintf(stderr,
                    "usage: bench_linear [-t THREADS] [-r RUNS] [--dtype bf16|f16|f32|q8_0|q4_0] [--rows N] "
@@ -134,7 +144,8 @@ int main(int argc, char** argv) {
   std::vector<uint8_t> weights(static_cast<size_t>(rows * cols) * elem);
   for (int64_t i = 0; i < rows * cols; ++i) {
     const float v = dist(rng);
-    if (type == kernels::WeightType::F32) std::memcpy(&weights[i * 4], &v, 4);
+    if (type == kernels::WeightType::F32)
+      std::memcpy(&weights[i * 4], &v, 4);
     else {
       const uint16_t h = type == kernels::WeightType::F16 ? f32_to_f16(v) : f32_to_bf16(v);
       std::memcpy(&weights[i * 2], &h, 2);
@@ -146,8 +157,8 @@ int main(int argc, char** argv) {
   w.rows = rows;
   w.cols = cols;
   kernels::set_blas_threads(threads);
-  std::printf("bench_linear: %lld x %lld %s, %d thread(s), best of %d; GFLOP/s\n", static_cast<long long>(rows),
-              static_cast<long long>(cols), dtype.c_str(), threads, runs);
+  std::printf("bench_linear: %lld x %lld %s, %d thread(s), best of %d; GFLOP/s\n",
+              static_cast<long long>(rows), static_cast<long long>(cols), dtype.c_str(), threads, runs);
   // In 2 MiB pages, as model/weight_repack stores them (4 KiB pages cost the two-thread, larger-than-cache
   // runs TLB misses the model does not have).
   HugePageBuffer panel_bytes;
@@ -161,7 +172,8 @@ int main(int argc, char** argv) {
     panels.data = panel_bytes.data();
     panels.layout = kernels::RowLayout::Paneled16;
   }
-  std::printf("%6s %10s %10s %11s %10s %12s\n", "n_tok", "small", "tiled", "small/tiled", "panels", "panels/tiled");
+  std::printf("%6s %10s %10s %11s %10s %12s\n", "n_tok", "small", "tiled", "small/tiled", "panels",
+              "panels/tiled");
   const int max_tok = *std::max_element(tokens.begin(), tokens.end());
   std::vector<float> x(static_cast<size_t>(max_tok * cols)), out(static_cast<size_t>(max_tok * rows));
   for (auto& v : x) v = dist(rng);
@@ -169,16 +181,21 @@ int main(int argc, char** argv) {
     const double flops = 2.0 * static_cast<double>(rows * cols) * n_tok;
     std::vector<float> prepared(static_cast<size_t>(kernels::small_batch_scratch_floats(type, n_tok, cols)));
     const double small = best_seconds(runs, [&] {
-      const kernels::PreparedActivations xp = kernels::small_batch_prepare(x.data(), cols, n_tok, cols, type, prepared.data());
+      const kernels::PreparedActivations xp =
+          kernels::small_batch_prepare(x.data(), cols, n_tok, cols, type, prepared.data());
 #pragma omp parallel for num_threads(threads) schedule(static)
       for (int64_t r0 = 0; r0 < rows; r0 += 16)
-        kernels::small_batch_rows(out.data(), rows, xp, w, nullptr, r0, std::min<int64_t>(16, rows - r0), n_tok);
+        kernels::small_batch_rows(out.data(), rows, xp, w, nullptr, r0, std::min<int64_t>(16, rows - r0),
+                                  n_tok);
     });
-    std::vector<float> scratch(static_cast<size_t>(std::max<int64_t>(1, kernels::linear_tiled_scratch_floats(w, threads))));
+    std::vector<float> scratch(
+        static_cast<size_t>(std::max<int64_t>(1, kernels::linear_tiled_scratch_floats(w, threads))));
     const double tiled = best_seconds(runs, [&] {
-      kernels::linear_forward_tiled(out.data(), rows, x.data(), cols, w, nullptr, n_tok, scratch.data(), threads);
+      kernels::linear_forward_tiled(out.data(), rows, x.data(), cols, w, nullptr, n_tok, scratch.data(),
+                                    threads);
     });
-    std::printf("%6d %10.1f %10.1f %10.2fx", n_tok, flops / small * 1e-9, flops / tiled * 1e-9, tiled / small);
+    std::printf("%6d %10.1f %10.1f %10.2fx", n_tok, flops / small * 1e-9, flops / tiled * 1e-9,
+                tiled / small);
     if (panels.layout == kernels::RowLayout::Paneled16) {
       const double paneled = best_seconds(runs, [&] {
         kernels::linear_forward(out.data(), rows, x.data(), cols, panels, nullptr, n_tok, nullptr, threads);

@@ -12,7 +12,8 @@
 // in one process.
 // The model is random with Qwen2.5-0.5B's shapes (or --small for a quick run), stored in BF16 (--dtype: the
 // storage types of `gpstream convert --type`); the tokenizer is the Qwen fixture. Usage:
-//   bench_stream [--small] [-n SENTENCES] [-t THREADS] [--mode paradigms|scheduler|all] [--sessions 1,4,16,64]
+//   bench_stream [--small] [-n SENTENCES] [-t THREADS] [--mode paradigms|scheduler|all] [--sessions
+//   1,4,16,64]
 //                [--repeat R] [--no-prompt-cache] [--dtype bf16|f32|f16|q8_0|q4_0] [--isa avx2,avx512]
 #include <algorithm>
 #include <chrono>
@@ -35,7 +36,9 @@ using namespace gpstream;
 
 namespace {
 
-double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 model::ModelConfig shape(bool small, int n_vocab) {
   model::ModelConfig c;
@@ -82,28 +85,40 @@ int main(int argc, char** argv) {
   std::vector<kernels::Isa> isas = {kernels::kernel_isa()};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--small") small = true;
-    else if (a == "--no-prompt-cache") prompt_cache = false;
-    else if (a == "-n" && i + 1 < argc) n = std::atoi(argv[++i]);
-    else if (a == "-t" && i + 1 < argc) threads = std::atoi(argv[++i]);
-    else if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--mode" && i + 1 < argc) mode = argv[++i];
-    else if (a == "--dtype" && i + 1 < argc) storage = argv[++i];
+    if (a == "--small")
+      small = true;
+    else if (a == "--no-prompt-cache")
+      prompt_cache = false;
+    else if (a == "-n" && i + 1 < argc)
+      n = std::atoi(argv[++i]);
+    else if (a == "-t" && i + 1 < argc)
+      threads = std::atoi(argv[++i]);
+    else if (a == "--repeat" && i + 1 < argc)
+      repeat = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--mode" && i + 1 < argc)
+      mode = argv[++i];
+    else if (a == "--dtype" && i + 1 < argc)
+      storage = argv[++i];
     else if (a == "--sessions" && i + 1 < argc) {
       session_counts.clear();
-      for (char* p = std::strtok(argv[++i], ","); p; p = std::strtok(nullptr, ",")) session_counts.push_back(std::atoi(p));
+      for (char* p = std::strtok(argv[++i], ","); p; p = std::strtok(nullptr, ","))
+        session_counts.push_back(std::atoi(p));
     } else if (a == "--isa" && i + 1 < argc) {
       isas.clear();
       for (char* p = std::strtok(argv[++i], ","); p; p = std::strtok(nullptr, ",")) {
         const std::string v = p;
-        if (v != "avx2" && v != "avx512") return std::fprintf(stderr, "--isa: avx2 or avx512, not %s\n", p), 2;
+        if (v != "avx2" && v != "avx512")
+          return std::fprintf(stderr, "--isa: avx2 or avx512, not %s\n", p), 2;
         const kernels::Isa isa = v == "avx2" ? kernels::Isa::Avx2 : kernels::Isa::Avx512;
         if (isa == kernels::Isa::Avx512 && !kernels::cpu_has_avx512())
           return std::fprintf(stderr, "--isa avx512: this CPU has no AVX-512F\n"), 2;
         isas.push_back(isa);
       }
     } else {
-      std::fprintf(stderr, "usage: bench_stream [--small] [-n N] [-t THREADS] [--mode paradigms|scheduler|all] [--sessions 1,4,16,64] [--repeat R] [--no-prompt-cache] [--dtype bf16|f32|f16|q8_0|q4_0] [--isa avx2,avx512]\n");
+      std::fprintf(stderr,
+                   "usage: bench_stream [--small] [-n N] [-t THREADS] [--mode paradigms|scheduler|all] "
+                   "[--sessions 1,4,16,64] [--repeat R] [--no-prompt-cache] [--dtype bf16|f32|f16|q8_0|q4_0] "
+                   "[--isa avx2,avx512]\n");
       return 2;
     }
   }
@@ -111,7 +126,8 @@ int main(int argc, char** argv) {
   auto tok = tokenizer::Tokenizer::load(root + "/../shared/fixtures/tokenizers/qwen3");
   if (!tok) return std::fprintf(stderr, "%s\n", tok.error().message().c_str()), 1;
   auto tokp = std::make_shared<const tokenizer::Tokenizer>(std::move(tok).value());
-  stream::TokenizerCodec codec(tokp, tokenizer::Template::builtin("qwen")->with_languages("English", "French"));
+  stream::TokenizerCodec codec(tokp,
+                               tokenizer::Template::builtin("qwen")->with_languages("English", "French"));
   auto cfg = shape(small, 151936);
   model::RandomInitOptions ro;
   ro.dtype = storage == "bf16" ? io::DType::BF16 : io::DType::F32;
@@ -182,14 +198,15 @@ int main(int argc, char** argv) {
       if (!built) return std::fprintf(stderr, "%s\n", built.error().message().c_str()), 1;
       cache = std::move(built).value();
     }
-    std::printf("\n%d sentences per run, wait-5, forced decoding, prompt rows %s\n", static_cast<int>(pairs->size()),
+    std::printf("\n%d sentences per run, wait-5, forced decoding, prompt rows %s\n",
+                static_cast<int>(pairs->size()),
                 cache ? "copied from a PromptCache" : "forwarded by every session");
     // Levels: every session count with each instruction set asked for, in that order.
     std::vector<std::pair<int, kernels::Isa>> levels;
     for (kernels::Isa isa : isas)
       for (int ns : session_counts) levels.emplace_back(ns, isa);
-    std::printf("%-9s %-7s %14s %8s %14s %8s %9s %14s %8s %9s %10s\n", "sessions", "isa", "target tok/s", "vs 1", "steady tok/s",
-                "vs 1", "forwards", "rows/forward", "tail", "seconds", "tokens");
+    std::printf("%-9s %-7s %14s %8s %14s %8s %9s %14s %8s %9s %10s\n", "sessions", "isa", "target tok/s",
+                "vs 1", "steady tok/s", "vs 1", "forwards", "rows/forward", "tail", "seconds", "tokens");
     // Each round runs every level once, "vs 1" against that round's first level; with --repeat the
     // rounds alternate so that a slow spell of the shared machine hits both sides of a ratio.
     std::vector<std::vector<double>> ratios(levels.size());
@@ -258,9 +275,8 @@ int main(int argc, char** argv) {
         const double steady_tps = dry_at > t0 ? static_cast<double>(steady_tgt) / (dry_at - t0) : 0.0;
         if (base == 0) base = tps, steady_base = steady_tps;
         std::printf("%-9d %-7s %14.1f %7.2fx %14.1f %7.2fx %9lld %14.1f %7.0f%% %9.1f %10lld\n", ns,
-                    std::string(kernels::isa_name(levels[level].second)).c_str(), tps,
-                    tps / base, steady_tps, steady_base > 0 ? steady_tps / steady_base : 0.0,
-                    static_cast<long long>(forwards),
+                    std::string(kernels::isa_name(levels[level].second)).c_str(), tps, tps / base, steady_tps,
+                    steady_base > 0 ? steady_tps / steady_base : 0.0, static_cast<long long>(forwards),
                     static_cast<double>(tf.tokens_forwarded() - rows_before) /
                         static_cast<double>(std::max<int64_t>(1, forwards)),
                     100 * (t1 - (dry_at > 0 ? dry_at : t1)) / dt, dt, static_cast<long long>(tgt));
@@ -274,7 +290,8 @@ int main(int argc, char** argv) {
         std::vector<double>& r = ratios[level];
         std::sort(r.begin(), r.end());
         const size_t m = r.size() / 2;
-        std::printf("  %d %s: %.2fx", levels[level].first, std::string(kernels::isa_name(levels[level].second)).c_str(),
+        std::printf("  %d %s: %.2fx", levels[level].first,
+                    std::string(kernels::isa_name(levels[level].second)).c_str(),
                     r.size() % 2 ? r[m] : 0.5 * (r[m - 1] + r[m]));
       }
       std::printf("\n");

@@ -4,9 +4,9 @@
 //   bench_tokenizer TOKENIZER TEXT_FILE [--repeat N] [--json]
 // scripts/bench-tokenizer runs it beside the Rust `tokenizers` library (via Node) on the same text.
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -86,9 +86,10 @@ int main(int argc, char** argv) {
         "\"cpu_s\": %.4f, \"tokens_per_cpu_s\": %.0f, \"load_s\": %.3f}\n",
         lines.size(), bytes, tokens, best, tokens / best, best_cpu, tokens / best_cpu, load_s);
   } else {
-    std::printf("gpstream  %-40s %8zu lines %9zu bytes %9zu tokens  %.3f s (CPU %.3f s)  %10.0f tokens/s  "
-                "(load %.2f s)\n",
-                argv[1], lines.size(), bytes, tokens, best, best_cpu, tokens / best, load_s);
+    std::printf(
+        "gpstream  %-40s %8zu lines %9zu bytes %9zu tokens  %.3f s (CPU %.3f s)  %10.0f tokens/s  "
+        "(load %.2f s)\n",
+        argv[1], lines.size(), bytes, tokens, best, best_cpu, tokens / best, load_s);
   }
   return 0;
 }

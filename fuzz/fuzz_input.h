@@ -18,7 +18,8 @@ inline std::string_view as_text(const uint8_t* data, size_t size) {
 // Writes the input to a scratch file named `<tmp>/gpstream-fuzz-<pid><suffix>` and returns its path.
 inline std::string as_file(const uint8_t* data, size_t size, const char* suffix) {
   const char* tmp = std::getenv("TMPDIR");
-  std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/gpstream-fuzz-" + std::to_string(getpid()) + suffix;
+  std::string path =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/gpstream-fuzz-" + std::to_string(getpid()) + suffix;
   if (FILE* f = std::fopen(path.c_str(), "wb")) {
     if (size) std::fwrite(data, 1, size, f);
     std::fclose(f);

@@ -1,5 +1,5 @@
-// Fuzz target: a .gguf file (header, metadata keys and values, arrays, tensor infos, alignment, offsets), then
-// what the loaders build from a file that reads: ModelConfig from the metadata, the Hugging Face-named
+// Fuzz target: a .gguf file (header, metadata keys and values, arrays, tensor infos, alignment, offsets),
+// then what the loaders build from a file that reads: ModelConfig from the metadata, the Hugging Face-named
 // tensors (dequantizing Q4_K / Q6_K), the weights (Transformer::load's last step before the forward's
 // buffers: every layer's tensors checked), and the tokenizer from tokenizer.ggml.* or the embedded
 // tokenizer.huggingface.json.

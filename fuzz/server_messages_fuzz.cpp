@@ -10,9 +10,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string_view message = gpstream::fuzz::as_text(data + 1, size - 1);
   switch (data[0] % 3) {
-    case 0: (void)gpstream::serve::parse_client_message(message); break;
-    case 1: (void)gpstream::serve::parse_translate_request(message, 64); break;
-    default: (void)gpstream::serve::parse_simuleval_segment(message); break;
+    case 0:
+      (void)gpstream::serve::parse_client_message(message);
+      break;
+    case 1:
+      (void)gpstream::serve::parse_translate_request(message, 64);
+      break;
+    default:
+      (void)gpstream::serve::parse_simuleval_segment(message);
+      break;
   }
   return 0;
 }

@@ -12,7 +12,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace audio = gpstream::audio;
-  auto model = audio::SpeechEncoderModel::load(gpstream::fuzz::as_file(data, size, ".speech_encoder.safetensors"));
+  auto model =
+      audio::SpeechEncoderModel::load(gpstream::fuzz::as_file(data, size, ".speech_encoder.safetensors"));
   if (!model.ok()) return 0;
   const audio::SpeechEncoderConfig& c = model->config();
   if (!c.validate().ok()) std::abort();  // load promises a valid config

@@ -23,11 +23,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } else {
       if (u.voice.empty() || u.voice.size() > audio::kSpeechMaxVoiceLength) std::abort();
       if (u.speed < audio::kSpeechMinSpeed || u.speed > audio::kSpeechMaxSpeed) std::abort();
-      if (u.pitch > audio::kSpeechMaxPitch || u.duration_ms < 1 || u.duration_ms > audio::kSpeechMaxDurationMs)
+      if (u.pitch > audio::kSpeechMaxPitch || u.duration_ms < 1 ||
+          u.duration_ms > audio::kSpeechMaxDurationMs)
         std::abort();
     }
     if (u.wav_path.rfind("base/", 0) != 0) std::abort();  // resolved under the manifest's folder
-    if (!seen.insert(u.wav).second) std::abort();        // duplicates are refused
+    if (!seen.insert(u.wav).second) std::abort();         // duplicates are refused
     if (u.line <= last_line) std::abort();                // lines in file order, after the header
     last_line = u.line;
     for (char c : u.wav + u.transcript + u.voice)

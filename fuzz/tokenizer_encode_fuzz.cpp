@@ -15,10 +15,11 @@ const std::vector<std::unique_ptr<Tokenizer>>& tokenizers() {
   static const std::vector<std::unique_ptr<Tokenizer>> all = [] {
     std::vector<std::unique_ptr<Tokenizer>> v;
     const std::string src = GPSTREAM_SOURCE_DIR;
-    for (const char* rel : {"/models/gpstream-en-fr/tokenizer.json", "/../shared/fixtures/tokenizers/llama2/tokenizer.json",
-                            "/../shared/fixtures/tokenizers/llama3/tokenizer.json",
-                            "/../shared/fixtures/tokenizers/qwen3/tokenizer.json",
-                            "/../shared/fixtures/tokenizers/gemma3/tokenizer.json"}) {
+    for (const char* rel :
+         {"/models/gpstream-en-fr/tokenizer.json", "/../shared/fixtures/tokenizers/llama2/tokenizer.json",
+          "/../shared/fixtures/tokenizers/llama3/tokenizer.json",
+          "/../shared/fixtures/tokenizers/qwen3/tokenizer.json",
+          "/../shared/fixtures/tokenizers/gemma3/tokenizer.json"}) {
       auto t = Tokenizer::load(src + rel);
       if (t.ok()) v.push_back(std::make_unique<Tokenizer>(std::move(*t)));
     }

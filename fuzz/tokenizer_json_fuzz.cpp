@@ -9,8 +9,8 @@
 
 namespace {
 
-using nlohmann::json;
 using gpstream::tokenizer::kMaxSectionDepth;
+using nlohmann::json;
 
 // Loads `text`; an accepted tokenizer encodes and decodes. True if it loaded.
 bool load(std::string_view text) {

@@ -66,7 +66,9 @@ uint64_t noise_seed(uint64_t base_seed, uint64_t epoch, uint64_t utterance_key) 
   return splitmix64_finalize(h ^ (utterance_key + kUtteranceOffset));
 }
 
-uint64_t noise_utterance_key(std::span<const char> name) { return fnv1a(name); }
+uint64_t noise_utterance_key(std::span<const char> name) {
+  return fnv1a(name);
+}
 
 NoiseDraw draw_noise(const NoiseOptions& o, uint64_t seed) {
   GaussianRng rng(seed ^ kDrawStream);

@@ -19,7 +19,8 @@ Result<ResampleStream> ResampleStream::create(uint32_t from_rate, uint32_t to_ra
   return ResampleStream(from_rate, to_rate, to_rate / g, from_rate / g, reach + 1);
 }
 
-ResampleStream::ResampleStream(uint32_t from_rate, uint32_t to_rate, uint64_t up, uint64_t down, int64_t reach)
+ResampleStream::ResampleStream(uint32_t from_rate, uint32_t to_rate, uint64_t up, uint64_t down,
+                               int64_t reach)
     : from_rate_(from_rate), to_rate_(to_rate), up_(up), down_(down), reach_(reach) {}
 
 size_t ResampleStream::emit(uint64_t n_end, std::vector<float>& out) {
@@ -30,7 +31,8 @@ size_t ResampleStream::emit(uint64_t n_end, std::vector<float>& out) {
   const size_t before = out.size();
   for (uint64_t n = n_out_; n < n_end; ++n) out.push_back((*seg)[n - first]);
   n_out_ = n_end;
-  // Keep the inputs that the next output reads: from floor(n_out_ M / L) - reach_, rounded down to a multiple of M.
+  // Keep the inputs that the next output reads: from floor(n_out_ M / L) - reach_, rounded down to a multiple
+  // of M.
   const auto lowest = static_cast<int64_t>(n_out_ * down_ / up_) - reach_;
   const uint64_t keep_from = lowest <= 0 ? 0 : static_cast<uint64_t>(lowest) / down_ * down_;
   if (keep_from > start_) {

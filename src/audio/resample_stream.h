@@ -1,11 +1,11 @@
-// Streaming sample-rate conversion: samples arrive in pieces of any size and come out exactly (bit for bit) as
-// resample() (resample.h) would produce them for the whole signal. An output sample is emitted once every input
-// its kernel reaches has arrived (half a kernel width of look-ahead: about 1 ms at common rates); finish()
-// emits the rest, treating the input past the end as zero, as resample() does.
-// How: resample() over a segment that starts at input sample s gives outputs aligned with s, so when s is a
-// multiple of M (L/M = to_rate/from_rate in lowest terms) they are the whole signal's outputs n + s L / M with
-// the same phases and taps. The stream keeps the input from such an s on (a kernel width of history) and
-// resamples that segment on each push.
+// Streaming sample-rate conversion: samples arrive in pieces of any size and come out exactly (bit for bit)
+// as resample() (resample.h) would produce them for the whole signal. An output sample is emitted once every
+// input its kernel reaches has arrived (half a kernel width of look-ahead: about 1 ms at common rates);
+// finish() emits the rest, treating the input past the end as zero, as resample() does. How: resample() over
+// a segment that starts at input sample s gives outputs aligned with s, so when s is a multiple of M (L/M =
+// to_rate/from_rate in lowest terms) they are the whole signal's outputs n + s L / M with the same phases and
+// taps. The stream keeps the input from such an s on (a kernel width of history) and resamples that segment
+// on each push.
 #pragma once
 
 #include <cstdint>

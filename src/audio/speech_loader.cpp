@@ -1,5 +1,5 @@
-// Loading a manifest utterance: audio file -> length check -> 16 kHz -> seeded noise (at 16 kHz, after resampling,
-// so the noise covers the whole band the log-mel features see).
+// Loading a manifest utterance: audio file -> length check -> 16 kHz -> seeded noise (at 16 kHz, after
+// resampling, so the noise covers the whole band the log-mel features see).
 #include "audio/speech_loader.h"
 
 #include "audio/audio_file.h"

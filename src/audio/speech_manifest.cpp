@@ -1,7 +1,8 @@
 // Speech manifest reader: splits lines (LF, optional CR before it), tells the form from the first line, then
-// checks each line's fields (six, or two in a plain manifest) in order, stopping at the first defect with "FILE:LINE: what". The bytes are never trusted: sizes
-// are bounded before anything is allocated, numbers are parsed digit by digit with an overflow bound, text
-// must be valid UTF-8 without control characters, and wav paths must stay inside the manifest's folder.
+// checks each line's fields (six, or two in a plain manifest) in order, stopping at the first defect with
+// "FILE:LINE: what". The bytes are never trusted: sizes are bounded before anything is allocated, numbers are
+// parsed digit by digit with an overflow bound, text must be valid UTF-8 without control characters, and wav
+// paths must stay inside the manifest's folder.
 #include "audio/speech_manifest.h"
 
 #include <charconv>

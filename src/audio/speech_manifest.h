@@ -2,14 +2,13 @@
 // Generated (scripts/make-speech-data, docs/speech.md): a header line, then six fields per utterance:
 //   wav<TAB>transcript<TAB>voice<TAB>speed<TAB>pitch<TAB>duration_ms
 //   wav/train-000001.wav<TAB>Select the cells.<TAB>en-us+m1<TAB>170<TAB>50<TAB>2214
-// voice is the espeak-ng voice (ACCENT+VARIANT), speed in words per minute, pitch 0..99, duration_ms the audio
-// length (floor(samples * 1000 / rate)), which the loader checks the file against.
-// Plain (any recordings): two fields per line, audio<TAB>transcript, with an optional first line
-// `audio<TAB>transcript` (or `wav<TAB>transcript`) as a header; the audio may be any format audio_file.h reads.
-// Paths are relative to the manifest's folder. The file is untrusted: every line is checked, and the first
-// defect is reported as "FILE:LINE: what" (an absolute path or a ".." component, a wrong field count, an empty
-// or non-numeric field, a number out of range, invalid UTF-8, control characters, a duplicate path, an
-// over-long line...).
+// voice is the espeak-ng voice (ACCENT+VARIANT), speed in words per minute, pitch 0..99, duration_ms the
+// audio length (floor(samples * 1000 / rate)), which the loader checks the file against. Plain (any
+// recordings): two fields per line, audio<TAB>transcript, with an optional first line `audio<TAB>transcript`
+// (or `wav<TAB>transcript`) as a header; the audio may be any format audio_file.h reads. Paths are relative
+// to the manifest's folder. The file is untrusted: every line is checked, and the first defect is reported as
+// "FILE:LINE: what" (an absolute path or a ".." component, a wrong field count, an empty or non-numeric
+// field, a number out of range, invalid UTF-8, control characters, a duplicate path, an over-long line...).
 #pragma once
 
 #include <cstddef>

@@ -1,9 +1,10 @@
 // WAV reader. Layout (little-endian): "RIFF" u32 size "WAVE", then chunks of (4-byte id, u32 size, payload,
 // one pad byte if size is odd). Only "fmt " and "data" are read; other chunks (LIST, fact, cue, ...) are
 // skipped after their bounds are checked. A data size of 0xFFFFFFFF (or 0 under a RIFF size of 0 or
-// 0xFFFFFFFF) is a recorder's placeholder: the data runs to the end of the form. All offsets are 64-bit and compared against the bytes present
-// before anything is read, so a hostile size can neither read out of bounds nor trigger a large allocation
-// (the sample buffer is bounded by the data chunk, which is bounded by the file).
+// 0xFFFFFFFF) is a recorder's placeholder: the data runs to the end of the form. All offsets are 64-bit and
+// compared against the bytes present before anything is read, so a hostile size can neither read out of
+// bounds nor trigger a large allocation (the sample buffer is bounded by the data chunk, which is bounded by
+// the file).
 #include "audio/wav.h"
 
 #include <algorithm>
@@ -124,10 +125,11 @@ Result<WavFormat> parse_wav_fmt(const uint8_t* p, uint32_t size, const std::stri
   return f;
 }
 
-Status decode_wav_frames(const uint8_t* frames, uint64_t n_frames, const WavFormat& format, uint64_t first_frame,
-                         const std::string& where, std::vector<float>& out) {
+Status decode_wav_frames(const uint8_t* frames, uint64_t n_frames, const WavFormat& format,
+                         uint64_t first_frame, const std::string& where, std::vector<float>& out) {
   const uint32_t sample_bytes = format.bits / 8u;
-  if (out.capacity() < out.size() + n_frames) out.reserve(std::max<size_t>(out.size() + n_frames, 2 * out.capacity()));
+  if (out.capacity() < out.size() + n_frames)
+    out.reserve(std::max<size_t>(out.size() + n_frames, 2 * out.capacity()));
   for (uint64_t i = 0; i < n_frames; ++i) {
     const uint8_t* frame = frames + i * format.block_align;
     double sum = 0.0;
@@ -141,7 +143,8 @@ Status decode_wav_frames(const uint8_t* frames, uint64_t n_frames, const WavForm
     const double mono = sum / format.channels;
     // Float files may hold values beyond float's range after averaging 64-bit input; those are corrupt too.
     if (!std::isfinite(static_cast<float>(mono)))
-      return format_error(where + ": sample at frame " + std::to_string(first_frame + i) + " is out of float range");
+      return format_error(where + ": sample at frame " + std::to_string(first_frame + i) +
+                          " is out of float range");
     out.push_back(static_cast<float>(mono));
   }
   return {};
@@ -162,7 +165,8 @@ Result<WavAudio> read_wav(std::span<const std::byte> bytes, const std::string& n
   if (std::memcmp(base + 8, "WAVE", 4) != 0)
     return format_error(where + ": RIFF file is not WAVE (no 'WAVE' form)");
   const uint32_t declared_riff = riff_u32(base + 4);
-  // A streaming header (RIFF size 0 or 0xFFFFFFFF): the form, and a data chunk of unknown size, run to the end.
+  // A streaming header (RIFF size 0 or 0xFFFFFFFF): the form, and a data chunk of unknown size, run to the
+  // end.
   const bool streamed = declared_riff == 0 || declared_riff == kWavUnknownSize;
   const uint64_t riff_size = streamed ? file_size - 8 : declared_riff;
   if (riff_size < 4)

@@ -54,8 +54,8 @@ Result<WavFormat> parse_wav_fmt(const uint8_t* payload, uint32_t size, const std
 Status check_sample_rate(uint64_t rate, const std::string& where);
 // Decodes `n_frames` frames of `format` at `frames` into mono floats appended to `out`, or reports the first
 // non-finite sample; `first_frame` numbers the frames in messages.
-Status decode_wav_frames(const uint8_t* frames, uint64_t n_frames, const WavFormat& format, uint64_t first_frame,
-                         const std::string& where, std::vector<float>& out);
+Status decode_wav_frames(const uint8_t* frames, uint64_t n_frames, const WavFormat& format,
+                         uint64_t first_frame, const std::string& where, std::vector<float>& out);
 
 // Parses a WAV file held in memory; `name` is used in error messages ("<memory>" if empty).
 Result<WavAudio> read_wav(std::span<const std::byte> bytes, const std::string& name = "");

@@ -41,7 +41,8 @@ int print_paired_bootstrap(const std::vector<std::string>& names,
     if (json) {
       if (i == 1) {
         std::printf("{\"system\": %s, \"baseline\": true, \"score\": %s, \"mean\": %s, \"ci\": %s}\n",
-                    nlohmann::json(names[0]).dump().c_str(), eval::python_float_repr(r->baseline.score).c_str(),
+                    nlohmann::json(names[0]).dump().c_str(),
+                    eval::python_float_repr(r->baseline.score).c_str(),
                     eval::python_float_repr(r->baseline.mean).c_str(),
                     eval::python_float_repr(r->baseline.ci).c_str());
       }
@@ -59,13 +60,15 @@ int print_paired_bootstrap(const std::vector<std::string>& names,
       std::printf("%-*s  BLEU (mean +- 95%% CI)  difference to baseline [95%% CI]  p-value\n",
                   static_cast<int>(name_width), "system");
       std::printf("%-*s  %s (%s +- %s)  baseline\n", static_cast<int>(name_width), names[0].c_str(),
-                  cli::format_fixed(r->baseline.score, width).c_str(), cli::format_fixed(r->baseline.mean, width).c_str(),
+                  cli::format_fixed(r->baseline.score, width).c_str(),
+                  cli::format_fixed(r->baseline.mean, width).c_str(),
                   cli::format_fixed(r->baseline.ci, width).c_str());
     }
     std::printf("%-*s  %s (%s +- %s)  %+.*f [%+.*f, %+.*f]  %.4f%s\n", static_cast<int>(name_width),
-                names[i].c_str(), cli::format_fixed(r->system.score, width).c_str(), cli::format_fixed(r->system.mean, width).c_str(),
-                cli::format_fixed(r->system.ci, width).c_str(), width, r->diff, width, r->diff_lower, width, r->diff_upper,
-                r->p_value, r->p_value < 0.05 ? " *" : "");
+                names[i].c_str(), cli::format_fixed(r->system.score, width).c_str(),
+                cli::format_fixed(r->system.mean, width).c_str(),
+                cli::format_fixed(r->system.ci, width).c_str(), width, r->diff, width, r->diff_lower, width,
+                r->diff_upper, r->p_value, r->p_value < 0.05 ? " *" : "");
   }
   return cli::kExitOk;
 }
@@ -82,9 +85,10 @@ int run_bleu(int argc, char** argv) {
   uint64_t paired_bs_seed = 12345;
   bool paired_bs = false;
   app.add_option("refs", ref_paths, "reference file(s), one segment per line")->required();
-  app.add_option("-i,--input", hyp_paths,
-                 "hypothesis file ('-' or absent: standard input); several with --paired-bs, the first is the "
-                 "baseline");
+  app.add_option(
+      "-i,--input", hyp_paths,
+      "hypothesis file ('-' or absent: standard input); several with --paired-bs, the first is the "
+      "baseline");
   app.add_option("--tokenize", tokenize, "13a, intl, char or none (default 13a)");
   app.add_option("-s,--smooth-method", smooth, "exp, floor, add-k or none (default exp)");
   app.add_option("--smooth-value", smooth_value, "floor / add-k value (defaults 0.1 / 1)");
@@ -99,8 +103,10 @@ int run_bleu(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}));
   app.add_flag("--json", json, "JSON with the full-precision score and the n-gram statistics");
   app.add_flag("--short", short_sig, "short signature");
-  app.add_flag("--paired-bs", paired_bs, "paired bootstrap resampling of each system against the first (sacreBLEU)");
-  app.add_option("--paired-bs-n", paired_bs_n, "bootstrap resamples (default 1000)")->check(CLI::Range(1, 1000000));
+  app.add_flag("--paired-bs", paired_bs,
+               "paired bootstrap resampling of each system against the first (sacreBLEU)");
+  app.add_option("--paired-bs-n", paired_bs_n, "bootstrap resamples (default 1000)")
+      ->check(CLI::Range(1, 1000000));
   app.add_option("--paired-bs-seed", paired_bs_seed, "resampling seed (default 12345, as SACREBLEU_SEED)");
   if (auto code = cli::parse_args(app, argc, argv)) return *code;
 
@@ -125,8 +131,9 @@ int run_bleu(int argc, char** argv) {
   if (!refs.ok()) return cli::fail("bleu", refs.error());
   if (hyp_paths.empty()) hyp_paths.push_back("-");
   if (paired_bs != (hyp_paths.size() > 1)) {
-    std::fprintf(stderr, "gpstream bleu: --paired-bs needs two or more -i files (baseline first), and several -i "
-                         "files need --paired-bs\n");
+    std::fprintf(stderr,
+                 "gpstream bleu: --paired-bs needs two or more -i files (baseline first), and several -i "
+                 "files need --paired-bs\n");
     return cli::kExitUsage;
   }
   if (paired_bs && sentence) {
@@ -138,7 +145,8 @@ int run_bleu(int argc, char** argv) {
     for (const auto& path : hyp_paths) {
       auto h = eval::read_text_lines(path, true);
       if (!h.ok()) return cli::fail("bleu", h.error());
-      if (auto st = eval::check_hyps_and_refs(*h, path, *refs, ref_paths); !st.ok()) return cli::fail("bleu", st.error());
+      if (auto st = eval::check_hyps_and_refs(*h, path, *refs, ref_paths); !st.ok())
+        return cli::fail("bleu", st.error());
       auto st = eval::bleu_corpus_stats(*h, *refs, o, nullptr);
       if (!st.ok()) return cli::fail("bleu", st.error());
       all_stats.push_back(std::move(*st));
@@ -172,7 +180,8 @@ int run_bleu(int argc, char** argv) {
     const std::string sig = eval::bleu_signature(o, n_refs, short_sig);
     for (const auto& st : *stats) {
       const auto s = eval::compute_bleu(st, o);
-      const std::string line = score_only ? cli::format_fixed(s.score, width) : eval::format_bleu_line(s, sig, width);
+      const std::string line =
+          score_only ? cli::format_fixed(s.score, width) : eval::format_bleu_line(s, sig, width);
       std::printf("%s\n", line.c_str());
     }
     return cli::kExitOk;
@@ -194,7 +203,8 @@ int run_bleu(int argc, char** argv) {
                {"hyp_len", std::to_string(score.sys_len)},
                {"ref_len", std::to_string(score.ref_len)}};
     } else {
-      score_json = eval::python_float_repr(std::strtod(cli::format_fixed(score.score, width).c_str(), nullptr));
+      score_json =
+          eval::python_float_repr(std::strtod(cli::format_fixed(score.score, width).c_str(), nullptr));
     }
     std::printf(
         "%s\n",

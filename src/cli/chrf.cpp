@@ -61,7 +61,9 @@ int run_chrf(int argc, char** argv) {
     const std::string sig = eval::chrf_signature(o, n_refs, short_sig);
     for (const auto& st : *stats) {
       const double s = eval::chrf_f_score(st, o);
-      std::printf("%s\n", (score_only ? cli::format_fixed(s, width) : eval::format_chrf_line(s, o, sig, width)).c_str());
+      std::printf(
+          "%s\n",
+          (score_only ? cli::format_fixed(s, width) : eval::format_chrf_line(s, o, sig, width)).c_str());
     }
     return cli::kExitOk;
   }

@@ -1,6 +1,5 @@
 // Shared command-line helpers.
 #include "cli/cli_util.h"
-#include "cli/install_paths.h"
 
 #include <algorithm>
 #include <charconv>
@@ -8,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "cli/install_paths.h"
 #include "tokenizer/tokenizer.h"
 
 namespace gpstream::cli {
@@ -79,24 +79,34 @@ void progress_bar(const std::string& label, size_t done, size_t total, double st
 namespace gpstream::cli {
 
 void add_stream_options(CLI::App& app, StreamCli& o, bool with_paradigm) {
-  app.add_option("-m,--model", o.model, "model: a Hugging Face directory (with tokenizer.json, optional gpstream.json) or a .gguf file")
+  app.add_option(
+         "-m,--model", o.model,
+         "model: a Hugging Face directory (with tokenizer.json, optional gpstream.json) or a .gguf file")
       ->required()
       ->transform(resolve_model_name);
   app.add_option("--phi", o.phi, "target group start position: a number >= 0 or S (default: the model's)");
   if (with_paradigm)
-    app.add_option("--paradigm", o.paradigm, "one of " + stream::paradigm_names() + " (default: the model's)");
-  app.add_option("--template", o.template_name, "prompt template: gpstream, qwen, llama3, gemma2, phi3 (default: the model's)")
+    app.add_option("--paradigm", o.paradigm,
+                   "one of " + stream::paradigm_names() + " (default: the model's)");
+  app.add_option("--template", o.template_name,
+                 "prompt template: gpstream, qwen, llama3, gemma2, phi3 (default: the model's)")
       ->check(CLI::IsMember(tokenizer::Template::builtin_names()));
-  app.add_option("--src-lang", o.src_lang,
-                 "source language code; one the model's gpstream.json names, any without one (default: the model's)");
-  app.add_option("--tgt-lang", o.tgt_lang,
-                 "target language code; one the model's gpstream.json names, any without one (default: the model's)");
-  app.add_option("-t,--threads", o.threads, "threads (default: all cores; one for models under 20M parameters)")->check(CLI::Range(0, 1024));
+  app.add_option(
+      "--src-lang", o.src_lang,
+      "source language code; one the model's gpstream.json names, any without one (default: the model's)");
+  app.add_option(
+      "--tgt-lang", o.tgt_lang,
+      "target language code; one the model's gpstream.json names, any without one (default: the model's)");
+  app.add_option("-t,--threads", o.threads,
+                 "threads (default: all cores; one for models under 20M parameters)")
+      ->check(CLI::Range(0, 1024));
   app.add_option("--max-tokens", o.max_tokens, "target tokens per sentence at most")
       ->check(CLI::Range(1, 1 << 16))
       ->capture_default_str();
-  app.add_option("--temperature", o.temperature, "sampling temperature (0 = greedy)")->check(CLI::Range(0.0, 100.0));
-  app.add_option("--top-k", o.top_k, "sample from the k most likely tokens (0 = off)")->check(CLI::Range(0, 1 << 24));
+  app.add_option("--temperature", o.temperature, "sampling temperature (0 = greedy)")
+      ->check(CLI::Range(0.0, 100.0));
+  app.add_option("--top-k", o.top_k, "sample from the k most likely tokens (0 = off)")
+      ->check(CLI::Range(0, 1 << 24));
   app.add_option("--top-p", o.top_p, "nucleus sampling mass (1 = off)")->check(CLI::Range(0.0, 1.0));
   app.add_option("--repetition-penalty", o.repetition_penalty, "penalty on generated tokens (1 = off)")
       ->check(CLI::Range(0.01, 100.0));
@@ -106,9 +116,10 @@ void add_stream_options(CLI::App& app, StreamCli& o, bool with_paradigm) {
 }
 
 void add_beam_option(CLI::App& app, StreamCli& o) {
-  app.add_option("--beam", o.beam,
-                 "word beam search: choose each word as the most probable of N hypotheses grown token by token "
-                 "(1 = token by token; needs greedy decoding; default: the model's)")
+  app.add_option(
+         "--beam", o.beam,
+         "word beam search: choose each word as the most probable of N hypotheses grown token by token "
+         "(1 = token by token; needs greedy decoding; default: the model's)")
       ->check(CLI::Range(1, 1024));
 }
 
@@ -138,7 +149,8 @@ const ModelDefault kModelDefaults[] = {
     {"--src-lang", [](const stream::ModelMeta& m) { return m.source_lang; }},
     {"--tgt-lang", [](const stream::ModelMeta& m) { return m.target_lang; }},
     {"--beam", [](const stream::ModelMeta& m) { return std::to_string(m.beam); }},
-    {"--end-after-source", [](const stream::ModelMeta& m) { return std::string(m.end_after_source ? "on" : "off"); }},
+    {"--end-after-source",
+     [](const stream::ModelMeta& m) { return std::string(m.end_after_source ? "on" : "off"); }},
 };
 
 // The value of -m, or "" when the app has no -m or it was not given.
@@ -171,10 +183,12 @@ Result<std::string> show_model_defaults(CLI::App& app) {
   }
   for (auto [opt, d] : present) opt->default_str(d->value(meta));
   if (path.empty())
-    return std::string("Defaults that are the model's: those of a model without gpstream.json (any language); "
-                       "-m MODEL --help shows MODEL's.");
+    return std::string(
+        "Defaults that are the model's: those of a model without gpstream.json (any language); "
+        "-m MODEL --help shows MODEL's.");
   if (!meta.from_file)
-    return "Defaults that are the model's: " + path + " has no gpstream.json, so the built-in ones (any language).";
+    return "Defaults that are the model's: " + path +
+           " has no gpstream.json, so the built-in ones (any language).";
   return "Defaults that are the model's: those of " + path + " (its gpstream.json).";
 }
 
@@ -194,10 +208,12 @@ Status check_stream_settings(const CLI::App& app) {
     const std::string pair = meta->source_lang + " to " + meta->target_lang;
     for (const auto& s : src)
       if (!same_language(s, meta->source_lang))
-        return invalid_argument("--src-lang " + s + ": " + path + " takes " + pair + " only (its gpstream.json)");
+        return invalid_argument("--src-lang " + s + ": " + path + " takes " + pair +
+                                " only (its gpstream.json)");
     for (const auto& t : tgt)
       if (!same_language(t, meta->target_lang))
-        return invalid_argument("--tgt-lang " + t + ": " + path + " takes " + pair + " only (its gpstream.json)");
+        return invalid_argument("--tgt-lang " + t + ": " + path + " takes " + pair +
+                                " only (its gpstream.json)");
     std::vector<stream::Paradigm> seen;
     for (const auto& p : paradigms) {
       auto parsed = stream::parse_paradigm(p);
@@ -230,7 +246,9 @@ Result<stream::SessionOptions> session_options(const StreamCli& o, const stream:
   if (k >= 1) so.k = k;
   if (!paradigm.empty()) {
     auto p = stream::parse_paradigm(paradigm);
-    if (!p) return invalid_argument("--paradigm: unknown '" + paradigm + "' (known: " + stream::paradigm_names() + ")");
+    if (!p)
+      return invalid_argument("--paradigm: unknown '" + paradigm + "' (known: " + stream::paradigm_names() +
+                              ")");
     so.paradigm = *p;
   }
   if (!o.phi.empty()) {
@@ -243,9 +261,10 @@ Result<stream::SessionOptions> session_options(const StreamCli& o, const stream:
   so.decoding = {o.temperature, o.top_k, o.top_p, o.repetition_penalty, o.seed};
   if (o.beam > 0) so.beam = o.beam;
   if (so.beam > 1 && (o.temperature > 0 || o.repetition_penalty != 1.0f))
-    return invalid_argument("--beam " + std::to_string(so.beam) +
-                            " (word beam search) needs greedy decoding: no --temperature, no --repetition-penalty" +
-                            (o.beam > 0 ? "" : " (the beam is the model's default; --beam 1 turns it off)"));
+    return invalid_argument(
+        "--beam " + std::to_string(so.beam) +
+        " (word beam search) needs greedy decoding: no --temperature, no --repetition-penalty" +
+        (o.beam > 0 ? "" : " (the beam is the model's default; --beam 1 turns it off)"));
   return so;
 }
 

@@ -37,14 +37,14 @@ namespace gpstream::cli {
 // Options every streaming command shares (translate, eval, serve).
 struct StreamCli {
   std::string model;
-  std::string phi;             // "" = model default
-  std::string paradigm;        // "" = model default
-  std::string template_name;   // "" = model default
+  std::string phi;               // "" = model default
+  std::string paradigm;          // "" = model default
+  std::string template_name;     // "" = model default
   std::string end_after_source;  // "" = model default, else "on" or "off"
   std::string src_lang, tgt_lang;
   int threads = 0;
   int max_tokens = 256;
-  int beam = 0;                  // 0 = model default
+  int beam = 0;  // 0 = model default
   float temperature = 0, top_p = 1, repetition_penalty = 1;
   int top_k = 0;
   uint64_t seed = 0;
@@ -58,14 +58,15 @@ void add_beam_option(CLI::App& app, StreamCli& o);
 // Loads the model named by -m.
 Result<stream::StreamingModel> load_stream_model(const StreamCli& o);
 // --help: the shown defaults of the model-dependent options the app has (-k, --phi, --paradigm, --template,
-// --src-lang, --tgt-lang, --beam, --end-after-source) become those of the model named by -m (its gpstream.json),
-// or without -m those of a model without gpstream.json; returns a note for the end of the help saying which ("" for
-// an app with none of these options). Errors: -m names nothing readable.
+// --src-lang, --tgt-lang, --beam, --end-after-source) become those of the model named by -m (its
+// gpstream.json), or without -m those of a model without gpstream.json; returns a note for the end of the
+// help saying which ("" for an app with none of these options). Errors: -m names nothing readable.
 Result<std::string> show_model_defaults(CLI::App& app);
 // After parsing, against the model named by -m: --src-lang / --tgt-lang must be its languages (a code or its
 // English name; a model without gpstream.json takes any language), and the special tokens ("<...>") of the
-// --template given must be tokens of its tokenizer; errors are usage errors. A --paradigm other than the one the
-// model was trained for gets a one-line warning on stderr. A model that cannot be read is left to the command.
+// --template given must be tokens of its tokenizer; errors are usage errors. A --paradigm other than the one
+// the model was trained for gets a one-line warning on stderr. A model that cannot be read is left to the
+// command.
 Status check_stream_settings(const CLI::App& app);
 // Session options: the model's defaults, then the command line (k < 1 means "model default").
 Result<stream::SessionOptions> session_options(const StreamCli& o, const stream::StreamingModel& m, int k,

@@ -5,12 +5,11 @@
 // 2 bad usage, 1 any other error, with one clear line on stderr.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "util/error.h"
 
@@ -33,7 +32,8 @@ struct Command {
 std::vector<Command>& command_registry();
 
 struct CommandRegistrar {
-  CommandRegistrar(std::string name, std::string summary, std::string example, std::function<int(int, char**)> run) {
+  CommandRegistrar(std::string name, std::string summary, std::string example,
+                   std::function<int(int, char**)> run) {
     command_registry().push_back({std::move(name), std::move(summary), std::move(example), std::move(run)});
   }
 };
@@ -41,7 +41,8 @@ struct CommandRegistrar {
 // Parses argv with a CLI11 app; returns std::nullopt to continue, or the exit code to return now
 // (0 after --help, 2 on a usage error, with one line on stderr).
 // --help shows each value option's built-in default (captured from its variable; an option whose text already
-// says "default" keeps its words), the model-dependent defaults (-k, --phi, --paradigm, --template, languages,
+// says "default" keeps its words), the model-dependent defaults (-k, --phi, --paradigm, --template,
+// languages,
 // --beam, --end-after-source) of the model named by -m, else those of a model without gpstream.json, and ends
 // with the command's example. After a successful parse the streaming settings are checked against the model
 // named by -m (check_stream_settings, cli_util.h): a usage error exits 2.

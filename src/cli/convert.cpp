@@ -17,23 +17,26 @@ int run_convert(int argc, char** argv) {
   std::string input, output, type_s, name;
   app.add_option("input", input, "Hugging Face model directory, or a .gguf file")->required();
   app.add_option("output", output, "the .gguf file to write, or the directory to write")->required();
-  app.add_option("--type", type_s,
-                 "storage type: f32, f16, bf16, q8_0, q4_0 (to GGUF, default f16); f32, f16, bf16 (to a directory, "
-                 "default f32)");
+  app.add_option(
+      "--type", type_s,
+      "storage type: f32, f16, bf16, q8_0, q4_0 (to GGUF, default f16); f32, f16, bf16 (to a directory, "
+      "default f32)");
   app.add_option("--name", name, "general.name of the GGUF (default: the directory's name)");
   if (auto rc = parse_args(app, argc, argv)) return *rc;
   const bool to_hf = model::is_gguf_path(input);
   if (type_s.empty()) type_s = to_hf ? "f32" : "f16";
   auto type = model::parse_storage_type(type_s);
-  if (!type) return std::fprintf(stderr, "gpstream convert: --type: %s\n", type.error().message().c_str()), kExitUsage;
+  if (!type)
+    return std::fprintf(stderr, "gpstream convert: --type: %s\n", type.error().message().c_str()), kExitUsage;
   if (!to_hf && !model::is_gguf_path(output)) {
     std::fprintf(stderr, "gpstream convert: OUTPUT must end in .gguf when INPUT is a directory\n");
     return kExitUsage;
   }
-  auto report = to_hf ? stream::convert_gguf_to_hf(input, output, *type) : stream::convert_hf_to_gguf(input, output, *type, name);
+  auto report = to_hf ? stream::convert_gguf_to_hf(input, output, *type)
+                      : stream::convert_hf_to_gguf(input, output, *type, name);
   if (!report) return fail("convert", report.error());
-  std::fprintf(stderr, "gpstream convert: wrote %s: %d tensors (%.1f MiB, %s)%s\n", output.c_str(), report->tensors,
-               static_cast<double>(report->bytes) / (1 << 20), type_s.c_str(),
+  std::fprintf(stderr, "gpstream convert: wrote %s: %d tensors (%.1f MiB, %s)%s\n", output.c_str(),
+               report->tensors, static_cast<double>(report->bytes) / (1 << 20), type_s.c_str(),
                report->tokenizer ? ", tokenizer" : ", no tokenizer");
   return kExitOk;
 }
@@ -41,6 +44,7 @@ int run_convert(int argc, char** argv) {
 }  // namespace
 }  // namespace gpstream::cli
 
-GPSTREAM_COMMAND("convert", "convert a model between a Hugging Face directory and a GGUF file (f32/f16/bf16/q8_0/q4_0)",
+GPSTREAM_COMMAND("convert",
+                 "convert a model between a Hugging Face directory and a GGUF file (f32/f16/bf16/q8_0/q4_0)",
                  "gpstream convert models/gpstream-en-fr en-fr.q8_0.gguf --type q8_0",
                  gpstream::cli::run_convert);

@@ -1,8 +1,8 @@
 // The instruction-set check of the gpstream binary: it is built for x86-64-v3 (AVX2, FMA, F16C, BMI1/2,
-// LZCNT, MOVBE), so on an older CPU its first vector instruction would kill it with SIGILL. This file alone is
-// compiled for the x86-64 baseline (CMakeLists.txt), and its check runs as a prioritised constructor, before
-// any other static initialiser of the binary: on a CPU that lacks one of those instructions the binary prints
-// which ones and exits 1.
+// LZCNT, MOVBE), so on an older CPU its first vector instruction would kill it with SIGILL. This file alone
+// is compiled for the x86-64 baseline (CMakeLists.txt), and its check runs as a prioritised constructor,
+// before any other static initialiser of the binary: on a CPU that lacks one of those instructions the binary
+// prints which ones and exits 1.
 #include <unistd.h>
 
 #include <cstring>

@@ -32,7 +32,8 @@ double get(const eval::NamedScores& s, const std::string& name) {
 int run_eval(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
     if (std::string_view(argv[i]) == "--speech") return run_eval_speech(argc, argv);
-  CLI::App app{"Simultaneous evaluation: BLEU, chrF and SimulEval latency per (paradigm, k)", "gpstream eval"};
+  CLI::App app{"Simultaneous evaluation: BLEU, chrF and SimulEval latency per (paradigm, k)",
+               "gpstream eval"};
   StreamCli o;
   std::string tsv, source, reference, output;
   std::vector<int> ks;
@@ -44,7 +45,8 @@ int run_eval(int argc, char** argv) {
   app.add_option("--tsv", tsv, "test set: source<TAB>reference lines");
   app.add_option("--source", source, "test sources, one per line (with --reference)");
   app.add_option("--reference", reference, "test references, one per line (with --source)");
-  app.add_option("-k,--wait-k", ks, "wait-k values (repeatable; default: the model's k)")->check(CLI::Range(1, 1000000));
+  app.add_option("-k,--wait-k", ks, "wait-k values (repeatable; default: the model's k)")
+      ->check(CLI::Range(1, 1000000));
   app.add_option("--paradigm", paradigms, "paradigms (repeatable): " + stream::paradigm_names());
   app.add_option("--pace", pace, "speaking pace in words/s: adds computation-aware latency (ms)")
       ->check(CLI::Range(0.0, 1000.0));
@@ -52,7 +54,8 @@ int run_eval(int argc, char** argv) {
   app.add_option("--limit", limit, "evaluate only the first N pairs");
   app.add_flag("--json", json, "print the results as JSON lines");
   bool speech = false;  // handled above; listed for --help
-  app.add_flag("--speech", speech, "evaluate a speech model over a speech manifest: see `gpstream eval --speech --help`");
+  app.add_flag("--speech", speech,
+               "evaluate a speech model over a speech manifest: see `gpstream eval --speech --help`");
   if (auto rc = parse_args(app, argc, argv)) return *rc;
   if (tsv.empty() == (source.empty() || reference.empty())) {
     std::fprintf(stderr, "gpstream eval: give either --tsv FILE or --source SRC --reference REF\n");
@@ -66,17 +69,21 @@ int run_eval(int argc, char** argv) {
   if (ks.empty()) ks.push_back(m->meta.k);
   if (paradigms.empty()) paradigms.push_back(stream::paradigm_name(m->meta.paradigm));
   if (!output.empty()) std::filesystem::create_directories(output);
-  if (Status st = write_eval_run_config(app, output, o.model, "text"); !st.ok()) return fail("eval", st.error());
+  if (Status st = write_eval_run_config(app, output, o.model, "text"); !st.ok())
+    return fail("eval", st.error());
 
   const bool tty = isatty(STDERR_FILENO);
   std::map<std::string, eval::PlotSeries> curves;
-  if (!json) std::printf("%-20s %4s %7s %7s %7s %7s %7s %7s %7s %9s\n", "paradigm", "k", "BLEU", "chrF", "AL", "LAAL", "AP", "DAL", "ATD", "s/sent");
+  if (!json)
+    std::printf("%-20s %4s %7s %7s %7s %7s %7s %7s %7s %9s\n", "paradigm", "k", "BLEU", "chrF", "AL", "LAAL",
+                "AP", "DAL", "ATD", "s/sent");
   for (const auto& pname : paradigms) {
     for (int k : ks) {
       auto so = session_options(o, *m, k, pname);
       if (!so) return std::fprintf(stderr, "gpstream eval: %s\n", so.error().message().c_str()), kExitUsage;
       const bool offline = so->paradigm == stream::Paradigm::Offline;
-      const std::string label = std::string(stream::paradigm_name(so->paradigm)) + (offline ? "" : "-k" + std::to_string(k));
+      const std::string label =
+          std::string(stream::paradigm_name(so->paradigm)) + (offline ? "" : "-k" + std::to_string(k));
       const double t0 = steady_seconds();
       eval::SimultaneousOptions eo{pace};
       auto recs = eval::evaluate_corpus(*m->model, *m->codec, *so, *pairs, eo, [&](size_t d, size_t t) {
@@ -99,21 +106,24 @@ int run_eval(int argc, char** argv) {
       if (!output.empty()) {
         const std::string dir = output + "/" + label;
         std::filesystem::create_directories(dir);
-        if (Status s = eval::write_instances_log(dir + "/instances.log", *recs); !s.ok()) return fail("eval", s.error());
+        if (Status s = eval::write_instances_log(dir + "/instances.log", *recs); !s.ok())
+          return fail("eval", s.error());
         const std::string tsv_text = eval::format_scores_tsv(scores->scores);
         if (Status s = write_file_atomic(dir + "/scores.tsv", std::as_bytes(std::span(tsv_text))); !s.ok())
           return fail("eval", s.error());
       }
       const auto& s = scores->scores;
       if (json) {
-        std::string j = "{\"paradigm\": \"" + std::string(stream::paradigm_name(so->paradigm)) + "\", \"k\": " +
-                        std::to_string(k) + ", \"seconds_per_sentence\": " + eval::python_float_repr(secs / pairs->size());
+        std::string j = "{\"paradigm\": \"" + std::string(stream::paradigm_name(so->paradigm)) +
+                        "\", \"k\": " + std::to_string(k) +
+                        ", \"seconds_per_sentence\": " + eval::python_float_repr(secs / pairs->size());
         for (const auto& [n, v] : s) j += ", \"" + n + "\": " + eval::python_repr(v);
         std::printf("%s}\n", j.c_str());
       } else {
-        std::printf("%-20s %4s %7.2f %7.2f %7.3f %7.3f %7.3f %7.3f %7.3f %9.4f\n", stream::paradigm_name(so->paradigm),
-                    offline ? "-" : std::to_string(k).c_str(), get(s, "BLEU"), get(s, "chrF"), get(s, "AL"),
-                    get(s, "LAAL"), get(s, "AP"), get(s, "DAL"), get(s, "ATD"), secs / pairs->size());
+        std::printf("%-20s %4s %7.2f %7.2f %7.3f %7.3f %7.3f %7.3f %7.3f %9.4f\n",
+                    stream::paradigm_name(so->paradigm), offline ? "-" : std::to_string(k).c_str(),
+                    get(s, "BLEU"), get(s, "chrF"), get(s, "AL"), get(s, "LAAL"), get(s, "AP"), get(s, "DAL"),
+                    get(s, "ATD"), secs / pairs->size());
       }
       std::fflush(stdout);
       auto& curve = curves[stream::paradigm_name(so->paradigm)];
@@ -129,11 +139,13 @@ int run_eval(int argc, char** argv) {
     return n;
   }();
   if (!output.empty() && n_points > 1) {
-    const auto unit = pace > 0 ? eval::DelayUnit::Ms : eval::DelayUnit::SourceWords;  // paced delays are in ms
+    const auto unit =
+        pace > 0 ? eval::DelayUnit::Ms : eval::DelayUnit::SourceWords;  // paced delays are in ms
     eval::PlotSpec spec{"Quality vs latency", eval::axis_title("LAAL", unit), "BLEU", {}};
     for (auto& [_, c] : curves) spec.series.push_back(c);
     const std::string svg = eval::render_svg(spec);
-    if (Status st = write_file_atomic(output + "/quality_latency.svg", std::as_bytes(std::span(svg))); !st.ok())
+    if (Status st = write_file_atomic(output + "/quality_latency.svg", std::as_bytes(std::span(svg)));
+        !st.ok())
       return fail("eval", st.error());
   }
   return kExitOk;
@@ -142,7 +154,9 @@ int run_eval(int argc, char** argv) {
 }  // namespace
 }  // namespace gpstream::cli
 
-GPSTREAM_COMMAND("eval", "simultaneous evaluation (BLEU, chrF, SimulEval latency) over a test set",
-                 "gpstream eval -m models/gpstream-en-fr --tsv ../shared/data/corpus/en-fr.dev.tsv -k 1 -k 3 -k 5 --output runs/eval\n"
-                 "gpstream eval --speech -m models/gpstream-speech-en --manifest speech/dev/manifest.tsv -k 7",
-                 gpstream::cli::run_eval);
+GPSTREAM_COMMAND(
+    "eval", "simultaneous evaluation (BLEU, chrF, SimulEval latency) over a test set",
+    "gpstream eval -m models/gpstream-en-fr --tsv ../shared/data/corpus/en-fr.dev.tsv -k 1 -k 3 -k 5 "
+    "--output runs/eval\n"
+    "gpstream eval --speech -m models/gpstream-speech-en --manifest speech/dev/manifest.tsv -k 7",
+    gpstream::cli::run_eval);

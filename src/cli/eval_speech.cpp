@@ -18,8 +18,8 @@
 #include "audio/speech_manifest.h"
 #include "cli/cli_util.h"
 #include "cli/command.h"
-#include "cli/install_paths.h"
 #include "cli/eval_run_config.h"
+#include "cli/install_paths.h"
 #include "cli/score_report.h"
 #include "eval/python_format.h"
 #include "eval/speech_scores.h"
@@ -60,32 +60,39 @@ int run_eval_speech(int argc, char** argv) {
   bool speech = false, noise = false, json = false;
   size_t limit = 0;
   app.add_flag("--speech", speech, "speech evaluation (this command)")->required();
-  app.add_option("-m,--model", o.model, "speech model directory (LLM + speech_encoder.safetensors)")->required()
+  app.add_option("-m,--model", o.model, "speech model directory (LLM + speech_encoder.safetensors)")
+      ->required()
       ->transform(resolve_model_name);
-  app.add_option("--manifest", manifest_path,
-                 "speech manifest: manifest.tsv of scripts/make-speech-data, or audio<TAB>transcript lines (paths "
-                 "relative to the manifest)")
+  app.add_option(
+         "--manifest", manifest_path,
+         "speech manifest: manifest.tsv of scripts/make-speech-data, or audio<TAB>transcript lines (paths "
+         "relative to the manifest)")
       ->required();
   app.add_option("-k,--wait-k", ks, "wait-k in encoder chunks (repeatable; default: the model's)")
       ->check(CLI::Range(1, 1000000));
-  app.add_option("--phi", phis, "target group start position, a number >= 0 or S (repeatable; default: the model's)");
+  app.add_option("--phi", phis,
+                 "target group start position, a number >= 0 or S (repeatable; default: the model's)");
   app.add_option("--paradigm", o.paradigm, "one of " + stream::paradigm_names() + " (default: the model's)");
-  app.add_flag("--noise", noise,
-               "mix the training loader's seeded noise (epoch 0) into the audio (default: the audio as given)");
+  app.add_flag(
+      "--noise", noise,
+      "mix the training loader's seeded noise (epoch 0) into the audio (default: the audio as given)");
   app.add_option("--limit", limit, "evaluate only the first N utterances");
   app.add_option("--wer-normalization", wer_norm, "basic (default) or none, as in `gpstream score --speech`")
       ->check(CLI::IsMember({"basic", "none"}));
   app.add_option("--output", output,
                  "folder for <paradigm>-k<K>-phi<F>[-end-after-source]/instances.log and scores.tsv");
   app.add_flag("--json", json, "one JSON line per (k, phi) with full-precision scores");
-  app.add_option("-t,--threads", o.threads, "threads (default: all cores; one for models under 20M parameters)")
+  app.add_option("-t,--threads", o.threads,
+                 "threads (default: all cores; one for models under 20M parameters)")
       ->check(CLI::Range(0, 1024));
-  app.add_option("--max-tokens", o.max_tokens, "target tokens per utterance at most")->check(CLI::Range(1, 1 << 16));
+  app.add_option("--max-tokens", o.max_tokens, "target tokens per utterance at most")
+      ->check(CLI::Range(1, 1 << 16));
   add_end_after_source_option(app, o);
   add_beam_option(app, o);
   if (auto rc = parse_args(app, argc, argv)) return *rc;
   const auto norm = eval::parse_wer_normalization(wer_norm);
-  if (!norm.ok()) return std::fprintf(stderr, "gpstream eval: %s\n", norm.error().message().c_str()), kExitUsage;
+  if (!norm.ok())
+    return std::fprintf(stderr, "gpstream eval: %s\n", norm.error().message().c_str()), kExitUsage;
   for (const auto& p : phis) {
     if (!stream::Phi::parse(p))
       return std::fprintf(stderr, "gpstream eval: --phi: expected a number >= 0 or S, got '%s'\n", p.c_str()),
@@ -112,7 +119,8 @@ int run_eval_speech(int argc, char** argv) {
       StreamCli ko = o;
       ko.phi = phi;
       auto so = session_options(ko, model->llm, k, o.paradigm);
-      if (!so.ok()) return std::fprintf(stderr, "gpstream eval: %s\n", so.error().message().c_str()), kExitUsage;
+      if (!so.ok())
+        return std::fprintf(stderr, "gpstream eval: %s\n", so.error().message().c_str()), kExitUsage;
       offline = so->paradigm == stream::Paradigm::Offline;
       std::string label = stream::paradigm_name(so->paradigm);
       if (!offline) label += "-k" + std::to_string(k);
@@ -133,10 +141,11 @@ int run_eval_speech(int argc, char** argv) {
     std::filesystem::create_directories(output, ec);
     if (ec) return fail("eval", io_error(output + ": " + ec.message()));
   }
-  if (Status st = write_eval_run_config(app, output, o.model, "speech"); !st.ok()) return fail("eval", st.error());
+  if (Status st = write_eval_run_config(app, output, o.model, "speech"); !st.ok())
+    return fail("eval", st.error());
   if (!json)
-    std::printf("%-22s %4s %6s %7s %8s %8s %8s %8s %6s %6s %8s %8s %6s\n", "paradigm", "k", "phi", "WER", "AL",
-                "AL_CA", "LAAL", "LAAL_CA", "AP", "AP_CA", "DAL", "DAL_CA", "RTF");
+    std::printf("%-22s %4s %6s %7s %8s %8s %8s %8s %6s %6s %8s %8s %6s\n", "paradigm", "k", "phi", "WER",
+                "AL", "AL_CA", "LAAL", "LAAL_CA", "AP", "AP_CA", "DAL", "DAL_CA", "RTF");
   for (const auto& run : runs) {
     const double t0 = steady_seconds();
     const size_t every = std::max<size_t>(1, utts.size() / 10);
@@ -144,14 +153,15 @@ int run_eval_speech(int argc, char** argv) {
       if (tty) {
         progress_bar(run.label, done, total, t0);
       } else if (done % every == 0 || done == total) {
-        std::fprintf(stderr, "gpstream eval: %s: %zu/%zu utterances, %.0f s\n", run.label.c_str(), done, total,
-                     steady_seconds() - t0);
+        std::fprintf(stderr, "gpstream eval: %s: %zu/%zu utterances, %.0f s\n", run.label.c_str(), done,
+                     total, steady_seconds() - t0);
       }
     });
     if (!res.ok()) return fail("eval", res.error());
     auto scores = eval::score_speech_instances(res->records, sco);
     if (!scores.ok()) return fail("eval", scores.error().with_context(run.label));
-    for (const auto& w : scores->warnings) std::fprintf(stderr, "gpstream eval: warning: %s: %s\n", run.label.c_str(), w.c_str());
+    for (const auto& w : scores->warnings)
+      std::fprintf(stderr, "gpstream eval: warning: %s: %s\n", run.label.c_str(), w.c_str());
     report_skipped("eval", scores->skipped, res->records.size());
     if (!output.empty()) {
       const std::string dir = output + "/" + run.label;
@@ -173,9 +183,10 @@ int run_eval_speech(int argc, char** argv) {
           "\"skipped\": %s}\n",
           stream::paradigm_name(run.options.paradigm), run.k, run.options.phi.to_string().c_str(),
           run.options.end_after_source ? "true" : "false", run.options.beam, res->records.size(),
-          eval::python_float_repr(res->audio_seconds).c_str(), eval::python_float_repr(res->compute_seconds).c_str(),
-          eval::python_float_repr(rtf).c_str(), speech_scores_json_members(*scores, *norm).c_str(),
-          res->records.size(), skipped_json(scores->skipped).c_str());
+          eval::python_float_repr(res->audio_seconds).c_str(),
+          eval::python_float_repr(res->compute_seconds).c_str(), eval::python_float_repr(rtf).c_str(),
+          speech_scores_json_members(*scores, *norm).c_str(), res->records.size(),
+          skipped_json(scores->skipped).c_str());
     } else {
       const bool offline = run.options.paradigm == stream::Paradigm::Offline;
       std::printf("%-22s %4s %6s %7s %8s %8s %8s %8s %6s %6s %8s %8s %6s\n",

@@ -14,7 +14,8 @@ int run_generate(int argc, char** argv) {
   std::string model_path, ids_s;
   int max_new = 16, threads = 0;
   bool stop_at_eos = true;
-  app.add_option("-m,--model", model_path, "Hugging Face model directory or .gguf file")->required()
+  app.add_option("-m,--model", model_path, "Hugging Face model directory or .gguf file")
+      ->required()
       ->transform(resolve_model_name);
   app.add_option("--ids", ids_s, "comma-separated prompt token ids")->required();
   app.add_option("--max-new", max_new, "number of tokens to generate")
@@ -43,9 +44,11 @@ int run_generate(int argc, char** argv) {
                  .n_src = pos + 1,
                  .logits = i + 1 == feed.size()});
     if (Status s = (*tf)->forward(batch, cache, logits); !s.ok()) return fail("generate", s.error());
-    const int32_t next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    const int32_t next =
+        static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
     out.push_back(next);
-    if (stop_at_eos && std::find(cfg.eos_token_ids.begin(), cfg.eos_token_ids.end(), next) != cfg.eos_token_ids.end())
+    if (stop_at_eos &&
+        std::find(cfg.eos_token_ids.begin(), cfg.eos_token_ids.end(), next) != cfg.eos_token_ids.end())
       break;
     feed = {next};
   }
@@ -58,4 +61,5 @@ int run_generate(int argc, char** argv) {
 }  // namespace gpstream::cli
 
 GPSTREAM_COMMAND("generate", "greedy-decode token ids",
-                 "gpstream generate -m models/gpstream-en-fr --ids 1,250,38 --max-new 8", gpstream::cli::run_generate);
+                 "gpstream generate -m models/gpstream-en-fr --ids 1,250,38 --max-new 8",
+                 gpstream::cli::run_generate);

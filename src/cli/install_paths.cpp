@@ -16,7 +16,8 @@ std::string executable_dir() {
 std::string data_dir() {
   const std::string exe = executable_dir();
   if (exe.empty()) return "";
-  for (const fs::path& candidate : {fs::path(exe) / ".." / "share" / "gpstream", fs::path(exe) / "share" / "gpstream"}) {
+  for (const fs::path& candidate :
+       {fs::path(exe) / ".." / "share" / "gpstream", fs::path(exe) / "share" / "gpstream"}) {
     std::error_code ec;
     if (fs::is_directory(candidate, ec)) return fs::weakly_canonical(candidate, ec).string();
   }

@@ -18,7 +18,8 @@ int run_logits(int argc, char** argv) {
   std::string model_path, ids_s, pos_s;
   bool all = false;
   int threads = 0;
-  app.add_option("-m,--model", model_path, "Hugging Face model directory or .gguf file")->required()
+  app.add_option("-m,--model", model_path, "Hugging Face model directory or .gguf file")
+      ->required()
       ->transform(resolve_model_name);
   app.add_option("--ids", ids_s, "comma-separated token ids")->required();
   app.add_option("--positions", pos_s, "comma-separated (real-valued) positions; default 0,1,2,...");
@@ -34,7 +35,8 @@ int run_logits(int argc, char** argv) {
     if (!p) return std::fprintf(stderr, "gpstream logits: %s\n", p.error().message().c_str()), kExitUsage;
     pos = *p;
     if (pos.size() != ids->size()) {
-      std::fprintf(stderr, "gpstream logits: --positions has %zu values for %zu ids\n", pos.size(), ids->size());
+      std::fprintf(stderr, "gpstream logits: --positions has %zu values for %zu ids\n", pos.size(),
+                   ids->size());
       return kExitUsage;
     }
   } else {

@@ -21,7 +21,8 @@ int write_output(const std::string& output, const eval::NamedScores& scores) {
   if (output.empty()) return cli::kExitOk;
   std::error_code ec;
   std::filesystem::create_directories(output, ec);
-  if (auto st = eval::write_scores_tsv(output + "/scores.tsv", scores); !st.ok()) return cli::fail("score", st.error());
+  if (auto st = eval::write_scores_tsv(output + "/scores.tsv", scores); !st.ok())
+    return cli::fail("score", st.error());
   return cli::kExitOk;
 }
 
@@ -97,8 +98,8 @@ int run_score(int argc, char** argv) {
       std::fprintf(stderr, "gpstream score: --computation-aware and --no-computation-aware contradict\n");
       return cli::kExitUsage;
     }
-    for (const char* opt : {"--pace", "--source-type", "--simuleval-output-quirks", "--sacrebleu-tokenizer",
-                            "--no-quality"}) {
+    for (const char* opt :
+         {"--pace", "--source-type", "--simuleval-output-quirks", "--sacrebleu-tokenizer", "--no-quality"}) {
       if (app.count(opt)) {
         std::fprintf(stderr, "gpstream score: %s does not apply to --speech\n", opt);
         return cli::kExitUsage;
@@ -144,8 +145,8 @@ int run_score(int argc, char** argv) {
   if (json) {
     std::string s = "{";
     for (const auto& [name, v] : res->scores) s += "\"" + name + "\": " + eval::python_repr(v) + ", ";
-    s += "\"num_instances\": " + std::to_string(log->records.size()) + ", \"skipped\": " +
-         cli::skipped_json(res->skipped) + "}";
+    s += "\"num_instances\": " + std::to_string(log->records.size()) +
+         ", \"skipped\": " + cli::skipped_json(res->skipped) + "}";
     std::printf("%s\n", s.c_str());
   } else {
     std::printf("%s\n", eval::format_scores_table(res->scores).c_str());
@@ -155,7 +156,8 @@ int run_score(int argc, char** argv) {
 
 }  // namespace
 
-GPSTREAM_COMMAND("score",
-                 "recompute BLEU and latency from an instances.log (simuleval --score-only); --speech: WER and "
-                 "speech latency",
-                 "gpstream score --instances runs/eval/group-k5/instances.log", run_score);
+GPSTREAM_COMMAND(
+    "score",
+    "recompute BLEU and latency from an instances.log (simuleval --score-only); --speech: WER and "
+    "speech latency",
+    "gpstream score --instances runs/eval/group-k5/instances.log", run_score);

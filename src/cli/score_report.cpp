@@ -26,19 +26,22 @@ std::string skipped_json(const std::vector<int64_t>& skipped) {
 
 std::string speech_wer_line(const eval::WerCounts& c, eval::WerNormalization normalization) {
   return "WER: " + std::to_string(c.substitutions) + " substitutions, " + std::to_string(c.deletions) +
-         " deletions, " + std::to_string(c.insertions) + " insertions over " + std::to_string(c.reference_words) +
+         " deletions, " + std::to_string(c.insertions) + " insertions over " +
+         std::to_string(c.reference_words) +
          " reference words (normalisation: " + eval::wer_normalization_name(normalization) + ")";
 }
 
-std::string speech_scores_json_members(const eval::SpeechScoreResult& result, eval::WerNormalization normalization) {
+std::string speech_scores_json_members(const eval::SpeechScoreResult& result,
+                                       eval::WerNormalization normalization) {
   std::string s;
   for (const auto& [name, v] : result.scores) s += "\"" + name + "\": " + eval::python_repr(v) + ", ";
   const auto& c = result.wer;
-  s += "\"wer_substitutions\": " + std::to_string(c.substitutions) + ", \"wer_deletions\": " +
-       std::to_string(c.deletions) + ", \"wer_insertions\": " + std::to_string(c.insertions) +
-       ", \"wer_hits\": " + std::to_string(c.hits) + ", \"wer_reference_words\": " +
-       std::to_string(c.reference_words) + ", \"wer_hypothesis_words\": " + std::to_string(c.hypothesis_words) +
-       ", \"wer_normalization\": \"" + eval::wer_normalization_name(normalization) + "\"";
+  s += "\"wer_substitutions\": " + std::to_string(c.substitutions) +
+       ", \"wer_deletions\": " + std::to_string(c.deletions) +
+       ", \"wer_insertions\": " + std::to_string(c.insertions) + ", \"wer_hits\": " + std::to_string(c.hits) +
+       ", \"wer_reference_words\": " + std::to_string(c.reference_words) +
+       ", \"wer_hypothesis_words\": " + std::to_string(c.hypothesis_words) + ", \"wer_normalization\": \"" +
+       eval::wer_normalization_name(normalization) + "\"";
   return s;
 }
 

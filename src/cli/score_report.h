@@ -20,6 +20,7 @@ std::string skipped_json(const std::vector<int64_t>& skipped);
 std::string speech_wer_line(const eval::WerCounts& counts, eval::WerNormalization normalization);
 // The JSON members of a speech score, without braces: every score at full precision, then wer_substitutions,
 // wer_deletions, wer_insertions, wer_hits, wer_reference_words, wer_hypothesis_words, wer_normalization.
-std::string speech_scores_json_members(const eval::SpeechScoreResult& result, eval::WerNormalization normalization);
+std::string speech_scores_json_members(const eval::SpeechScoreResult& result,
+                                       eval::WerNormalization normalization);
 
 }  // namespace gpstream::cli

@@ -21,18 +21,22 @@ namespace gpstream::cli {
 namespace {
 
 int run_serve(int argc, char** argv) {
-  CLI::App app{"Serve live streams: WebSocket /v1/stream, POST /v1/translate, SimulEval remote agent, web demo",
-               "gpstream serve"};
+  CLI::App app{
+      "Serve live streams: WebSocket /v1/stream, POST /v1/translate, SimulEval remote agent, web demo",
+      "gpstream serve"};
   StreamCli o;
   serve::ServerOptions so;
   so.web_root = web_dir();  // PREFIX/share/gpstream/web, or the build tree's copy
   int k = 0;
   double idle_s = so.idle_timeout_ms / 1000;
   add_stream_options(app, o);
-  app.add_option("-k,--wait-k", k, "default wait-k lag (default: the model's)")->check(CLI::Range(1, 1000000));
+  app.add_option("-k,--wait-k", k, "default wait-k lag (default: the model's)")
+      ->check(CLI::Range(1, 1000000));
   app.add_option("--host", so.host, "address to listen on (default 127.0.0.1: this machine only)");
-  app.add_option("--port", so.port, "TCP port (0: any free port, printed at start)")->check(CLI::Range(0, 65535));
-  app.add_option("--max-sessions", so.engine.max_sessions, "streams open at once at most")->check(CLI::Range(1, 100000));
+  app.add_option("--port", so.port, "TCP port (0: any free port, printed at start)")
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--max-sessions", so.engine.max_sessions, "streams open at once at most")
+      ->check(CLI::Range(1, 100000));
   app.add_option("--io-threads", so.io_threads, "network threads")->check(CLI::Range(1, 64));
   app.add_option("--web", so.web_root, "folder of the demo page (\"\" to disable)");
   // Checked here so that a bad value is a usage error (exit 2); Server::start checks them again.
@@ -89,8 +93,10 @@ int run_serve(int argc, char** argv) {
   app.add_flag("--log-text", log_text,
                "put the text of requests and streams, and their translations, in the request log");
   app.add_flag("--no-request-log", no_request_log, "write no request log");
-  app.add_option("--max-message-bytes", so.max_message_bytes, "largest WebSocket message")->check(CLI::Range(64, 1 << 24));
-  app.add_option("--max-backlog-words", so.engine.max_backlog_words, "source words waiting per stream at most")
+  app.add_option("--max-message-bytes", so.max_message_bytes, "largest WebSocket message")
+      ->check(CLI::Range(64, 1 << 24));
+  app.add_option("--max-backlog-words", so.engine.max_backlog_words,
+                 "source words waiting per stream at most")
       ->check(CLI::Range(1, 1 << 24));
   if (auto rc = parse_args(app, argc, argv)) return *rc;
   so.idle_timeout_ms = idle_s * 1000;
@@ -128,11 +134,13 @@ int run_serve(int argc, char** argv) {
   auto m = load_stream_model(o);
   if (!m) return fail("serve", m.error());
   auto defaults = session_options(o, *m, k, o.paradigm);
-  if (!defaults) return std::fprintf(stderr, "gpstream serve: %s\n", defaults.error().message().c_str()), kExitUsage;
+  if (!defaults)
+    return std::fprintf(stderr, "gpstream serve: %s\n", defaults.error().message().c_str()), kExitUsage;
   // A speech model directory (speech_encoder.safetensors beside the LLM): WebSocket streams take audio.
   std::unique_ptr<audio::SpeechEncoderModel> encoder;
   if (speech::is_speech_model_dir(o.model)) {
-    auto enc = audio::SpeechEncoderModel::load((std::filesystem::path(o.model) / speech::kSpeechEncoderFile).string());
+    auto enc = audio::SpeechEncoderModel::load(
+        (std::filesystem::path(o.model) / speech::kSpeechEncoderFile).string());
     if (!enc) return fail("serve", enc.error());
     encoder = std::make_unique<audio::SpeechEncoderModel>(std::move(*enc));
     so.speech_encoder = encoder.get();

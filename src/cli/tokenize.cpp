@@ -70,5 +70,4 @@ int run_tokenize(int argc, char** argv) {
 }  // namespace
 
 GPSTREAM_COMMAND("tokenize", "encode text to token ids or decode ids (Hugging Face tokenizer.json)",
-                 "echo 'Open the file.' | gpstream tokenize -t models/gpstream-en-fr",
-                 run_tokenize);
+                 "echo 'Open the file.' | gpstream tokenize -t models/gpstream-en-fr", run_tokenize);

@@ -39,11 +39,12 @@ int run_train(int argc, char** argv) {
     char dev[48] = "";
     if (r.dev_loss) std::snprintf(dev, sizeof dev, "  dev %.4f", *r.dev_loss);
     char buf[256];
-    std::snprintf(buf, sizeof buf,
-                  "step %lld/%lld  loss %.4f%s  %.0f tok/s  lr %.2e  |g| %.2f  %s elapsed  ETA %s",
-                  static_cast<long long>(r.step), static_cast<long long>(r.total_steps), r.loss, dev,
-                  r.tokens_per_s, r.lr, r.grad_norm, format_hms(r.elapsed_s).c_str(), format_hms(r.eta_s).c_str());
-    progress.update(buf, r.dev_loss.has_value(), r.step % every == 0 || r.dev_loss || r.step == r.total_steps);
+    std::snprintf(
+        buf, sizeof buf, "step %lld/%lld  loss %.4f%s  %.0f tok/s  lr %.2e  |g| %.2f  %s elapsed  ETA %s",
+        static_cast<long long>(r.step), static_cast<long long>(r.total_steps), r.loss, dev, r.tokens_per_s,
+        r.lr, r.grad_norm, format_hms(r.elapsed_s).c_str(), format_hms(r.eta_s).c_str());
+    progress.update(buf, r.dev_loss.has_value(),
+                    r.step % every == 0 || r.dev_loss || r.step == r.total_steps);
   };
   train::InterruptHandler interrupts;  // SIGINT/SIGTERM: checkpoint after the current step, exit 130/143
   opt.interrupt = train::interrupt_signal;

@@ -50,13 +50,14 @@ int run_train_speech(int argc, char** argv) {
       std::snprintf(dev + used, sizeof dev - used, "  dev ctc-WER %.1f%%", 100 * *r.dev_ctc_wer);
     }
     char buf[320];
-    std::snprintf(buf, sizeof buf,
-                  "step %lld/%lld  %s %.4f%s  %.2f utt/s (%.1f s audio/s)  lr %.2e  |g| %.2f  %s elapsed  ETA %s",
-                  static_cast<long long>(r.step), static_cast<long long>(r.total_steps),
-                  r.ctc_only ? "ctc-only loss" : "loss", r.loss, dev,
-                  r.utterances_per_s, r.audio_s_per_s, r.lr, r.grad_norm, format_hms(r.elapsed_s).c_str(),
-                  format_hms(r.eta_s).c_str());
-    progress.update(buf, r.dev_loss.has_value(), r.step % every == 0 || r.dev_loss || r.step == r.total_steps);
+    std::snprintf(
+        buf, sizeof buf,
+        "step %lld/%lld  %s %.4f%s  %.2f utt/s (%.1f s audio/s)  lr %.2e  |g| %.2f  %s elapsed  ETA %s",
+        static_cast<long long>(r.step), static_cast<long long>(r.total_steps),
+        r.ctc_only ? "ctc-only loss" : "loss", r.loss, dev, r.utterances_per_s, r.audio_s_per_s, r.lr,
+        r.grad_norm, format_hms(r.elapsed_s).c_str(), format_hms(r.eta_s).c_str());
+    progress.update(buf, r.dev_loss.has_value(),
+                    r.step % every == 0 || r.dev_loss || r.step == r.total_steps);
   };
   train::InterruptHandler interrupts;  // SIGINT/SIGTERM: checkpoint after the current step, exit 130/143
   opt.interrupt = train::interrupt_signal;

@@ -1,6 +1,6 @@
-// What `gpstream train` and `gpstream train-speech` say and return when SIGINT or SIGTERM stopped the training
-// (train/interrupt.h): one line on stderr naming the checkpoint written and how to continue, then the exit
-// status 130 or 143.
+// What `gpstream train` and `gpstream train-speech` say and return when SIGINT or SIGTERM stopped the
+// training (train/interrupt.h): one line on stderr naming the checkpoint written and how to continue, then
+// the exit status 130 or 143.
 #pragma once
 
 #include <string>

@@ -5,7 +5,8 @@ namespace gpstream::cli {
 
 void TrainingRunArgs::add_to(CLI::App& app) {
   app.add_option("config", config_path, "training config (JSON)")->required();
-  app.add_option("--resume", resume, "continue from a run folder (its newest checkpoint) or a checkpoint file");
+  app.add_option("--resume", resume,
+                 "continue from a run folder (its newest checkpoint) or a checkpoint file");
   app.add_option("-t,--threads", threads, "threads (overrides the config)")->check(CLI::Range(1, 1024));
   app.add_option("--max-minutes", max_minutes,
                  "stop once the run's training time, resumes included, reaches this (overrides the config)")

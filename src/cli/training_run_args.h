@@ -1,10 +1,10 @@
-// The options `gpstream train` and `gpstream train-speech` share (the config file, --resume, -t, --max-minutes,
+// The options `gpstream train` and `gpstream train-speech` share (the config file, --resume, -t,
+// --max-minutes,
 // --export-only) and how they override the config and fill the training run's options.
 #pragma once
 
-#include <string>
-
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace gpstream::cli {
 

@@ -22,13 +22,15 @@ namespace gpstream::cli {
 namespace {
 
 int run_translate(int argc, char** argv) {
-  CLI::App app{"Translate stdin line by line as a live stream (one source word at a time)", "gpstream translate"};
+  CLI::App app{"Translate stdin line by line as a live stream (one source word at a time)",
+               "gpstream translate"};
   StreamCli o;
   int k = 0;
   double pace = 0;
   bool delays = false, plain = false;
   add_stream_options(app, o);
-  app.add_option("-k,--wait-k", k, "wait-k lag in source words (default: the model's)")->check(CLI::Range(1, 1000000));
+  app.add_option("-k,--wait-k", k, "wait-k lag in source words (default: the model's)")
+      ->check(CLI::Range(1, 1000000));
   app.add_option("--pace", pace, "speaking pace in words per second (default: all words at once)")
       ->check(CLI::Range(0.0, 1000.0));
   app.add_flag("--delays", delays, "print JSON lines: prediction, delays, elapsed");
@@ -41,7 +43,8 @@ int run_translate(int argc, char** argv) {
   if (!so) return std::fprintf(stderr, "gpstream translate: %s\n", so.error().message().c_str()), kExitUsage;
   so->continuous = true;
   // Every line is a fresh session with the same prompt: its rows are computed once, here.
-  if (auto cache = stream::PromptCache::build(*m->model, *m->codec)) so->prompt_cache = std::move(cache).value();
+  if (auto cache = stream::PromptCache::build(*m->model, *m->codec))
+    so->prompt_cache = std::move(cache).value();
   LiveView view{isatty(STDOUT_FILENO) && !delays && !plain};
   const double word_ms = pace > 0 ? 1000.0 / pace : 0.0;
 
@@ -49,9 +52,10 @@ int run_translate(int argc, char** argv) {
   while (std::getline(std::cin, line)) {
     const auto words = tokenizer::split_words(line);
     if (words.empty()) {  // nothing to translate: keep the line structure
-      std::printf(delays ? "{\"prediction\": \"\", \"source_length\": 0, \"source_words_read\": 0, \"delays\": [], "
-                           "\"elapsed\": []}\n"
-                         : "\n");
+      std::printf(
+          delays ? "{\"prediction\": \"\", \"source_length\": 0, \"source_words_read\": 0, \"delays\": [], "
+                   "\"elapsed\": []}\n"
+                 : "\n");
       continue;
     }
     auto session = stream::Session::create(*m->model, *m->codec, *so);

@@ -59,7 +59,9 @@ bool is_plain_key(const std::string& s) {
   return std::regex_match(s, key);
 }
 
-std::string yaml_key(const std::string& s) { return is_plain_key(s) ? s : yaml_quoted(s); }
+std::string yaml_key(const std::string& s) {
+  return is_plain_key(s) ? s : yaml_quoted(s);
+}
 
 std::string yaml_value(const RunOption& o, const std::string& v) {
   if (o.kind == RunOption::Kind::Bool && (v == "true" || v == "false")) return v;

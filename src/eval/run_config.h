@@ -24,14 +24,14 @@ struct RunOption {
 };
 
 struct RunConfig {
-  std::string source_type = "text", target_type = "text";  // SimulEval's: "text" or "speech"
+  std::string source_type = "text", target_type = "text";   // SimulEval's: "text" or "speech"
   std::string command;                                      // "eval", "eval --speech"
   std::string version;                                      // gpstream's
   std::string model;                                        // the model path, absolute
   std::vector<std::pair<std::string, std::string>> sha256;  // (file name in the model folder, hex digest)
   std::vector<RunOption> options;
-  std::string cpu;           // /proc/cpuinfo's first "model name"
-  std::string kernels_isa;   // "avx2" or "avx512" (kernels/cpu_isa.h)
+  std::string cpu;          // /proc/cpuinfo's first "model name"
+  std::string kernels_isa;  // "avx2" or "avx512" (kernels/cpu_isa.h)
 };
 
 // The files whose bytes define a model: for a .gguf file the file itself; for a folder every *.safetensors

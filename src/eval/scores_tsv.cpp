@@ -1,11 +1,10 @@
 // scores.tsv reader.
 #include "eval/scores_tsv.h"
 
-#include "eval/text_lines.h"
-
 #include <charconv>
 #include <cmath>
 
+#include "eval/text_lines.h"
 #include "util/mapped_file.h"
 
 namespace gpstream::eval {
@@ -33,8 +32,8 @@ Result<std::vector<std::pair<std::string, double>>> read_scores_tsv(const std::s
   if (lines.size() != 2) return format_error(path + ": expected a header line and one row of values");
   auto names = split_tabs(lines[0]), values = split_tabs(lines[1]);
   if (names.size() != values.size())
-    return format_error(path + ": " + std::to_string(names.size()) + " names but " + std::to_string(values.size()) +
-                        " values");
+    return format_error(path + ": " + std::to_string(names.size()) + " names but " +
+                        std::to_string(values.size()) + " values");
   std::vector<std::pair<std::string, double>> out;
   for (size_t k = 0; k < names.size(); ++k) {
     double v = 0;

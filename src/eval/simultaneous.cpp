@@ -1,10 +1,9 @@
 // Driving sessions over a test set, SimulEval-style.
 #include "eval/simultaneous.h"
 
-#include "eval/text_lines.h"
-
 #include <fstream>
 
+#include "eval/text_lines.h"
 #include "tokenizer/segment_encoder.h"
 #include "util/clock.h"
 #include "util/mapped_file.h"

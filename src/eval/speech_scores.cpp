@@ -8,7 +8,9 @@ namespace gpstream::eval {
 
 namespace {
 
-std::string ms(double v) { return python_float_repr(v) + " ms"; }
+std::string ms(double v) {
+  return python_float_repr(v) + " ms";
+}
 
 }  // namespace
 
@@ -33,21 +35,22 @@ Status validate_speech_instance(const InstanceRecord& r, LatencyUnit unit, bool 
                               ") is outside the audio [0, " + ms(r.source_length) + "]");
     }
     if (i && d < r.delays[i - 1]) {
-      return invalid_argument(where + ": delays decrease at " + std::to_string(i) + " (" + ms(r.delays[i - 1]) +
-                              " then " + ms(d) + ")");
+      return invalid_argument(where + ": delays decrease at " + std::to_string(i) + " (" +
+                              ms(r.delays[i - 1]) + " then " + ms(d) + ")");
     }
   }
   if (!need_elapsed) return {};
   if (r.elapsed.size() != r.delays.size()) {
-    return invalid_argument(where + ": " + std::to_string(r.elapsed.size()) + " elapsed times for " +
-                            std::to_string(r.delays.size()) +
-                            " delays (computation-aware latency needs one per word; --no-computation-aware skips it)");
+    return invalid_argument(
+        where + ": " + std::to_string(r.elapsed.size()) + " elapsed times for " +
+        std::to_string(r.delays.size()) +
+        " delays (computation-aware latency needs one per word; --no-computation-aware skips it)");
   }
   for (size_t i = 0; i < r.elapsed.size(); ++i) {
     const double e = r.elapsed[i];
     if (e + kSpeechTimeSlackMs < r.delays[i]) {
-      return invalid_argument(where + ": elapsed " + std::to_string(i) + " (" + ms(e) + ") is before its delay (" +
-                              ms(r.delays[i]) + ")");
+      return invalid_argument(where + ": elapsed " + std::to_string(i) + " (" + ms(e) +
+                              ") is before its delay (" + ms(r.delays[i]) + ")");
     }
     if (i && e < r.elapsed[i - 1]) {
       return invalid_argument(where + ": elapsed times decrease at " + std::to_string(i) + " (" +
@@ -75,17 +78,18 @@ Result<SpeechScoreResult> score_speech_instances(const std::vector<InstanceRecor
     out.wer += *c;
   }
   if (out.wer.reference_words == 0 && out.wer.hypothesis_words != 0) {
-    return invalid_argument("WER is undefined: the references have no words after normalisation but the "
-                            "predictions have " + std::to_string(out.wer.hypothesis_words));
+    return invalid_argument(
+        "WER is undefined: the references have no words after normalisation but the "
+        "predictions have " +
+        std::to_string(out.wer.hypothesis_words));
   }
-  const double wer = out.wer.reference_words == 0
-                         ? 0.0
-                         : 100.0 * static_cast<double>(out.wer.edits()) / static_cast<double>(out.wer.reference_words);
+  const double wer = out.wer.reference_words == 0 ? 0.0
+                                                  : 100.0 * static_cast<double>(out.wer.edits()) /
+                                                        static_cast<double>(out.wer.reference_words);
   out.scores.emplace_back("WER", PyNumber{wer, false});
 
-  const bool any_output = std::any_of(instances.begin(), instances.end(), [](const InstanceRecord& r) {
-    return !r.delays.empty();
-  });
+  const bool any_output = std::any_of(instances.begin(), instances.end(),
+                                      [](const InstanceRecord& r) { return !r.delays.empty(); });
   if (!any_output && !options.metrics.empty()) {
     out.warnings.push_back("no instance has any output: WER only, latency is undefined");
     for (const auto& r : instances) out.skipped.push_back(r.index);

@@ -1,8 +1,8 @@
 #include "eval/unicode_text.h"
 
-#include "tokenizer/unicode.h"
-
 #include <utf8proc.h>
+
+#include "tokenizer/unicode.h"
 
 namespace gpstream::eval {
 

@@ -3,8 +3,8 @@
 #include <utf8proc.h>
 
 #include <cstdlib>
-#include <utility>
 #include <unordered_map>
+#include <utility>
 
 #include "eval/unicode_text.h"
 
@@ -41,9 +41,9 @@ bool is_word_char(char32_t cp) {
 std::string nfkc(std::string_view s) {
   if (s.empty() || !is_valid_utf8(s)) return std::string(s);
   utf8proc_uint8_t* out = nullptr;
-  const auto n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(s.data()),
-                              static_cast<utf8proc_ssize_t>(s.size()), &out,
-                              static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT));
+  const auto n = utf8proc_map(
+      reinterpret_cast<const utf8proc_uint8_t*>(s.data()), static_cast<utf8proc_ssize_t>(s.size()), &out,
+      static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT));
   if (n < 0 || out == nullptr) {
     std::free(out);
     return std::string(s);
@@ -83,7 +83,8 @@ std::string wer_normalize(std::string_view text) {
   for (size_t i = 0; i < cps.size(); ++i) {
     const char32_t cp = cps[i].cp;
     if (cp == U'\'' || cp == U'\u2019') {
-      const bool inside = i > 0 && i + 1 < cps.size() && is_word_char(cps[i - 1].cp) && is_word_char(cps[i + 1].cp);
+      const bool inside =
+          i > 0 && i + 1 < cps.size() && is_word_char(cps[i - 1].cp) && is_word_char(cps[i + 1].cp);
       mapped += inside ? '\'' : ' ';
       continue;
     }
@@ -128,9 +129,9 @@ Result<WerCounts> align_words(const std::vector<std::string>& reference,
   const auto n = static_cast<int64_t>(reference.size());
   const auto m = static_cast<int64_t>(hypothesis.size());
   if (n > 0 && m > kMaxWerAlignmentCells / n) {
-    return invalid_argument("WER: aligning " + std::to_string(n) + " reference words with " + std::to_string(m) +
-                            " hypothesis words exceeds the limit of " + std::to_string(kMaxWerAlignmentCells) +
-                            " cells");
+    return invalid_argument("WER: aligning " + std::to_string(n) + " reference words with " +
+                            std::to_string(m) + " hypothesis words exceeds the limit of " +
+                            std::to_string(kMaxWerAlignmentCells) + " cells");
   }
   // Words as ids: one string comparison per distinct word instead of per cell.
   std::unordered_map<std::string_view, int32_t> ids;
@@ -167,8 +168,9 @@ Result<WerCounts> align_words(const std::vector<std::string>& reference,
   c.deletions = (end.edits - end.subs + (n - m)) / 2;
   c.insertions = (end.edits - end.subs - (n - m)) / 2;
   c.hits = n - c.substitutions - c.deletions;
-  GPS_ASSERT(c.deletions >= 0 && c.insertions >= 0 && c.hits >= 0 && c.hits + c.substitutions + c.insertions == m,
-             "WER alignment counts are inconsistent");
+  GPS_ASSERT(
+      c.deletions >= 0 && c.insertions >= 0 && c.hits >= 0 && c.hits + c.substitutions + c.insertions == m,
+      "WER alignment counts are inconsistent");
   return c;
 }
 

@@ -66,7 +66,8 @@ class GgufMetadata {
   // error naming the key.
   Result<int64_t> get_int(const std::string& key, std::optional<int64_t> fallback = std::nullopt) const;
   Result<double> get_float(const std::string& key, std::optional<double> fallback = std::nullopt) const;
-  Result<std::string> get_string(const std::string& key, std::optional<std::string> fallback = std::nullopt) const;
+  Result<std::string> get_string(const std::string& key,
+                                 std::optional<std::string> fallback = std::nullopt) const;
   Result<bool> get_bool(const std::string& key, std::optional<bool> fallback = std::nullopt) const;
 
  private:
@@ -82,7 +83,8 @@ struct GgufFile {
   TensorMap tensors;                      // views into the mapped file (copies where misaligned)
 };
 
-// Residency::Resident reads the file into private huge-page memory instead of mapping it (util/mapped_file.h).
+// Residency::Resident reads the file into private huge-page memory instead of mapping it
+// (util/mapped_file.h).
 Result<GgufFile> read_gguf(const std::string& path, Residency residency = Residency::Mapped);
 
 struct GgufTensorToWrite {
@@ -92,7 +94,8 @@ struct GgufTensorToWrite {
 
 // Writes a version-3 GGUF. `general.alignment` in the metadata (U32, power of two) sets the alignment,
 // else 32. Errors: duplicate names, sizes that do not match shape and dtype, I/O.
-Status write_gguf(const std::string& path, const GgufMetadata& metadata, const std::vector<GgufTensorToWrite>& tensors);
+Status write_gguf(const std::string& path, const GgufMetadata& metadata,
+                  const std::vector<GgufTensorToWrite>& tensors);
 
 // ggml type codes (GGUF tensor infos) of the dtypes gpstream reads.
 uint32_t ggml_type_code(DType t);

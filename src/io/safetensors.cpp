@@ -39,15 +39,17 @@ Status read_safetensors(const std::string& path, TensorMap& into, Residency resi
   TensorMap local;
   GPS_ASSIGN(auto file, MappedFile::open(path, residency));
   auto bytes = file->bytes();
-  if (bytes.size() < 8) return format_error(path + ": file too short for a safetensors header (" +
-                                            std::to_string(bytes.size()) + " bytes)");
+  if (bytes.size() < 8)
+    return format_error(path + ": file too short for a safetensors header (" + std::to_string(bytes.size()) +
+                        " bytes)");
   uint64_t header_len = 0;
   std::memcpy(&header_len, bytes.data(), 8);  // little-endian host (x86-64)
   if (header_len > kMaxHeaderBytes)
-    return format_error(path + ": header length " + std::to_string(header_len) + " exceeds the 100 MiB limit");
+    return format_error(path + ": header length " + std::to_string(header_len) +
+                        " exceeds the 100 MiB limit");
   if (header_len > bytes.size() - 8)
-    return format_error(path + ": header length " + std::to_string(header_len) + " runs past the end of the file (" +
-                        std::to_string(bytes.size()) + " bytes)");
+    return format_error(path + ": header length " + std::to_string(header_len) +
+                        " runs past the end of the file (" + std::to_string(bytes.size()) + " bytes)");
   const std::byte* data_begin = bytes.data() + 8 + header_len;
   const uint64_t data_size = bytes.size() - 8 - header_len;
 
@@ -71,16 +73,20 @@ Status read_safetensors(const std::string& path, TensorMap& into, Residency resi
     if (name == "__metadata__") {
       if (!entry.is_object()) return format_error(path + ": __metadata__ is not an object");
       for (auto m = entry.begin(); m != entry.end(); ++m) {
-        if (!m.value().is_string()) return format_error(path + ": __metadata__." + m.key() + " is not a string");
+        if (!m.value().is_string())
+          return format_error(path + ": __metadata__." + m.key() + " is not a string");
         local.metadata[m.key()] = m.value().get<std::string>();
       }
       continue;
     }
     std::string where = path + ": tensor " + name;
     if (!entry.is_object()) return format_error(where + ": entry is not an object");
-    if (!entry.contains("dtype") || !entry["dtype"].is_string()) return format_error(where + ": missing dtype");
-    if (!entry.contains("shape") || !entry["shape"].is_array()) return format_error(where + ": missing shape");
-    if (!entry.contains("data_offsets") || !entry["data_offsets"].is_array() || entry["data_offsets"].size() != 2)
+    if (!entry.contains("dtype") || !entry["dtype"].is_string())
+      return format_error(where + ": missing dtype");
+    if (!entry.contains("shape") || !entry["shape"].is_array())
+      return format_error(where + ": missing shape");
+    if (!entry.contains("data_offsets") || !entry["data_offsets"].is_array() ||
+        entry["data_offsets"].size() != 2)
       return format_error(where + ": data_offsets must be [begin, end]");
     GPS_ASSIGN(DType dtype, parse_dtype(entry["dtype"].get<std::string>(), where));
     TensorData t;
@@ -88,7 +94,8 @@ Status read_safetensors(const std::string& path, TensorMap& into, Residency resi
     uint64_t numel = 1;
     for (const json& d : entry["shape"]) {
       GPS_ASSIGN(uint64_t dim, json_u64(d, where + ": shape"));
-      if (dim > (uint64_t{1} << 40)) return format_error(where + ": dimension " + std::to_string(dim) + " too large");
+      if (dim > (uint64_t{1} << 40))
+        return format_error(where + ": dimension " + std::to_string(dim) + " too large");
       if (dim != 0 && numel > std::numeric_limits<uint64_t>::max() / dim)
         return format_error(where + ": shape overflows");
       numel *= dim;
@@ -96,14 +103,16 @@ Status read_safetensors(const std::string& path, TensorMap& into, Residency resi
     }
     GPS_ASSIGN(uint64_t begin, json_u64(entry["data_offsets"][0], where + ": data_offsets"));
     GPS_ASSIGN(uint64_t end, json_u64(entry["data_offsets"][1], where + ": data_offsets"));
-    if (begin > end) return format_error(where + ": data_offsets begin " + std::to_string(begin) + " > end " +
-                                         std::to_string(end));
+    if (begin > end)
+      return format_error(where + ": data_offsets begin " + std::to_string(begin) + " > end " +
+                          std::to_string(end));
     if (end > data_size)
-      return format_error(where + ": data_offsets end " + std::to_string(end) + " is past the end of the data (" +
-                          std::to_string(data_size) + " bytes)");
+      return format_error(where + ": data_offsets end " + std::to_string(end) +
+                          " is past the end of the data (" + std::to_string(data_size) + " bytes)");
     if (numel > (uint64_t{1} << 50) || end - begin != numel * dtype_size(dtype))
-      return format_error(where + ": " + std::to_string(end - begin) + " bytes for shape " + t.shape_string() +
-                          " of " + dtype_name(dtype) + " (expected " + std::to_string(numel * dtype_size(dtype)) + ")");
+      return format_error(where + ": " + std::to_string(end - begin) + " bytes for shape " +
+                          t.shape_string() + " of " + dtype_name(dtype) + " (expected " +
+                          std::to_string(numel * dtype_size(dtype)) + ")");
     if (into.tensors.count(name)) return format_error(where + ": defined twice");
     const std::byte* p = data_begin + begin;
     if (reinterpret_cast<uintptr_t>(p) % dtype_size(dtype) != 0) {
@@ -179,8 +188,10 @@ Status write_safetensors(const std::string& path, const std::vector<TensorToWrit
   uint64_t offset = 0;
   for (const auto& t : tensors) {
     uint64_t n = t.data.bytes.size();
-    GPS_ASSERT(n == static_cast<uint64_t>(t.data.numel()) * dtype_size(t.data.dtype), "write_safetensors: size");
-    header[t.name] = {{"dtype", dtype_name(t.data.dtype)}, {"shape", t.data.shape}, {"data_offsets", {offset, offset + n}}};
+    GPS_ASSERT(n == static_cast<uint64_t>(t.data.numel()) * dtype_size(t.data.dtype),
+               "write_safetensors: size");
+    header[t.name] = {
+        {"dtype", dtype_name(t.data.dtype)}, {"shape", t.data.shape}, {"data_offsets", {offset, offset + n}}};
     offset += n;
   }
   std::string h = header.dump();

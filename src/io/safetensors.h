@@ -14,7 +14,8 @@
 namespace gpstream::io {
 
 // Parses one .safetensors file and adds its tensors to `into` (names must not repeat).
-// Residency::Resident reads the file into private huge-page memory instead of mapping it (util/mapped_file.h).
+// Residency::Resident reads the file into private huge-page memory instead of mapping it
+// (util/mapped_file.h).
 Status read_safetensors(const std::string& path, TensorMap& into, Residency residency = Residency::Mapped);
 
 // Reads every tensor of a model directory: model.safetensors, or the shards listed by

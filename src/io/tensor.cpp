@@ -7,30 +7,42 @@
 
 namespace gpstream::io {
 
-bool dtype_is_quantized(DType t) { return dtype_block_elems(t) > 1; }
+bool dtype_is_quantized(DType t) {
+  return dtype_block_elems(t) > 1;
+}
 
 int64_t dtype_block_elems(DType t) {
   switch (t) {
     case DType::F32:
     case DType::F16:
-    case DType::BF16: return 1;
+    case DType::BF16:
+      return 1;
     case DType::Q8_0:
-    case DType::Q4_0: return 32;
+    case DType::Q4_0:
+      return 32;
     case DType::Q4_K:
-    case DType::Q6_K: return 256;
+    case DType::Q6_K:
+      return 256;
   }
   return 1;
 }
 
 size_t dtype_block_bytes(DType t) {
   switch (t) {
-    case DType::F32: return 4;
-    case DType::F16: return 2;
-    case DType::BF16: return 2;
-    case DType::Q8_0: return 34;
-    case DType::Q4_0: return 18;
-    case DType::Q4_K: return 144;
-    case DType::Q6_K: return 210;
+    case DType::F32:
+      return 4;
+    case DType::F16:
+      return 2;
+    case DType::BF16:
+      return 2;
+    case DType::Q8_0:
+      return 34;
+    case DType::Q4_0:
+      return 18;
+    case DType::Q4_K:
+      return 144;
+    case DType::Q6_K:
+      return 210;
   }
   return 0;
 }
@@ -42,13 +54,20 @@ size_t dtype_size(DType t) {
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::F32: return "F32";
-    case DType::F16: return "F16";
-    case DType::BF16: return "BF16";
-    case DType::Q8_0: return "Q8_0";
-    case DType::Q4_0: return "Q4_0";
-    case DType::Q4_K: return "Q4_K";
-    case DType::Q6_K: return "Q6_K";
+    case DType::F32:
+      return "F32";
+    case DType::F16:
+      return "F16";
+    case DType::BF16:
+      return "BF16";
+    case DType::Q8_0:
+      return "Q8_0";
+    case DType::Q4_0:
+      return "Q4_0";
+    case DType::Q4_K:
+      return "Q4_K";
+    case DType::Q6_K:
+      return "Q6_K";
   }
   return "?";
 }
@@ -132,7 +151,8 @@ float tensor_get(const TensorData& t, int64_t i) {
     case DType::Q8_0:
     case DType::Q4_0:
     case DType::Q4_K:
-    case DType::Q6_K: break;
+    case DType::Q6_K:
+      break;
   }
   return 0.0f;
 }

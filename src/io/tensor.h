@@ -49,7 +49,8 @@ struct TensorMap {
   // Adds an fp32 tensor whose bytes this map owns (tests, trainers, conversions).
   void add_f32(const std::string& name, std::vector<int64_t> shape, std::vector<float> values);
   // Adds a tensor of any dtype from raw little-endian bytes, owned by this map.
-  void add_raw(const std::string& name, DType dtype, std::vector<int64_t> shape, std::vector<std::byte> bytes);
+  void add_raw(const std::string& name, DType dtype, std::vector<int64_t> shape,
+               std::vector<std::byte> bytes);
 };
 
 // Reads element i of a tensor as fp32 (slow path: tests and small vectors). Plain dtypes only (asserts):

@@ -14,7 +14,8 @@
 namespace gpstream::kernels {
 
 void attention_forward_token(float* out, const float* q, const KvRegion& src, const KvRegion& tgt,
-                             const AttentionShape& shape, int64_t head_begin, int64_t head_end, float* scores) {
+                             const AttentionShape& shape, int64_t head_begin, int64_t head_end,
+                             float* scores) {
   const int64_t d = shape.head_dim;
   const int64_t group = shape.n_head / shape.n_head_kv;
   const int64_t n_src = src.n_visible, n_tgt = tgt.n_visible, n = n_src + n_tgt;
@@ -26,7 +27,8 @@ void attention_forward_token(float* out, const float* q, const KvRegion& src, co
     const int64_t kvh = h / group;
     float mx = -std::numeric_limits<float>::infinity();
     for (int64_t r = 0; r < n; ++r) {
-      const float* k = (r < n_src ? src.k + r * shape.kv_stride : tgt.k + (r - n_src) * shape.kv_stride) + kvh * d;
+      const float* k =
+          (r < n_src ? src.k + r * shape.kv_stride : tgt.k + (r - n_src) * shape.kv_stride) + kvh * d;
       float s = dot_f32(qh, k, d) * shape.scale;
       if (shape.softcap > 0.0f) s = shape.softcap * std::tanh(s / shape.softcap);
       scores[r] = s;
@@ -51,9 +53,12 @@ void attention_forward_token(float* out, const float* q, const KvRegion& src, co
         const float* v = v_row(r) + i0;
         const __m256 p = _mm256_set1_ps(scores[r] * inv);
         a0 = _mm256_fmadd_ps(p, _mm256_loadu_ps(v), a0), a1 = _mm256_fmadd_ps(p, _mm256_loadu_ps(v + 8), a1);
-        a2 = _mm256_fmadd_ps(p, _mm256_loadu_ps(v + 16), a2), a3 = _mm256_fmadd_ps(p, _mm256_loadu_ps(v + 24), a3);
-        a4 = _mm256_fmadd_ps(p, _mm256_loadu_ps(v + 32), a4), a5 = _mm256_fmadd_ps(p, _mm256_loadu_ps(v + 40), a5);
-        a6 = _mm256_fmadd_ps(p, _mm256_loadu_ps(v + 48), a6), a7 = _mm256_fmadd_ps(p, _mm256_loadu_ps(v + 56), a7);
+        a2 = _mm256_fmadd_ps(p, _mm256_loadu_ps(v + 16), a2),
+        a3 = _mm256_fmadd_ps(p, _mm256_loadu_ps(v + 24), a3);
+        a4 = _mm256_fmadd_ps(p, _mm256_loadu_ps(v + 32), a4),
+        a5 = _mm256_fmadd_ps(p, _mm256_loadu_ps(v + 40), a5);
+        a6 = _mm256_fmadd_ps(p, _mm256_loadu_ps(v + 48), a6),
+        a7 = _mm256_fmadd_ps(p, _mm256_loadu_ps(v + 56), a7);
       }
       float* o = oh + i0;
       _mm256_storeu_ps(o, a0), _mm256_storeu_ps(o + 8, a1), _mm256_storeu_ps(o + 16, a2);

@@ -124,8 +124,8 @@ void attention_backward_seq(float* dq, int64_t lddq, float* dk, float* dv, int64
     if (softcap > 0.0f) {
       // dS = dC · (1 − tanh²(S/cap)), S recomputed into the second half of the scratch.
       float* raw = scratch + n_tok * n_tok + r0 * n_tok;
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, R, K, D, scale, q + r0 * ldq, static_cast<int>(ldq),
-                  k, static_cast<int>(ldkv), 0.0f, raw, T);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, R, K, D, scale, q + r0 * ldq,
+                  static_cast<int>(ldq), k, static_cast<int>(ldkv), 0.0f, raw, T);
       for (int64_t i = 0; i < R; ++i)
         for (int64_t j = 0; j < kb; ++j) {
           const float th = std::tanh(raw[i * n_tok + j] / softcap);

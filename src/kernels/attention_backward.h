@@ -3,7 +3,8 @@
 // sequence from the structured spec (gpe.md §4, §6: each row sees the first n_src source rows and the
 // first n_tgt target rows), so every product is a GEMM rather than per-token dot products:
 //   S = scale · q kᵀ,  C = cap·tanh(S/cap) (soft-cap, Gemma 2; C = S without),  P = softmax_rows(C + mask)
-//   dP = dout vᵀ,  dC = P ⊙ (dP − rowsum(P ⊙ dP)),  dS = dC ⊙ (1 − tanh²(S/cap)),  dq += scale · dS k,  dk += scale · dSᵀ q,  dv += Pᵀ dout
+//   dP = dout vᵀ,  dC = P ⊙ (dP − rowsum(P ⊙ dP)),  dS = dC ⊙ (1 − tanh²(S/cap)),  dq += scale · dS k,  dk +=
+//   scale · dSᵀ q,  dv += Pᵀ dout
 // One call handles one query head; grouped-query callers pass the shared key/value head's columns.
 // A row that sees nothing gets P = 0 and out = 0 (as attention_forward_token). row_end (optional) gives,
 // per row, one past its last visible key; rows are processed in blocks and each block's products stop at
@@ -17,8 +18,8 @@ namespace gpstream::kernels {
 
 // mask: [n_tok, n_tok]. groups[j] = 0 for a source row, 1 for a target row (tokens in cache order);
 // row i sees j iff rank of j in its group < n_src[i] (source) or < n_tgt[i] (target). A sliding window
-// w > 0 (docs/models.md, sliding windows) also hides, in each group, the rows before the last w of the visible prefix:
-// rank >= n_src[i] - w (source), rank >= n_tgt[i] - w (target).
+// w > 0 (docs/models.md, sliding windows) also hides, in each group, the rows before the last w of the
+// visible prefix: rank >= n_src[i] - w (source), rank >= n_tgt[i] - w (target).
 void attention_mask_build(float* mask, const uint8_t* groups, const int32_t* n_src, const int32_t* n_tgt,
                           int64_t n_tok, int64_t window = 0);
 // row_end[i] = 1 + the last j with mask[i][j] visible (0 if none).

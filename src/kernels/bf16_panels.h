@@ -22,7 +22,9 @@ namespace gpstream::kernels {
 inline constexpr int64_t kPanelRows = 16;
 
 // Position of row i (0..15) of a panel within one column's sixteen values (the order above).
-constexpr int panel_slot_of_row(int i) { return (i % 4) + (i / 8) * 4 + ((i / 4) % 2) * 8; }
+constexpr int panel_slot_of_row(int i) {
+  return (i % 4) + (i / 8) * 4 + ((i / 4) % 2) * 8;
+}
 
 // True when w is BF16 in plain rows and can be paneled (rows % 16 == 0).
 bool can_panel_bf16(const MatrixView& w);

@@ -24,13 +24,15 @@ inline __m256 load8(const void* row, WeightType type, int64_t i) {
     case WeightType::F32:
       return _mm256_loadu_ps(static_cast<const float*>(row) + i);
     case WeightType::F16:
-      return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(row) + i)));
+      return _mm256_cvtph_ps(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(row) + i)));
     case WeightType::BF16: {
       __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(row) + i));
       return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
     }
     case WeightType::Q8_0:
-    case WeightType::Q4_0: break;  // never called: quantized rows go through dequantize_block
+    case WeightType::Q4_0:
+      break;  // never called: quantized rows go through dequantize_block
   }
   return _mm256_setzero_ps();
 }
@@ -39,9 +41,12 @@ inline __m256 load8(const void* row, WeightType type, int64_t i) {
 
 inline float load1(const void* row, WeightType type, int64_t i) {
   switch (type) {
-    case WeightType::F32: return static_cast<const float*>(row)[i];
-    case WeightType::F16: return f16_to_f32(static_cast<const uint16_t*>(row)[i]);
-    case WeightType::BF16: return bf16_to_f32(static_cast<const uint16_t*>(row)[i]);
+    case WeightType::F32:
+      return static_cast<const float*>(row)[i];
+    case WeightType::F16:
+      return f16_to_f32(static_cast<const uint16_t*>(row)[i]);
+    case WeightType::BF16:
+      return bf16_to_f32(static_cast<const uint16_t*>(row)[i]);
     case WeightType::Q8_0:
     case WeightType::Q4_0: {
       float block[32];
@@ -79,7 +84,8 @@ inline float hsum(__m256 v) {
 
 template <WeightType T>
 float dot_impl(const float* x, const void* row, int64_t n) {
-  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(),
+         a3 = _mm256_setzero_ps();
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
     a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), load8(row, T, i), a0);
@@ -124,9 +130,12 @@ void convert_row(float* dst, const void* row, WeightType type, int64_t n) {
 
 float dot_row(const float* x, const void* row, WeightType type, int64_t n) {
   switch (type) {
-    case WeightType::F32: return dot_impl<WeightType::F32>(x, row, n);
-    case WeightType::F16: return dot_impl<WeightType::F16>(x, row, n);
-    case WeightType::BF16: return dot_impl<WeightType::BF16>(x, row, n);
+    case WeightType::F32:
+      return dot_impl<WeightType::F32>(x, row, n);
+    case WeightType::F16:
+      return dot_impl<WeightType::F16>(x, row, n);
+    case WeightType::BF16:
+      return dot_impl<WeightType::BF16>(x, row, n);
     case WeightType::Q8_0:
     case WeightType::Q4_0: {
       // fp32 activations against dequantized weights, one block at a time.
@@ -143,7 +152,9 @@ float dot_row(const float* x, const void* row, WeightType type, int64_t n) {
   return 0.0f;
 }
 
-float dot_f32(const float* a, const float* b, int64_t n) { return dot_impl<WeightType::F32>(a, b, n); }
+float dot_f32(const float* a, const float* b, int64_t n) {
+  return dot_impl<WeightType::F32>(a, b, n);
+}
 
 void convert_row_ref(float* dst, const void* row, WeightType type, int64_t n) {
   if (is_quantized(type)) {

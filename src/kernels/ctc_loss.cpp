@@ -39,9 +39,12 @@ double ctc_loss(float* dlogits, const float* logits, int64_t T, int64_t V, const
   const int64_t S = 2 * L + 1;
   std::vector<int32_t> ext(static_cast<size_t>(S), 0);
   for (int64_t i = 0; i < L; ++i) ext[static_cast<size_t>(2 * i + 1)] = labels[i];
-  auto emit = [&](int64_t t, int64_t s) { return lp[static_cast<size_t>(t * V + ext[static_cast<size_t>(s)])]; };
+  auto emit = [&](int64_t t, int64_t s) {
+    return lp[static_cast<size_t>(t * V + ext[static_cast<size_t>(s)])];
+  };
   auto skip_ok = [&](int64_t s) {  // may come from s − 2 (a label differing from the one two back)
-    return s >= 2 && ext[static_cast<size_t>(s)] != 0 && ext[static_cast<size_t>(s)] != ext[static_cast<size_t>(s - 2)];
+    return s >= 2 && ext[static_cast<size_t>(s)] != 0 &&
+           ext[static_cast<size_t>(s)] != ext[static_cast<size_t>(s - 2)];
   };
   std::vector<double> alpha(static_cast<size_t>(T * S), kNegInf), beta(static_cast<size_t>(T * S), kNegInf);
   auto A = [&](int64_t t, int64_t s) -> double& { return alpha[static_cast<size_t>(t * S + s)]; };
@@ -79,8 +82,8 @@ double ctc_loss(float* dlogits, const float* logits, int64_t T, int64_t V, const
       gamma[static_cast<size_t>(ext[static_cast<size_t>(s)])] += std::exp(v - emit(t, s) - logp);
     }
     for (int64_t k = 0; k < V; ++k)
-      dlogits[t * V + k] =
-          static_cast<float>(scale * (std::exp(lp[static_cast<size_t>(t * V + k)]) - gamma[static_cast<size_t>(k)]));
+      dlogits[t * V + k] = static_cast<float>(
+          scale * (std::exp(lp[static_cast<size_t>(t * V + k)]) - gamma[static_cast<size_t>(k)]));
   }
   return -logp;
 }

@@ -6,7 +6,9 @@ namespace gpstream::kernels {
 namespace {
 
 #if !(defined(__AVX2__) && defined(__FMA__))
-float gelu_sigmoid(float x) { return 1.0f / (1.0f + fast_exp(-2.0f * kGeluK * (x + kGeluC * x * x * x))); }
+float gelu_sigmoid(float x) {
+  return 1.0f / (1.0f + fast_exp(-2.0f * kGeluK * (x + kGeluC * x * x * x)));
+}
 #endif
 
 }  // namespace

@@ -18,16 +18,22 @@ namespace gpstream::kernels {
 enum class WeightType { F32, F16, BF16, Q8_0, Q4_0 };
 
 // True for the block-quantized types (rows are whole blocks of 32 weights).
-inline bool is_quantized(WeightType t) { return t == WeightType::Q8_0 || t == WeightType::Q4_0; }
+inline bool is_quantized(WeightType t) {
+  return t == WeightType::Q8_0 || t == WeightType::Q4_0;
+}
 // Bytes of a row of n weights (n a multiple of 32 for the quantized types).
 inline size_t row_bytes(WeightType t, int64_t n) {
   const size_t un = static_cast<size_t>(n);
   switch (t) {
-    case WeightType::F32: return un * 4;
+    case WeightType::F32:
+      return un * 4;
     case WeightType::F16:
-    case WeightType::BF16: return un * 2;
-    case WeightType::Q8_0: return un / 32 * 34;
-    case WeightType::Q4_0: return un / 32 * 18;
+    case WeightType::BF16:
+      return un * 2;
+    case WeightType::Q8_0:
+      return un / 32 * 34;
+    case WeightType::Q4_0:
+      return un / 32 * 18;
   }
   return 0;
 }
@@ -49,7 +55,9 @@ struct MatrixView {
   RowLayout layout = RowLayout::Plain;
   size_t row_bytes() const { return kernels::row_bytes(type, cols); }
   size_t bytes() const { return row_bytes() * static_cast<size_t>(rows); }
-  const void* row(int64_t r) const { return static_cast<const char*>(data) + static_cast<size_t>(r) * row_bytes(); }
+  const void* row(int64_t r) const {
+    return static_cast<const char*>(data) + static_cast<size_t>(r) * row_bytes();
+  }
 };
 
 }  // namespace gpstream::kernels

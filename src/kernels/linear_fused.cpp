@@ -78,7 +78,8 @@ bool linear_share_applies(std::span<const LinearOutput> outputs, int64_t n_tok) 
 
 int64_t linear_share_scratch_floats(std::span<const LinearOutput> outputs, int64_t n_tok) {
   if (outputs.empty()) return 0;
-  const bool quant = std::any_of(outputs.begin(), outputs.end(), [](const LinearOutput& o) { return is_quantized(o.w.type); });
+  const bool quant = std::any_of(outputs.begin(), outputs.end(),
+                                 [](const LinearOutput& o) { return is_quantized(o.w.type); });
   return bf16_floats(outputs, n_tok) + (quant ? quant_floats(outputs, n_tok) : 0);
 }
 
@@ -88,7 +89,8 @@ namespace {
 // in this thread's scratch.
 class ShareRunner {
  public:
-  ShareRunner(std::span<const LinearOutput> outputs, const float* x, int64_t ldx, int64_t n_tok, float* scratch)
+  ShareRunner(std::span<const LinearOutput> outputs, const float* x, int64_t ldx, int64_t n_tok,
+              float* scratch)
       : outputs_(outputs), x_(x), ldx_(ldx), n_tok_(n_tok) {
     if (scratch == nullptr) {
       thread_local std::vector<float> buffer;
@@ -115,7 +117,8 @@ class ShareRunner {
         bf16_panel_matmul(o.out, o.ldo, x_, ldx_, o.w, o.bias, r0, r1 - r0, n_tok_);
       } else if (o.w.type == WeightType::BF16) {
         if (!bf16_ready_)
-          bf16_ = small_batch_prepare(x_, ldx_, n_tok_, o.w.cols, WeightType::BF16, bf16_scratch_), bf16_ready_ = true;
+          bf16_ = small_batch_prepare(x_, ldx_, n_tok_, o.w.cols, WeightType::BF16, bf16_scratch_),
+          bf16_ready_ = true;
         small_batch_rows(o.out, o.ldo, bf16_, o.w, o.bias, r0, r1 - r0, n_tok_);
       } else {
         small_batch_rows(o.out, o.ldo, PreparedActivations{x_, ldx_}, o.w, o.bias, r0, r1 - r0, n_tok_);
@@ -142,9 +145,9 @@ size_t total_bytes(std::span<const LinearOutput> outputs) {
 // The byte offset at which a place's row starts.
 size_t byte_of(std::span<const LinearOutput> outputs, RowPlace place) {
   size_t base = 0;
-  for (size_t p = 0; p < place.output && p < outputs.size(); ++p)
-    base += outputs[p].w.bytes();
-  if (place.output < outputs.size()) base += outputs[place.output].w.row_bytes() * static_cast<size_t>(place.row);
+  for (size_t p = 0; p < place.output && p < outputs.size(); ++p) base += outputs[p].w.bytes();
+  if (place.output < outputs.size())
+    base += outputs[place.output].w.row_bytes() * static_cast<size_t>(place.row);
   return base;
 }
 
@@ -200,7 +203,8 @@ void linear_forward_fused(std::span<const LinearOutput> outputs, const float* x,
 #pragma omp parallel num_threads(n_threads) if (parallel)
   {
     const int id = omp_get_thread_num();
-    linear_share(outputs, x, ldx, n_tok, scratch ? scratch + id * per_thread : nullptr, id, omp_get_num_threads());
+    linear_share(outputs, x, ldx, n_tok, scratch ? scratch + id * per_thread : nullptr, id,
+                 omp_get_num_threads());
   }
 }
 

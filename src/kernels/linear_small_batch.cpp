@@ -16,17 +16,20 @@
 namespace gpstream::kernels {
 namespace {
 
-constexpr int64_t kChunk = 16;    // columns per step: one 256-bit load of bf16 / f16 weights
-constexpr int kMaxGroup = 4;      // tokens sharing one widened weight chunk
+constexpr int64_t kChunk = 16;  // columns per step: one 256-bit load of bf16 / f16 weights
+constexpr int kMaxGroup = 4;    // tokens sharing one widened weight chunk
 // From this many tokens on, rows go in pairs (row_pair_times_group); below, one row at a time streams the
 // weights in order, which is what decode (bandwidth-bound) wants. Set from bench_linear.
 constexpr int64_t kPairTokens = 4;
 
 template <WeightType T>
 inline float load_one(const void* row, int64_t i) {
-  if constexpr (T == WeightType::BF16) return bf16_to_f32(static_cast<const uint16_t*>(row)[i]);
-  else if constexpr (T == WeightType::F16) return f16_to_f32(static_cast<const uint16_t*>(row)[i]);
-  else return static_cast<const float*>(row)[i];
+  if constexpr (T == WeightType::BF16)
+    return bf16_to_f32(static_cast<const uint16_t*>(row)[i]);
+  else if constexpr (T == WeightType::F16)
+    return f16_to_f32(static_cast<const uint16_t*>(row)[i]);
+  else
+    return static_cast<const float*>(row)[i];
 }
 
 #ifdef GPS_SMALL_BATCH_AVX2
@@ -36,8 +39,9 @@ inline float load_one(const void* row, int64_t i) {
 template <WeightType T>
 inline void load_chunk(const void* row, int64_t i, __m256& lo, __m256& hi) {
   if constexpr (T == WeightType::BF16) {
-    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(row) + i));
-    lo = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));                                     // even columns
+    const __m256i v =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(row) + i));
+    lo = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));  // even columns
     hi = _mm256_castsi256_ps(_mm256_and_si256(v, _mm256_set1_epi32(static_cast<int>(0xffff0000u))));  // odd
   } else if constexpr (T == WeightType::F16) {
     const auto* p = static_cast<const uint16_t*>(row) + i;
@@ -138,10 +142,18 @@ void rows_impl(float* out, int64_t ldo, const float* xp, int64_t ldx, const Matr
         float* o = out + t * ldo + r;
         const float* x = xp + t * ldx;
         switch (std::min<int64_t>(kMaxGroup, n_tok - t)) {
-          case 1: row_pair_times_group<T, 1>(o, ldo, row0, row1, x, ldx, n, b0, b1); break;
-          case 2: row_pair_times_group<T, 2>(o, ldo, row0, row1, x, ldx, n, b0, b1); break;
-          case 3: row_pair_times_group<T, 3>(o, ldo, row0, row1, x, ldx, n, b0, b1); break;
-          default: row_pair_times_group<T, 4>(o, ldo, row0, row1, x, ldx, n, b0, b1); break;
+          case 1:
+            row_pair_times_group<T, 1>(o, ldo, row0, row1, x, ldx, n, b0, b1);
+            break;
+          case 2:
+            row_pair_times_group<T, 2>(o, ldo, row0, row1, x, ldx, n, b0, b1);
+            break;
+          case 3:
+            row_pair_times_group<T, 3>(o, ldo, row0, row1, x, ldx, n, b0, b1);
+            break;
+          default:
+            row_pair_times_group<T, 4>(o, ldo, row0, row1, x, ldx, n, b0, b1);
+            break;
         }
       }
     }
@@ -153,10 +165,18 @@ void rows_impl(float* out, int64_t ldo, const float* xp, int64_t ldx, const Matr
       float* o = out + t * ldo + r;
       const float* x = xp + t * ldx;
       switch (std::min<int64_t>(kMaxGroup, n_tok - t)) {
-        case 1: row_times_group<T, 1>(o, ldo, row, x, ldx, n, b); break;
-        case 2: row_times_group<T, 2>(o, ldo, row, x, ldx, n, b); break;
-        case 3: row_times_group<T, 3>(o, ldo, row, x, ldx, n, b); break;
-        default: row_times_group<T, 4>(o, ldo, row, x, ldx, n, b); break;
+        case 1:
+          row_times_group<T, 1>(o, ldo, row, x, ldx, n, b);
+          break;
+        case 2:
+          row_times_group<T, 2>(o, ldo, row, x, ldx, n, b);
+          break;
+        case 3:
+          row_times_group<T, 3>(o, ldo, row, x, ldx, n, b);
+          break;
+        default:
+          row_times_group<T, 4>(o, ldo, row, x, ldx, n, b);
+          break;
       }
     }
   }
@@ -181,7 +201,8 @@ void rows_impl(float* out, int64_t ldo, const float* xp, int64_t ldx, const Matr
     const void* row = w.row(r);
     for (int64_t t = 0; t < n_tok; ++t) {
       float s = 0.0f;
-      for (int64_t c = 0; c < w.cols; ++c) s += xp[t * ldx + prepared_index<T>(c, w.cols)] * load_one<T>(row, c);
+      for (int64_t c = 0; c < w.cols; ++c)
+        s += xp[t * ldx + prepared_index<T>(c, w.cols)] * load_one<T>(row, c);
       out[t * ldo + r] = s + (bias ? bias[r] : 0.0f);
     }
   }
@@ -195,8 +216,8 @@ int64_t small_batch_scratch_floats(WeightType type, int64_t n_tok, int64_t n) {
   return type == WeightType::BF16 ? n_tok * n : 0;
 }
 
-PreparedActivations small_batch_prepare(const float* x, int64_t ldx, int64_t n_tok, int64_t n, WeightType type,
-                                        float* scratch) {
+PreparedActivations small_batch_prepare(const float* x, int64_t ldx, int64_t n_tok, int64_t n,
+                                        WeightType type, float* scratch) {
   if (type != WeightType::BF16) return {x, ldx};
   if (scratch == nullptr) {
     // Callers that size no scratch (it used to be optional here) get a per-thread buffer.
@@ -218,14 +239,21 @@ PreparedActivations small_batch_prepare(const float* x, int64_t ldx, int64_t n_t
   return {scratch, n};
 }
 
-void small_batch_rows(float* out, int64_t ldo, const PreparedActivations& x, const MatrixView& w, const float* bias,
-                      int64_t r0, int64_t nr, int64_t n_tok) {
+void small_batch_rows(float* out, int64_t ldo, const PreparedActivations& x, const MatrixView& w,
+                      const float* bias, int64_t r0, int64_t nr, int64_t n_tok) {
   switch (w.type) {
-    case WeightType::BF16: rows_impl<WeightType::BF16>(out, ldo, x.data, x.ld, w, bias, r0, nr, n_tok); break;
-    case WeightType::F16: rows_impl<WeightType::F16>(out, ldo, x.data, x.ld, w, bias, r0, nr, n_tok); break;
-    case WeightType::F32: rows_impl<WeightType::F32>(out, ldo, x.data, x.ld, w, bias, r0, nr, n_tok); break;
+    case WeightType::BF16:
+      rows_impl<WeightType::BF16>(out, ldo, x.data, x.ld, w, bias, r0, nr, n_tok);
+      break;
+    case WeightType::F16:
+      rows_impl<WeightType::F16>(out, ldo, x.data, x.ld, w, bias, r0, nr, n_tok);
+      break;
+    case WeightType::F32:
+      rows_impl<WeightType::F32>(out, ldo, x.data, x.ld, w, bias, r0, nr, n_tok);
+      break;
     case WeightType::Q8_0:
-    case WeightType::Q4_0: break;  // the int8 kernels (quant_dot.h) handle quantized rows
+    case WeightType::Q4_0:
+      break;  // the int8 kernels (quant_dot.h) handle quantized rows
   }
 }
 

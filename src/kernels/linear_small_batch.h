@@ -22,12 +22,12 @@ int64_t small_batch_scratch_floats(WeightType type, int64_t n_tok, int64_t n);
 
 // The n_tok activation rows (row stride ldx) in the column order the kernel for `type` reads: for BF16 a
 // reordered copy in `scratch` (or, when scratch is null, in a per-thread buffer), otherwise x itself.
-PreparedActivations small_batch_prepare(const float* x, int64_t ldx, int64_t n_tok, int64_t n, WeightType type,
-                                        float* scratch);
+PreparedActivations small_batch_prepare(const float* x, int64_t ldx, int64_t n_tok, int64_t n,
+                                        WeightType type, float* scratch);
 
 // out[t * ldo + r] = row r of w · activation row t (+ bias[r]) for rows [r0, r0 + nr) and t < n_tok;
 // x from small_batch_prepare. w.type is F32, F16 or BF16.
-void small_batch_rows(float* out, int64_t ldo, const PreparedActivations& x, const MatrixView& w, const float* bias,
-                      int64_t r0, int64_t nr, int64_t n_tok);
+void small_batch_rows(float* out, int64_t ldo, const PreparedActivations& x, const MatrixView& w,
+                      const float* bias, int64_t r0, int64_t nr, int64_t n_tok);
 
 }  // namespace gpstream::kernels

@@ -24,8 +24,8 @@ double sum_of_squares(const float* x, int64_t n) {
 
 }  // namespace
 
-void rmsnorm_forward(float* out, int64_t ldo, const float* x, int64_t ldx, const float* weight, int64_t n_tok, int64_t n,
-                     float eps, float weight_offset) {
+void rmsnorm_forward(float* out, int64_t ldo, const float* x, int64_t ldx, const float* weight, int64_t n_tok,
+                     int64_t n, float eps, float weight_offset) {
   for (int64_t t = 0; t < n_tok; ++t) {
     const float* xr = x + t * ldx;
     float* o = out + t * ldo;

@@ -10,7 +10,9 @@
 namespace gpstream::kernels {
 namespace {
 
-uint16_t load_u16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+uint16_t load_u16(const uint8_t* p) {
+  return static_cast<uint16_t>(p[0] | (p[1] << 8));
+}
 
 }  // namespace
 
@@ -22,7 +24,8 @@ void quantize_row_q8_0(const float* x, BlockQ8_0* out, int64_t n) {
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     out[b].d = f32_to_f16(d);
     // x * id lies in [-127, 127] (clamped so NaN or inf inputs stay defined).
-    for (int j = 0; j < 32; ++j) out[b].qs[j] = static_cast<int8_t>(std::round(std::clamp(x[j] * id, -127.0f, 127.0f)));
+    for (int j = 0; j < 32; ++j)
+      out[b].qs[j] = static_cast<int8_t>(std::round(std::clamp(x[j] * id, -127.0f, 127.0f)));
   }
 }
 

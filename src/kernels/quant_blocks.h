@@ -11,7 +11,7 @@
 
 namespace gpstream::kernels {
 
-constexpr int64_t kQ8_0Block = 32;     // weights per Q8_0 / Q4_0 block
+constexpr int64_t kQ8_0Block = 32;  // weights per Q8_0 / Q4_0 block
 constexpr size_t kQ8_0Bytes = 34;
 constexpr size_t kQ4_0Bytes = 18;
 constexpr int64_t kKQuantBlock = 256;  // weights per Q4_K / Q6_K super-block

@@ -76,10 +76,15 @@ float dot_scalar_split(const uint8_t* w, const int8_t* xq, const float* dx, int6
 // An interleaved block (quant_dot.h) holds eight rows: 16 bytes of scales, then 32-byte vectors (4 for Q4_0,
 // 8 for Q8_0).
 template <WeightType T>
-constexpr size_t interleaved_block_bytes() { return kInterleaveRows * block_bytes<T>(); }
+constexpr size_t interleaved_block_bytes() {
+  return kInterleaveRows * block_bytes<T>();
+}
 
-// Where quant byte j of row r's block (Q4_0: nibble byte 0-15; Q8_0: quant 0-31) lies in an interleaved block.
-constexpr size_t interleaved_quant_offset(int r, int j) { return 16 + 32 * (j / 4) + 4 * r + j % 4; }
+// Where quant byte j of row r's block (Q4_0: nibble byte 0-15; Q8_0: quant 0-31) lies in an interleaved
+// block.
+constexpr size_t interleaved_quant_offset(int r, int j) {
+  return 16 + 32 * (j / 4) + 4 * r + j % 4;
+}
 
 #ifndef GPS_QUANT_AVX2
 
@@ -87,7 +92,8 @@ constexpr size_t interleaved_quant_offset(int r, int j) { return 16 + 32 * (j / 
 template <WeightType T>
 inline void deinterleave_block(const uint8_t* blk, int r, uint8_t* plain) {
   std::memcpy(plain, blk + 2 * r, 2);
-  for (int j = 0; j < static_cast<int>(block_bytes<T>()) - 2; ++j) plain[2 + j] = blk[interleaved_quant_offset(r, j)];
+  for (int j = 0; j < static_cast<int>(block_bytes<T>()) - 2; ++j)
+    plain[2 + j] = blk[interleaved_quant_offset(r, j)];
 }
 
 #endif
@@ -208,7 +214,8 @@ void micro_kernel_4rows(float* out, int64_t ldo, const uint8_t* w, size_t ws, co
     }
   }
   for (int c = 0; c < C; ++c)
-    _mm_storeu_ps(out + c * ldo, _mm_add_ps(_mm256_castps256_ps128(acc[c]), _mm256_extractf128_ps(acc[c], 1)));
+    _mm_storeu_ps(out + c * ldo,
+                  _mm_add_ps(_mm256_castps256_ps128(acc[c]), _mm256_extractf128_ps(acc[c], 1)));
 }
 
 // Four activation quants (bytes 4k..4k+3 of a block) in every 32-bit lane.
@@ -218,13 +225,14 @@ inline __m256i broadcast4(const int8_t* x) {
   return _mm256_set1_epi32(v);
 }
 
-// Eight interleaved Q4_0 rows (one group) × NT activation rows from t0: out[t * ldo + r], r < 8. Per block the
-// eight 32-byte nibble vectors (4 low, 4 high) are unpacked once and each multiplies a broadcast of four
+// Eight interleaved Q4_0 rows (one group) × NT activation rows from t0: out[t * ldo + r], r < 8. Per block
+// the eight 32-byte nibble vectors (4 low, 4 high) are unpacked once and each multiplies a broadcast of four
 // activation quants: 16 int16 lanes, lane 2r and 2r + 1 row r's. Eight products of <= 15 * 127 * 2 sum to at
 // most 30480 (no int16 overflow); one madd folds the pairs into row r's int32 in lane r, the 8 * sum x of the
 // nibble offset is subtracted, and one FMA scales all eight rows.
 template <int NT>
-void interleaved8_tile(float* out, int64_t ldo, const uint8_t* group, const QuantizedActivations& xa, int64_t t0) {
+void interleaved8_tile(float* out, int64_t ldo, const uint8_t* group, const QuantizedActivations& xa,
+                       int64_t t0) {
   const int64_t nb = xa.nb;
   const __m256i mask = _mm256_set1_epi8(0x0f);
   const __m256i ones = _mm256_set1_epi16(1);
@@ -250,7 +258,8 @@ void interleaved8_tile(float* out, int64_t ldo, const uint8_t* group, const Quan
       }
       __m256i d = _mm256_madd_epi16(_mm256_add_epi16(s_lo, s_hi), ones);
       d = _mm256_sub_epi32(d, _mm256_set1_epi32(8 * xa.sums[i]));
-      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_mul_ps(dw, _mm256_set1_ps(xa.scales[i])), acc[t]);
+      acc[t] =
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_mul_ps(dw, _mm256_set1_ps(xa.scales[i])), acc[t]);
     }
   }
   for (int t = 0; t < NT; ++t) _mm256_storeu_ps(out + t * ldo, acc[t]);
@@ -261,7 +270,8 @@ void interleaved8_tile(float* out, int64_t ldo, const uint8_t* group, const Quan
 // widened to int32 (madd) before it is summed. The block's eight vectors are taken four at a time (|w| and w
 // of four vectors in eight registers).
 template <int NT>
-void interleaved8_tile_q8(float* out, int64_t ldo, const uint8_t* group, const QuantizedActivations& xa, int64_t t0) {
+void interleaved8_tile_q8(float* out, int64_t ldo, const uint8_t* group, const QuantizedActivations& xa,
+                          int64_t t0) {
   const int64_t nb = xa.nb;
   const __m256i ones = _mm256_set1_epi16(1);
   __m256 acc[NT];
@@ -277,24 +287,28 @@ void interleaved8_tile_q8(float* out, int64_t ldo, const uint8_t* group, const Q
       }
       for (int t = 0; t < NT; ++t) {
         const int8_t* x = xa.qs + ((t0 + t) * nb + b) * 32 + 16 * half;
-        __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(a[0], _mm256_sign_epi8(broadcast4(x), w[0])), ones);
+        __m256i s =
+            _mm256_madd_epi16(_mm256_maddubs_epi16(a[0], _mm256_sign_epi8(broadcast4(x), w[0])), ones);
         for (int v = 1; v < 4; ++v)
           s = _mm256_add_epi32(
-              s, _mm256_madd_epi16(_mm256_maddubs_epi16(a[v], _mm256_sign_epi8(broadcast4(x + 4 * v), w[v])), ones));
+              s, _mm256_madd_epi16(_mm256_maddubs_epi16(a[v], _mm256_sign_epi8(broadcast4(x + 4 * v), w[v])),
+                                   ones));
         sum[t] = half == 0 ? s : _mm256_add_epi32(sum[t], s);
       }
     }
     const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
     for (int t = 0; t < NT; ++t) {
       const int64_t i = (t0 + t) * nb + b;
-      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[t]), _mm256_mul_ps(dw, _mm256_set1_ps(xa.scales[i])), acc[t]);
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[t]), _mm256_mul_ps(dw, _mm256_set1_ps(xa.scales[i])),
+                               acc[t]);
     }
   }
   for (int t = 0; t < NT; ++t) _mm256_storeu_ps(out + t * ldo, acc[t]);
 }
 
 template <WeightType T, int NT>
-inline void interleaved_tile(float* out, int64_t ldo, const uint8_t* group, const QuantizedActivations& xa, int64_t t0) {
+inline void interleaved_tile(float* out, int64_t ldo, const uint8_t* group, const QuantizedActivations& xa,
+                             int64_t t0) {
   if constexpr (T == WeightType::Q8_0) {
     interleaved8_tile_q8<NT>(out, ldo, group, xa, t0);
   } else {
@@ -314,17 +328,24 @@ void matmul_rows_interleaved(float* out, int64_t ldo, const uint8_t* w, size_t w
     int64_t t = 0;
     for (; t + NT <= n_tok; t += NT) interleaved_tile<T, NT>(o + t * ldo, ldo, group, xa, t);
     switch (n_tok - t) {
-      case 3: interleaved_tile<T, 3>(o + t * ldo, ldo, group, xa, t); break;
-      case 2: interleaved_tile<T, 2>(o + t * ldo, ldo, group, xa, t); break;
-      case 1: interleaved_tile<T, 1>(o + t * ldo, ldo, group, xa, t); break;
-      default: break;
+      case 3:
+        interleaved_tile<T, 3>(o + t * ldo, ldo, group, xa, t);
+        break;
+      case 2:
+        interleaved_tile<T, 2>(o + t * ldo, ldo, group, xa, t);
+        break;
+      case 1:
+        interleaved_tile<T, 1>(o + t * ldo, ldo, group, xa, t);
+        break;
+      default:
+        break;
     }
   }
 }
 
 template <WeightType T>
-void matmul_rows(float* out, int64_t ldo, const uint8_t* w, size_t ws, int64_t nr, const QuantizedActivations& xa,
-                 int64_t n_tok) {
+void matmul_rows(float* out, int64_t ldo, const uint8_t* w, size_t ws, int64_t nr,
+                 const QuantizedActivations& xa, int64_t n_tok) {
   const int64_t nb = xa.nb;
   if (n_tok == 1) {
     // Decode: one row at a time, so the weights stream through memory in order (four interleaved rows
@@ -351,12 +372,13 @@ void matmul_rows(float* out, int64_t ldo, const uint8_t* w, size_t ws, int64_t n
 #else
 
 template <WeightType T>
-void matmul_rows(float* out, int64_t ldo, const uint8_t* w, size_t ws, int64_t nr, const QuantizedActivations& xa,
-                 int64_t n_tok) {
+void matmul_rows(float* out, int64_t ldo, const uint8_t* w, size_t ws, int64_t nr,
+                 const QuantizedActivations& xa, int64_t n_tok) {
   const int64_t nb = xa.nb;
   for (int64_t r = 0; r < nr; ++r)
     for (int64_t t = 0; t < n_tok; ++t)
-      out[t * ldo + r] = dot_scalar_split<T>(w + static_cast<size_t>(r) * ws, xa.qs + t * nb * 32, xa.scales + t * nb, nb);
+      out[t * ldo + r] =
+          dot_scalar_split<T>(w + static_cast<size_t>(r) * ws, xa.qs + t * nb * 32, xa.scales + t * nb, nb);
 }
 
 template <WeightType T>
@@ -368,7 +390,8 @@ void matmul_rows_interleaved(float* out, int64_t ldo, const uint8_t* w, size_t w
     const uint8_t* group = w + static_cast<size_t>(r / kInterleaveRows * kInterleaveRows) * ws;
     for (int64_t b = 0; b < nb; ++b)
       deinterleave_block<T>(group + static_cast<size_t>(b) * interleaved_block_bytes<T>(),
-                            static_cast<int>(r % kInterleaveRows), row.data() + static_cast<size_t>(b) * block_bytes<T>());
+                            static_cast<int>(r % kInterleaveRows),
+                            row.data() + static_cast<size_t>(b) * block_bytes<T>());
     for (int64_t t = 0; t < n_tok; ++t)
       out[t * ldo + r] = dot_scalar_split<T>(row.data(), xa.qs + t * nb * 32, xa.scales + t * nb, nb);
   }
@@ -404,7 +427,8 @@ void quantize_block_q8_0(const float* v, uint16_t* d, int8_t* qs) {
   for (int j = 0; j < 32; ++j) amax = std::fmax(amax, std::fabs(v[j]));
   *d = f32_to_f16(amax / 127.0f);
   const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
-  for (int j = 0; j < 32; ++j) qs[j] = static_cast<int8_t>(std::nearbyint(std::clamp(v[j] * id, -127.0f, 127.0f)));
+  for (int j = 0; j < 32; ++j)
+    qs[j] = static_cast<int8_t>(std::nearbyint(std::clamp(v[j] * id, -127.0f, 127.0f)));
 #endif
 }
 
@@ -421,7 +445,8 @@ void quantize_activations_q8_0(const float* x, int64_t ldx, int64_t n_tok, int64
 
 int64_t quantized_activations_bytes(int64_t n_tok, int64_t n) {
   const int64_t count = n_tok * (n / kQ8_0Block);
-  return count * static_cast<int64_t>(kQ8_0Block + sizeof(float) + sizeof(int32_t)) + 64;  // + alignment slack
+  return count * static_cast<int64_t>(kQ8_0Block + sizeof(float) + sizeof(int32_t)) +
+         64;  // + alignment slack
 }
 
 QuantizedActivations quantized_activations_in(void* scratch, int64_t n_tok, int64_t n) {
@@ -436,7 +461,8 @@ QuantizedActivations quantized_activations_in(void* scratch, int64_t n_tok, int6
   return qa;
 }
 
-void quantize_activations(const float* x, int64_t ldx, int64_t t0, int64_t count, const QuantizedActivations& qa) {
+void quantize_activations(const float* x, int64_t ldx, int64_t t0, int64_t count,
+                          const QuantizedActivations& qa) {
   const int64_t nb = qa.nb;
   for (int64_t t = t0; t < t0 + count; ++t)
     for (int64_t b = 0; b < nb; ++b) {

@@ -19,9 +19,9 @@ void quantize_activations_q8_0(const float* x, int64_t ldx, int64_t n_tok, int64
 // its scale as fp32, and the sum of its quants (the Q4_0 kernel multiplies the unsigned nibbles and
 // subtracts 8 * sum).
 struct QuantizedActivations {
-  int8_t* qs = nullptr;         // [n_tok * nb * 32], 32-byte aligned
-  float* scales = nullptr;      // [n_tok * nb]
-  int32_t* sums = nullptr;      // [n_tok * nb]
+  int8_t* qs = nullptr;     // [n_tok * nb * 32], 32-byte aligned
+  float* scales = nullptr;  // [n_tok * nb]
+  int32_t* sums = nullptr;  // [n_tok * nb]
   int64_t nb = 0;
 };
 
@@ -30,7 +30,8 @@ int64_t quantized_activations_bytes(int64_t n_tok, int64_t n);
 // Lays the arrays out in `scratch` (at least quantized_activations_bytes(n_tok, n) bytes).
 QuantizedActivations quantized_activations_in(void* scratch, int64_t n_tok, int64_t n);
 // Quantizes activation rows [t0, t0 + count) (row t at x + t * ldx) into qa, with scales and sums.
-void quantize_activations(const float* x, int64_t ldx, int64_t t0, int64_t count, const QuantizedActivations& qa);
+void quantize_activations(const float* x, int64_t ldx, int64_t t0, int64_t count,
+                          const QuantizedActivations& qa);
 
 // out[t * ldo + i] = row (r0 + i) of w · activation row t, for i < nr and t < n_tok. w.type must be Q8_0 or
 // Q4_0 and w.cols == 32 * xa.nb; when w.layout == RowLayout::Interleaved8, r0 and nr must be multiples of 8.

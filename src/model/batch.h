@@ -19,9 +19,9 @@
 namespace gpstream::model {
 
 struct BatchToken {
-  int32_t id = 0;          // token id (unused when embedding ≥ 0)
-  float pos = 0.0f;        // RoPE position
-  int seq = 0;             // index into the caches passed to forward()
+  int32_t id = 0;    // token id (unused when embedding ≥ 0)
+  float pos = 0.0f;  // RoPE position
+  int seq = 0;       // index into the caches passed to forward()
   Group group = Group::Source;
   int n_src = 0;           // visible source rows
   int n_tgt = 0;           // visible target rows
@@ -44,7 +44,8 @@ struct Batch {
   // returns its index, or -1 (nothing added) when `row` is empty or its width differs from the rows already
   // in the buffer.
   int add_embedded(std::span<const float> row, BatchToken token) {
-    if (row.empty() || (embedding_width != 0 && row.size() != static_cast<size_t>(embedding_width))) return -1;
+    if (row.empty() || (embedding_width != 0 && row.size() != static_cast<size_t>(embedding_width)))
+      return -1;
     embedding_width = static_cast<int>(row.size());
     token.id = 0;
     token.embedding = n_embedding_rows();
@@ -59,7 +60,8 @@ struct Batch {
     return n;
   }
   int n_embedding_rows() const {
-    return embedding_width > 0 ? static_cast<int>(embeddings.size() / static_cast<size_t>(embedding_width)) : 0;
+    return embedding_width > 0 ? static_cast<int>(embeddings.size() / static_cast<size_t>(embedding_width))
+                               : 0;
   }
 };
 

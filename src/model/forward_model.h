@@ -22,7 +22,8 @@ class ForwardModel {
   virtual const RopeFrequencies& rope() const = 0;
   // Appends every batch token's K/V row to caches[token.seq] in batch order and returns logits
   // [batch.n_logits(), n_vocab] for the rows that asked.
-  virtual Status forward(const Batch& batch, std::span<KvCache* const> caches, std::vector<float>& logits) = 0;
+  virtual Status forward(const Batch& batch, std::span<KvCache* const> caches,
+                         std::vector<float>& logits) = 0;
 };
 
 }  // namespace gpstream::model

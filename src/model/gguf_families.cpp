@@ -18,7 +18,9 @@ constexpr double kNoCap = 1e9;
 // llama.cpp's gemma2 needs some sliding layer; a window no sequence reaches stands for "none".
 constexpr int64_t kNoWindow = int64_t{1} << 30;
 
-std::string key(const GgufArch& a, const std::string& suffix) { return std::string(a.gguf) + "." + suffix; }
+std::string key(const GgufArch& a, const std::string& suffix) {
+  return std::string(a.gguf) + "." + suffix;
+}
 
 // llama.cpp's fixed Gemma 2 query scale is 1/sqrt(this) (src/models/gemma2.cpp).
 float llamacpp_query_scalar(const ModelConfig& c) {
@@ -48,8 +50,8 @@ Result<float> cap_from(const io::GgufMetadata& m, const std::string& k, double f
   return v >= kNoCap ? 0.0f : static_cast<float>(v);
 }
 
-// Which layers slide: {arch}.attention.sliding_window_pattern is llama.cpp's per-layer bool array, or a period
-// n (layer il slides iff il % n < n - 1). gpstream represents "il % every == 0" (or no sliding layer).
+// Which layers slide: {arch}.attention.sliding_window_pattern is llama.cpp's per-layer bool array, or a
+// period n (layer il slides iff il % n < n - 1). gpstream represents "il % every == 0" (or no sliding layer).
 Status read_gemma2_pattern(const io::GgufMetadata& m, const std::string& k, ModelConfig& c) {
   const io::GgufValue* v = m.find(k);
   if (!v) {
@@ -58,12 +60,15 @@ Status read_gemma2_pattern(const io::GgufMetadata& m, const std::string& k, Mode
   }
   std::vector<bool> slides(static_cast<size_t>(c.n_layer));
   if (v->is_array()) {
-    if (v->array_size() != static_cast<size_t>(c.n_layer) || (v->elem_type != io::GgufType::Bool && v->ints.empty()))
-      return format_error("metadata key " + k + " must be " + std::to_string(c.n_layer) + " booleans (one per layer)");
+    if (v->array_size() != static_cast<size_t>(c.n_layer) ||
+        (v->elem_type != io::GgufType::Bool && v->ints.empty()))
+      return format_error("metadata key " + k + " must be " + std::to_string(c.n_layer) +
+                          " booleans (one per layer)");
     for (size_t i = 0; i < slides.size(); ++i) slides[i] = v->ints[i] != 0;
   } else if (v->is_int()) {
     if (v->i < 0 || v->i > c.n_layer + 1) return format_error("metadata key " + k + " out of range");
-    for (int il = 0; il < c.n_layer; ++il) slides[static_cast<size_t>(il)] = v->i == 0 || il % v->i < v->i - 1;
+    for (int il = 0; il < c.n_layer; ++il)
+      slides[static_cast<size_t>(il)] = v->i == 0 || il % v->i < v->i - 1;
   } else {
     return format_error("metadata key " + k + " must be a bool array or an integer");
   }
@@ -75,23 +80,27 @@ Status read_gemma2_pattern(const io::GgufMetadata& m, const std::string& k, Mode
   }
   for (int every = 1; every <= c.n_layer; ++every) {
     bool same = true;
-    for (int il = 0; il < c.n_layer && same; ++il) same = slides[static_cast<size_t>(il)] == (il % every == 0);
+    for (int il = 0; il < c.n_layer && same; ++il)
+      same = slides[static_cast<size_t>(il)] == (il % every == 0);
     if (same) {
       c.sliding_window_every = every;
       return {};
     }
   }
-  return unsupported("metadata key " + k + ": this pattern of sliding layers is not representable (gpstream slides "
+  return unsupported("metadata key " + k +
+                     ": this pattern of sliding layers is not representable (gpstream slides "
                      "layers il % n == 0)");
 }
 
 Status read_gemma2(const io::GgufFile& g, const GgufArch& a, int rope_dims, ModelConfig& c) {
   const io::GgufMetadata& m = g.metadata;
   if (rope_dims != c.head_dim)
-    return unsupported(key(a, "rope.dimension_count") + " " + std::to_string(rope_dims) + " != head dimension " +
-                       std::to_string(c.head_dim) + ": partial RoPE is not supported for gemma2");
+    return unsupported(key(a, "rope.dimension_count") + " " + std::to_string(rope_dims) +
+                       " != head dimension " + std::to_string(c.head_dim) +
+                       ": partial RoPE is not supported for gemma2");
   if (!c.tie_word_embeddings)
-    return unsupported("tensor output.weight: llama.cpp's gemma2 always uses token_embd as the output matrix");
+    return unsupported(
+        "tensor output.weight: llama.cpp's gemma2 always uses token_embd as the output matrix");
   c.hidden_act = HiddenAct::GeluTanh;
   c.sandwich_norms = true;
   c.norm_weight_offset = 0.0f;  // the file's norms hold 1 + w
@@ -99,25 +108,29 @@ Status read_gemma2(const io::GgufFile& g, const GgufArch& a, int rope_dims, Mode
   GPS_ASSIGN(c.attn_softcap, cap_from(m, key(a, "attn_logit_softcapping"), 50.0));
   GPS_ASSIGN(c.final_softcap, cap_from(m, key(a, "final_logit_softcapping"), 30.0));
   GPS_ASSIGN(int64_t window, m.get_int(key(a, "attention.sliding_window")));
-  if (window <= 0) return format_error("metadata key " + key(a, "attention.sliding_window") + " must be positive");
+  if (window <= 0)
+    return format_error("metadata key " + key(a, "attention.sliding_window") + " must be positive");
   c.sliding_window = window >= kNoWindow ? 0 : static_cast<int>(window);
   GPS_TRY(read_gemma2_pattern(m, key(a, "attention.sliding_window_pattern"), c));
   // Files without gpstream's key get llama.cpp's normalizer, sqrtf(hidden).
   GPS_ASSIGN(double scale, m.get_float(kEmbedScaleKey, std::sqrt(static_cast<double>(c.n_embd))));
-  if (!(scale > 0) || !std::isfinite(scale)) return format_error(std::string("metadata key ") + kEmbedScaleKey + " must be positive");
+  if (!(scale > 0) || !std::isfinite(scale))
+    return format_error(std::string("metadata key ") + kEmbedScaleKey + " must be positive");
   c.embed_scale = static_cast<float>(scale);
   return {};
 }
 
 Result<std::vector<float>> rope_factors(const io::GgufFile& g, const char* name, int n) {
   const io::TensorData* t = g.tensors.find(name);
-  if (!t) return format_error(std::string("tensor ") + name + " is missing (longrope needs both factor tensors)");
+  if (!t)
+    return format_error(std::string("tensor ") + name + " is missing (longrope needs both factor tensors)");
   if (t->dtype != io::DType::F32 || t->shape.size() != 1 || t->shape[0] != n)
-    return format_error(std::string("tensor ") + name + " must be F32 [" + std::to_string(n) + "] (rope dimensions / 2), got " +
-                        io::dtype_name(t->dtype) + " " + t->shape_string());
+    return format_error(std::string("tensor ") + name + " must be F32 [" + std::to_string(n) +
+                        "] (rope dimensions / 2), got " + io::dtype_name(t->dtype) + " " + t->shape_string());
   std::vector<float> v = io::tensor_to_f32(*t);
   for (float f : v)
-    if (!(f > 0) || !std::isfinite(f)) return format_error(std::string("tensor ") + name + ": factors must be positive");
+    if (!(f > 0) || !std::isfinite(f))
+      return format_error(std::string("tensor ") + name + ": factors must be positive");
   return v;
 }
 
@@ -131,10 +144,13 @@ Status read_phi3(const io::GgufFile& g, const GgufArch& a, int rope_dims, ModelC
   c.partial_rotary_factor = static_cast<float>(rope_dims) / static_cast<float>(c.head_dim);
   while (c.rope_dim() < rope_dims) c.partial_rotary_factor = std::nextafter(c.partial_rotary_factor, 2.0f);
   GPS_ASSIGN(int64_t window, m.get_int(key(a, "attention.sliding_window"), 0));
-  if (window < 0 || window > kNoWindow) return format_error("metadata key " + key(a, "attention.sliding_window") + " out of range");
-  c.sliding_window = window >= kNoWindow ? 0 : static_cast<int>(window);  // llama.cpp ignores it; transformers does not
+  if (window < 0 || window > kNoWindow)
+    return format_error("metadata key " + key(a, "attention.sliding_window") + " out of range");
+  c.sliding_window =
+      window >= kNoWindow ? 0 : static_cast<int>(window);  // llama.cpp ignores it; transformers does not
   c.sliding_window_every = 1;
-  const bool has_long = g.tensors.find(kRopeFactorsLong) != nullptr, has_short = g.tensors.find(kRopeFactorsShort) != nullptr;
+  const bool has_long = g.tensors.find(kRopeFactorsLong) != nullptr,
+             has_short = g.tensors.find(kRopeFactorsShort) != nullptr;
   if (!has_long && !has_short) return {};
   RopeScaling& s = c.rope_scaling;
   s.type = RopeScalingType::LongRope;
@@ -142,28 +158,34 @@ Status read_phi3(const io::GgufFile& g, const GgufArch& a, int rope_dims, ModelC
   GPS_ASSIGN(s.short_factor, rope_factors(g, kRopeFactorsShort, rope_dims / 2));
   const std::string orig_key = key(a, "rope.scaling.original_context_length");
   GPS_ASSIGN(int64_t orig, m.get_int(orig_key));
-  if (orig <= 0 || orig > (int64_t{1} << 30)) return format_error("metadata key " + orig_key + " out of range");
+  if (orig <= 0 || orig > (int64_t{1} << 30))
+    return format_error("metadata key " + orig_key + " out of range");
   s.original_max_position_embeddings = static_cast<int>(orig);
   const double factor = static_cast<double>(c.max_position_embeddings) / static_cast<double>(orig);
   s.factor = static_cast<float>(factor);
   // As transformers (and llama.cpp's converter) compute it when the file does not say.
-  const double computed = factor <= 1.0 ? 1.0 : std::sqrt(1.0 + std::log(factor) / std::log(static_cast<double>(orig)));
+  const double computed =
+      factor <= 1.0 ? 1.0 : std::sqrt(1.0 + std::log(factor) / std::log(static_cast<double>(orig)));
   GPS_ASSIGN(double af, m.get_float(key(a, "rope.scaling.attn_factor"), computed));
-  if (!(af > 0) || !std::isfinite(af)) return format_error("metadata key " + key(a, "rope.scaling.attn_factor") + " must be positive");
+  if (!(af > 0) || !std::isfinite(af))
+    return format_error("metadata key " + key(a, "rope.scaling.attn_factor") + " must be positive");
   s.attention_factor = static_cast<float>(af);
   return {};
 }
 
 }  // namespace
 
-bool is_gguf_parameter_tensor(const std::string& name) { return name == kRopeFactorsLong || name == kRopeFactorsShort; }
+bool is_gguf_parameter_tensor(const std::string& name) {
+  return name == kRopeFactorsLong || name == kRopeFactorsShort;
+}
 
 Status read_gguf_family_config(const io::GgufFile& g, const GgufArch& arch, int rope_dims, ModelConfig& c) {
   if (c.model_type == "gemma2") return read_gemma2(g, arch, rope_dims, c);
   if (c.model_type == "phi3") return read_phi3(g, arch, rope_dims, c);
   if (rope_dims != c.head_dim)
-    return unsupported(key(arch, "rope.dimension_count") + " " + std::to_string(rope_dims) + " != head dimension " +
-                       std::to_string(c.head_dim) + ": partial RoPE is not supported for " + arch.gguf);
+    return unsupported(key(arch, "rope.dimension_count") + " " + std::to_string(rope_dims) +
+                       " != head dimension " + std::to_string(c.head_dim) +
+                       ": partial RoPE is not supported for " + arch.gguf);
   if (g.tensors.find(kRopeFactorsLong) || g.tensors.find(kRopeFactorsShort))
     return unsupported(std::string("tensor ") + kRopeFactorsLong + " (longrope) is only supported for phi3");
   return {};
@@ -172,12 +194,18 @@ Status read_gguf_family_config(const io::GgufFile& g, const GgufArch& arch, int 
 Status write_gguf_family_metadata(const ModelConfig& c, const GgufArch& a, io::GgufMetadata& m) {
   using V = io::GgufValue;
   if (c.model_type == "gemma2") {
-    if (c.norm_weight_offset != 0.0f || c.query_pre_attn_scalar != llamacpp_query_scalar(c) || !c.tie_word_embeddings)
-      return invalid_argument("gemma2: the model must be in llama.cpp form (to_llamacpp_form) to be written as GGUF");
-    if (c.hidden_act != HiddenAct::GeluTanh || !c.sandwich_norms) return unsupported("gemma2: needs tanh GELU and sandwich norms");
-    if (c.rope_dim() != c.head_dim) return unsupported("gemma2: partial_rotary_factor cannot be written as GGUF");
-    m.set(key(a, "attn_logit_softcapping"), V::f32(c.attn_softcap > 0 ? c.attn_softcap : static_cast<float>(kNoCap)));
-    m.set(key(a, "final_logit_softcapping"), V::f32(c.final_softcap > 0 ? c.final_softcap : static_cast<float>(kNoCap)));
+    if (c.norm_weight_offset != 0.0f || c.query_pre_attn_scalar != llamacpp_query_scalar(c) ||
+        !c.tie_word_embeddings)
+      return invalid_argument(
+          "gemma2: the model must be in llama.cpp form (to_llamacpp_form) to be written as GGUF");
+    if (c.hidden_act != HiddenAct::GeluTanh || !c.sandwich_norms)
+      return unsupported("gemma2: needs tanh GELU and sandwich norms");
+    if (c.rope_dim() != c.head_dim)
+      return unsupported("gemma2: partial_rotary_factor cannot be written as GGUF");
+    m.set(key(a, "attn_logit_softcapping"),
+          V::f32(c.attn_softcap > 0 ? c.attn_softcap : static_cast<float>(kNoCap)));
+    m.set(key(a, "final_logit_softcapping"),
+          V::f32(c.final_softcap > 0 ? c.final_softcap : static_cast<float>(kNoCap)));
     m.set(key(a, "attention.sliding_window"),
           V::u32(static_cast<uint32_t>(c.sliding_window > 0 ? c.sliding_window : kNoWindow)));
     if (c.sliding_window > 0 && c.sliding_window_every != 2) {  // llama.cpp's default: il % 2 == 0 slides
@@ -191,9 +219,11 @@ Status write_gguf_family_metadata(const ModelConfig& c, const GgufArch& a, io::G
   if (c.model_type == "phi3") {
     if (!c.fused_qkv || !c.fused_gate_up) return unsupported("phi3: needs fused qkv_proj and gate_up_proj");
     if (c.n_head * c.head_dim != c.n_embd)
-      return unsupported("phi3: num_attention_heads * head_dim != hidden_size cannot be written as GGUF (llama.cpp splits "
-                         "attn_qkv by hidden_size)");
-    if (c.rope_scaling.type == RopeScalingType::Llama3) return unsupported("phi3: llama3 rope_scaling cannot be written as GGUF");
+      return unsupported(
+          "phi3: num_attention_heads * head_dim != hidden_size cannot be written as GGUF (llama.cpp splits "
+          "attn_qkv by hidden_size)");
+    if (c.rope_scaling.type == RopeScalingType::Llama3)
+      return unsupported("phi3: llama3 rope_scaling cannot be written as GGUF");
     m.set(key(a, "rope.dimension_count"), V::u32(static_cast<uint32_t>(c.rope_dim())));
     m.set(key(a, "attention.sliding_window"), V::u32(static_cast<uint32_t>(c.sliding_window)));
     if (c.rope_scaling.type == RopeScalingType::LongRope) {
@@ -203,11 +233,13 @@ Status write_gguf_family_metadata(const ModelConfig& c, const GgufArch& a, io::G
     }
     return {};
   }
-  if (c.rope_dim() != c.head_dim) return unsupported(std::string(a.gguf) + ": partial RoPE cannot be written as GGUF");
+  if (c.rope_dim() != c.head_dim)
+    return unsupported(std::string(a.gguf) + ": partial RoPE cannot be written as GGUF");
   return {};
 }
 
-std::vector<io::GgufTensorToWrite> gguf_family_parameter_tensors(const ModelConfig& c, io::TensorMap& storage) {
+std::vector<io::GgufTensorToWrite> gguf_family_parameter_tensors(const ModelConfig& c,
+                                                                 io::TensorMap& storage) {
   std::vector<io::GgufTensorToWrite> out;
   if (c.model_type != "phi3" || c.rope_scaling.type != RopeScalingType::LongRope) return out;
   const auto n = static_cast<int64_t>(c.rope_scaling.long_factor.size());
@@ -225,15 +257,17 @@ Result<ModelForm> to_llamacpp_form(const ModelConfig& c, const io::TensorMap& hf
   if (const io::TensorData* out = hf.find(out_name)) {
     const io::TensorData* emb = hf.find(hf_name(TensorId::TokEmbd));
     if (!c.tie_word_embeddings && (!emb || dequantize_tensor(*emb) != dequantize_tensor(*out)))
-      return unsupported("gemma2 with an untied lm_head cannot be written as GGUF (llama.cpp's gemma2 always uses "
-                         "token_embd as the output matrix)");
+      return unsupported(
+          "gemma2 with an untied lm_head cannot be written as GGUF (llama.cpp's gemma2 always uses "
+          "token_embd as the output matrix)");
     f.tensors.tensors.erase(out_name);
   }
   f.config.tie_word_embeddings = true;
   const float llama_scalar = llamacpp_query_scalar(c);
-  const float fold = c.query_pre_attn_scalar == llama_scalar
-                         ? 1.0f
-                         : static_cast<float>(std::sqrt(static_cast<double>(llama_scalar) / c.query_pre_attn_scalar));
+  const float fold =
+      c.query_pre_attn_scalar == llama_scalar
+          ? 1.0f
+          : static_cast<float>(std::sqrt(static_cast<double>(llama_scalar) / c.query_pre_attn_scalar));
   for (auto& [name, t] : f.tensors.tensors) {
     const auto id = tensor_id_from_hf(name);
     if (is_gemma2_norm(name)) {

@@ -23,16 +23,18 @@ namespace gpstream::model {
 bool is_gguf_parameter_tensor(const std::string& gguf_name);
 
 // Fills c's family fields from the {arch}.* keys and parameter tensors; c's common fields (sizes, head_dim,
-// eps, theta, context length, tying) are already set. `rope_dims` is {arch}.rope.dimension_count (head_dim when
-// absent). Errors name the key or tensor.
+// eps, theta, context length, tying) are already set. `rope_dims` is {arch}.rope.dimension_count (head_dim
+// when absent). Errors name the key or tensor.
 Status read_gguf_family_config(const io::GgufFile& g, const GgufArch& arch, int rope_dims, ModelConfig& c);
 
 // The {arch}.* keys of c's family (beyond the common ones) and gpstream's own keys. c must be in llama.cpp
 // form (to_llamacpp_form); anything llama.cpp cannot represent is an error naming the field.
 Status write_gguf_family_metadata(const ModelConfig& c, const GgufArch& arch, io::GgufMetadata& m);
 
-// Parameter tensors to write (Phi-3 longrope: rope_factors_long / rope_factors_short, F32), owned by `storage`.
-std::vector<io::GgufTensorToWrite> gguf_family_parameter_tensors(const ModelConfig& c, io::TensorMap& storage);
+// Parameter tensors to write (Phi-3 longrope: rope_factors_long / rope_factors_short, F32), owned by
+// `storage`.
+std::vector<io::GgufTensorToWrite> gguf_family_parameter_tensors(const ModelConfig& c,
+                                                                 io::TensorMap& storage);
 
 // A model with Hugging Face semantics → the same model in llama.cpp form (Gemma 2: norms 1 + w as F32,
 // query_pre_attn_scalar folded into attn_q as F32, lm_head dropped when it equals the embedding; others

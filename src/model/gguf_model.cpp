@@ -13,19 +13,22 @@
 namespace gpstream::model {
 namespace {
 
-std::string arch_key(const GgufArch& a, const std::string& suffix) { return std::string(a.gguf) + "." + suffix; }
+std::string arch_key(const GgufArch& a, const std::string& suffix) {
+  return std::string(a.gguf) + "." + suffix;
+}
 
 Result<int> positive_int(const io::GgufMetadata& m, const std::string& key, std::optional<int64_t> fallback) {
   auto v = m.get_int(key, fallback);
   if (!v.ok()) return v.error();
-  if (*v <= 0 || *v > (int64_t{1} << 30)) return format_error("metadata key " + key + " out of range: " + std::to_string(*v));
+  if (*v <= 0 || *v > (int64_t{1} << 30))
+    return format_error("metadata key " + key + " out of range: " + std::to_string(*v));
   return static_cast<int>(*v);
 }
 
 // Reorders the rows of a [n_head * head_dim, ...] tensor (or [n_head * head_dim] bias) within each head:
 // to_interleaved: HF row j + s * hd/2 → row 2j + s; otherwise the inverse.
-io::TensorData permute_qk(const io::TensorData& t, int n_head, int head_dim, bool to_interleaved, io::TensorMap& storage,
-                          const std::string& name) {
+io::TensorData permute_qk(const io::TensorData& t, int n_head, int head_dim, bool to_interleaved,
+                          io::TensorMap& storage, const std::string& name) {
   const int64_t rows = t.shape[0];
   const size_t row_bytes = t.bytes.size() / static_cast<size_t>(rows);
   std::vector<std::byte> out(t.bytes.size());
@@ -57,11 +60,20 @@ std::vector<float> dequantize_tensor(const io::TensorData& t) {
   std::vector<float> out(n);
   const auto* p = t.bytes.data();
   switch (t.dtype) {
-    case io::DType::Q8_0: kernels::dequantize_row_q8_0(p, out.data(), static_cast<int64_t>(n)); break;
-    case io::DType::Q4_0: kernels::dequantize_row_q4_0(p, out.data(), static_cast<int64_t>(n)); break;
-    case io::DType::Q4_K: kernels::dequantize_row_q4_k(p, out.data(), static_cast<int64_t>(n)); break;
-    case io::DType::Q6_K: kernels::dequantize_row_q6_k(p, out.data(), static_cast<int64_t>(n)); break;
-    default: break;
+    case io::DType::Q8_0:
+      kernels::dequantize_row_q8_0(p, out.data(), static_cast<int64_t>(n));
+      break;
+    case io::DType::Q4_0:
+      kernels::dequantize_row_q4_0(p, out.data(), static_cast<int64_t>(n));
+      break;
+    case io::DType::Q4_K:
+      kernels::dequantize_row_q4_k(p, out.data(), static_cast<int64_t>(n));
+      break;
+    case io::DType::Q6_K:
+      kernels::dequantize_row_q6_k(p, out.data(), static_cast<int64_t>(n));
+      break;
+    default:
+      break;
   }
   return out;
 }
@@ -71,7 +83,8 @@ Result<ModelConfig> config_from_gguf(const io::GgufFile& g) {
   GPS_ASSIGN(std::string arch_name, m.get_string("general.architecture"));
   const GgufArch* arch = gguf_arch_by_name(arch_name);
   if (!arch)
-    return unsupported("general.architecture '" + arch_name + "' is not supported (supported: " + gguf_arch_names() + ")");
+    return unsupported("general.architecture '" + arch_name +
+                       "' is not supported (supported: " + gguf_arch_names() + ")");
   ModelConfig c;
   c.architecture = arch->hf_architecture;
   c.model_type = arch->model_type;
@@ -97,10 +110,13 @@ Result<ModelConfig> config_from_gguf(const io::GgufFile& g) {
   if (scaling != "none")
     return unsupported(arch_key(*arch, "rope.scaling.type") + " '" + scaling + "' is not supported");
   if (g.tensors.find("rope_freqs.weight"))
-    return unsupported("tensor rope_freqs.weight (llama3 RoPE frequency factors) is not supported from GGUF yet");
+    return unsupported(
+        "tensor rope_freqs.weight (llama3 RoPE frequency factors) is not supported from GGUF yet");
   const io::TensorData* embd = g.tensors.find(gguf_name(TensorId::TokEmbd));
-  if (!embd || embd->shape.size() != 2) return format_error("missing 2-D tensor " + gguf_name(TensorId::TokEmbd));
-  if (embd->shape[0] <= 0 || embd->shape[0] > (int64_t{1} << 30)) return format_error("token_embd: bad vocabulary size");
+  if (!embd || embd->shape.size() != 2)
+    return format_error("missing 2-D tensor " + gguf_name(TensorId::TokEmbd));
+  if (embd->shape[0] <= 0 || embd->shape[0] > (int64_t{1} << 30))
+    return format_error("token_embd: bad vocabulary size");
   c.n_vocab = static_cast<int>(embd->shape[0]);
   c.tie_word_embeddings = g.tensors.find(gguf_name(TensorId::Output)) == nullptr;
   GPS_TRY(read_gguf_family_config(g, *arch, rope_dims, c));
@@ -111,8 +127,8 @@ Result<ModelConfig> config_from_gguf(const io::GgufFile& g) {
   if (c.model_type == "llama" && c.qkv_bias != c.o_bias)
     return unsupported("llama with attention biases needs all four (q, k, v, output)");
   if ((c.model_type == "gemma2" || c.model_type == "phi3") && (c.qkv_bias || c.o_bias))
-    return unsupported("tensor " + gguf_name(c.qkv_bias ? TensorId::AttnQBias : TensorId::AttnOutBias, 0) + ": " +
-                       c.model_type + " attention biases are not supported");
+    return unsupported("tensor " + gguf_name(c.qkv_bias ? TensorId::AttnQBias : TensorId::AttnOutBias, 0) +
+                       ": " + c.model_type + " attention biases are not supported");
   GPS_ASSIGN(int64_t bos, m.get_int("tokenizer.ggml.bos_token_id", -1));
   GPS_ASSIGN(int64_t eos, m.get_int("tokenizer.ggml.eos_token_id", -1));
   if (bos >= 0 && bos < c.n_vocab) c.bos_token_id = static_cast<int>(bos);
@@ -127,8 +143,10 @@ Result<io::TensorMap> hf_tensors_from_gguf(const io::GgufFile& g, const ModelCon
   GPS_ASSERT(arch != nullptr, "hf_tensors_from_gguf: config not from a GGUF architecture");
   uint64_t dequantized_bytes = 0;  // what the loop below allocates: k-quants as F32
   for (const auto& [name, t] : g.tensors.tensors)
-    if (t.dtype == io::DType::Q4_K || t.dtype == io::DType::Q6_K || (io::dtype_is_quantized(t.dtype) && t.shape.size() != 2))
-      dequantized_bytes = saturating_sum({dequantized_bytes, saturating_product({static_cast<uint64_t>(t.numel()), 4})});
+    if (t.dtype == io::DType::Q4_K || t.dtype == io::DType::Q6_K ||
+        (io::dtype_is_quantized(t.dtype) && t.shape.size() != 2))
+      dequantized_bytes =
+          saturating_sum({dequantized_bytes, saturating_product({static_cast<uint64_t>(t.numel()), 4})});
   GPS_TRY(check_memory_budget(dequantized_bytes, "dequantizing this file's Q4_K / Q6_K tensors to F32"));
   io::TensorMap out;
   out.owners = g.tensors.owners;
@@ -137,7 +155,8 @@ Result<io::TensorMap> hf_tensors_from_gguf(const io::GgufFile& g, const ModelCon
     auto id = tensor_id_from_gguf(name);
     if (!id) return unsupported("tensor " + name + " is not supported for " + arch->gguf);
     id->first = family_tensor_id(c, id->first);
-    if (!tensor_in_family(c, id->first)) return unsupported("tensor " + name + " is not expected in this " + arch->gguf + " model");
+    if (!tensor_in_family(c, id->first))
+      return unsupported("tensor " + name + " is not expected in this " + arch->gguf + " model");
     if (id->second >= c.n_layer) return format_error("tensor " + name + ": layer beyond block_count");
     const std::string hf = hf_name(c, id->first, id->second);
     io::TensorData data = t;
@@ -163,7 +182,8 @@ Result<io::TensorMap> hf_tensors_from_gguf(const io::GgufFile& g, const ModelCon
 Result<io::GgufMetadata> gguf_metadata_for(const ModelConfig& c, const std::string& name, int file_type) {
   const GgufArch* arch = gguf_arch_by_hf(c.architecture);
   if (!arch)
-    return unsupported("architecture " + c.architecture + " cannot be written as GGUF (supported: " + gguf_arch_names() + ")");
+    return unsupported("architecture " + c.architecture +
+                       " cannot be written as GGUF (supported: " + gguf_arch_names() + ")");
   if (c.rope_scaling.type != RopeScalingType::None && c.model_type != "phi3")
     return unsupported("rope_scaling (llama3) cannot be written as GGUF yet");
   if (c.mlp_bias) return unsupported("MLP biases cannot be written as GGUF");
@@ -215,11 +235,12 @@ Result<std::vector<io::GgufTensorToWrite>> gguf_tensors_from_hf(const ModelConfi
   };
   GPS_TRY(add(TensorId::TokEmbd, 0));
   // Block tensors in llama.cpp's order; add() skips those c's family does not have.
-  constexpr TensorId kBlock[] = {TensorId::AttnNorm,     TensorId::AttnQ,     TensorId::AttnK,     TensorId::AttnV,
-                                 TensorId::AttnQkv,      TensorId::AttnQBias, TensorId::AttnKBias, TensorId::AttnVBias,
-                                 TensorId::AttnOut,      TensorId::AttnOutBias, TensorId::AttnPostNorm, TensorId::FfnNorm,
-                                 TensorId::FfnGate,      TensorId::FfnUp,     TensorId::FfnGateUp, TensorId::FfnDown,
-                                 TensorId::FfnPostNorm};
+  constexpr TensorId kBlock[] = {TensorId::AttnNorm,    TensorId::AttnQ,        TensorId::AttnK,
+                                 TensorId::AttnV,       TensorId::AttnQkv,      TensorId::AttnQBias,
+                                 TensorId::AttnKBias,   TensorId::AttnVBias,    TensorId::AttnOut,
+                                 TensorId::AttnOutBias, TensorId::AttnPostNorm, TensorId::FfnNorm,
+                                 TensorId::FfnGate,     TensorId::FfnUp,        TensorId::FfnGateUp,
+                                 TensorId::FfnDown,     TensorId::FfnPostNorm};
   for (int il = 0; il < c.n_layer; ++il)
     for (TensorId id : kBlock) GPS_TRY(add(id, il));
   GPS_TRY(add(TensorId::OutputNorm, 0));

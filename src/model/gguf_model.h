@@ -27,16 +27,16 @@ Result<ModelConfig> config_from_gguf(const io::GgufFile& g);
 // the file mapping alive.
 Result<io::TensorMap> hf_tensors_from_gguf(const io::GgufFile& g, const ModelConfig& config);
 
-// Metadata keys for a model (general.*, {arch}.*); the tokenizer keys come from the tokenizer layer. The model
-// must be in llama.cpp form (gguf_families.h, to_llamacpp_form: matters for gemma2).
-// `file_type` is llama.cpp's general.file_type (0 all F32, 1 mostly F16, 2 mostly Q4_0, 7 mostly Q8_0,
-// 32 mostly BF16).
+// Metadata keys for a model (general.*, {arch}.*); the tokenizer keys come from the tokenizer layer. The
+// model must be in llama.cpp form (gguf_families.h, to_llamacpp_form: matters for gemma2). `file_type` is
+// llama.cpp's general.file_type (0 all F32, 1 mostly F16, 2 mostly Q4_0, 7 mostly Q8_0, 32 mostly BF16).
 Result<io::GgufMetadata> gguf_metadata_for(const ModelConfig& config, const std::string& name, int file_type);
 
 // Hugging Face-named tensors → GGUF tensors in llama.cpp's order (token_embd, blocks, output_norm,
 // output), renamed, with Q/K rows interleaved for llama. Permuted copies are owned by `storage`; the
 // others are views into `hf`. Tied models get no output.weight.
-Result<std::vector<io::GgufTensorToWrite>> gguf_tensors_from_hf(const ModelConfig& config, const io::TensorMap& hf,
+Result<std::vector<io::GgufTensorToWrite>> gguf_tensors_from_hf(const ModelConfig& config,
+                                                                const io::TensorMap& hf,
                                                                 io::TensorMap& storage);
 
 // Any tensor (plain or block-quantized) as fp32.

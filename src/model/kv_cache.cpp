@@ -25,8 +25,8 @@ Status KvCache::reserve(Group g, int extra) {
   const int64_t need = int64_t{r.rows} + extra;
   if (need > max_rows_)
     return Error(ErrorCode::OutOfRange, std::string(g == Group::Source ? "source" : "target") +
-                                            " cache region full: " + std::to_string(need) + " rows needed, limit " +
-                                            std::to_string(max_rows_));
+                                            " cache region full: " + std::to_string(need) +
+                                            " rows needed, limit " + std::to_string(max_rows_));
   if (need <= r.capacity) return {};
   int cap = std::max<int>(static_cast<int>(need), std::min<int>(max_rows_, std::max(64, r.capacity * 2)));
   for (int l = 0; l < n_layer_; ++l) {
@@ -115,7 +115,8 @@ void KvCache::shrink(int keep_rows) {
 
 size_t KvCache::bytes() const {
   size_t b = 0;
-  for (const Region& r : regions_) b += 2 * static_cast<size_t>(r.capacity) * kv_dim_ * n_layer_ * sizeof(float);
+  for (const Region& r : regions_)
+    b += 2 * static_cast<size_t>(r.capacity) * kv_dim_ * n_layer_ * sizeof(float);
   return b;
 }
 

@@ -103,11 +103,12 @@ Status ModelConfig::validate() const {
   auto bad = [](const std::string& m) { return Status(format_error(m)); };
   if (n_vocab <= 0) return bad("vocab_size must be positive");
   if (n_embd <= 0 || n_ff <= 0 || n_layer <= 0 || n_head <= 0 || n_head_kv <= 0 || head_dim <= 0)
-    return bad("hidden_size, intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads and "
-               "head_dim must be positive");
+    return bad(
+        "hidden_size, intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads and "
+        "head_dim must be positive");
   if (n_head % n_head_kv != 0)
-    return bad("num_attention_heads (" + std::to_string(n_head) + ") must be a multiple of num_key_value_heads (" +
-               std::to_string(n_head_kv) + ")");
+    return bad("num_attention_heads (" + std::to_string(n_head) +
+               ") must be a multiple of num_key_value_heads (" + std::to_string(n_head_kv) + ")");
   if (head_dim % 2 != 0) return bad("head_dim must be even for RoPE");
   if (!(partial_rotary_factor > 0 && partial_rotary_factor <= 1) || rope_dim() < 2)
     return bad("partial_rotary_factor must be in (0, 1] and leave at least 2 rotated dims");
@@ -226,9 +227,9 @@ Status parse_longrope(JsonReader& r, JsonReader& rr, ModelConfig& c) {
   } else {
     s.attention_factor =
         factor <= 1.0 ? 1.0f
-                      : static_cast<float>(std::sqrt(1.0 + std::log(factor) /
-                                                               std::log(static_cast<double>(
-                                                                   s.original_max_position_embeddings))));
+                      : static_cast<float>(std::sqrt(
+                            1.0 + std::log(factor) /
+                                      std::log(static_cast<double>(s.original_max_position_embeddings))));
   }
   if (!(s.attention_factor > 0)) return rr.error("attention_factor", "must be positive");
   return {};
@@ -261,9 +262,10 @@ Result<ModelConfig> config_from_hf_json(const std::string& text, const std::stri
     c.model_type = "phi3";
     c.fused_qkv = c.fused_gate_up = true;
   } else {
-    return unsupported(where + ": architecture '" + c.architecture +
-                       "' is not supported (supported: LlamaForCausalLM, Qwen2ForCausalLM, Gemma2ForCausalLM, "
-                       "Phi3ForCausalLM)");
+    return unsupported(
+        where + ": architecture '" + c.architecture +
+        "' is not supported (supported: LlamaForCausalLM, Qwen2ForCausalLM, Gemma2ForCausalLM, "
+        "Phi3ForCausalLM)");
   }
   GPS_TRY(r.required("vocab_size", c.n_vocab, 0, kMaxSize));
   GPS_TRY(r.required("hidden_size", c.n_embd, 0, kMaxSize));
@@ -340,8 +342,10 @@ Result<ModelConfig> config_from_hf_json(const std::string& text, const std::stri
   if (rope_scaling) {
     JsonReader& rr = *rope_scaling;
     std::string type;
-    if (auto t = rr.find("rope_type"); t && t->json().is_string()) type = t->json().get<std::string>();
-    else if (auto t2 = rr.find("type"); t2 && t2->json().is_string()) type = t2->json().get<std::string>();
+    if (auto t = rr.find("rope_type"); t && t->json().is_string())
+      type = t->json().get<std::string>();
+    else if (auto t2 = rr.find("type"); t2 && t2->json().is_string())
+      type = t2->json().get<std::string>();
     if (type == "llama3") {
       RopeScaling& s = c.rope_scaling;
       s.type = RopeScalingType::Llama3;
@@ -409,14 +413,17 @@ std::string config_to_hf_json(const ModelConfig& c) {
     j["mlp_bias"] = c.mlp_bias;
   }
   if (c.bos_token_id >= 0) j["bos_token_id"] = c.bos_token_id;
-  if (c.eos_token_ids.size() == 1) j["eos_token_id"] = c.eos_token_ids[0];
-  else if (!c.eos_token_ids.empty()) j["eos_token_id"] = c.eos_token_ids;
+  if (c.eos_token_ids.size() == 1)
+    j["eos_token_id"] = c.eos_token_ids[0];
+  else if (!c.eos_token_ids.empty())
+    j["eos_token_id"] = c.eos_token_ids;
   if (c.rope_scaling.type == RopeScalingType::Llama3) {
-    j["rope_scaling"] = {{"rope_type", "llama3"},
-                         {"factor", c.rope_scaling.factor},
-                         {"low_freq_factor", c.rope_scaling.low_freq_factor},
-                         {"high_freq_factor", c.rope_scaling.high_freq_factor},
-                         {"original_max_position_embeddings", c.rope_scaling.original_max_position_embeddings}};
+    j["rope_scaling"] = {
+        {"rope_type", "llama3"},
+        {"factor", c.rope_scaling.factor},
+        {"low_freq_factor", c.rope_scaling.low_freq_factor},
+        {"high_freq_factor", c.rope_scaling.high_freq_factor},
+        {"original_max_position_embeddings", c.rope_scaling.original_max_position_embeddings}};
   } else if (c.rope_scaling.type == RopeScalingType::LongRope) {
     j["rope_scaling"] = {{"type", "longrope"},
                          {"short_factor", c.rope_scaling.short_factor},

@@ -31,18 +31,18 @@ struct ModelConfig {
   std::string architecture = "LlamaForCausalLM";  // as in config.json "architectures"[0]
   std::string model_type = "llama";
   int n_vocab = 0;
-  int n_embd = 0;      // hidden_size
-  int n_ff = 0;        // intermediate_size
-  int n_layer = 0;     // num_hidden_layers
-  int n_head = 0;      // num_attention_heads
-  int n_head_kv = 0;   // num_key_value_heads
-  int head_dim = 0;    // hidden_size / num_attention_heads unless given
+  int n_embd = 0;     // hidden_size
+  int n_ff = 0;       // intermediate_size
+  int n_layer = 0;    // num_hidden_layers
+  int n_head = 0;     // num_attention_heads
+  int n_head_kv = 0;  // num_key_value_heads
+  int head_dim = 0;   // hidden_size / num_attention_heads unless given
   float norm_eps = 1e-6f;
   float rope_theta = 10000.0f;
   RopeScaling rope_scaling;
   bool tie_word_embeddings = false;
-  bool qkv_bias = false;   // qwen2: biases on q/k/v projections
-  bool o_bias = false;     // llama attention_bias=true: o_proj bias too
+  bool qkv_bias = false;  // qwen2: biases on q/k/v projections
+  bool o_bias = false;    // llama attention_bias=true: o_proj bias too
   bool mlp_bias = false;
   int max_position_embeddings = 4096;
   // Family features (defaults: llama).
@@ -53,11 +53,11 @@ struct ModelConfig {
   float query_pre_attn_scalar = 0;  // attention scale = scalar^-0.5 (Gemma 2); 0: head_dim^-0.5
   float attn_softcap = 0.0f;        // scores → cap·tanh(scores/cap); 0: none
   float final_softcap = 0.0f;       // logits → cap·tanh(logits/cap); 0: none
-  int sliding_window = 0;           // keys per group a query sees (docs/models.md, sliding windows); 0: unlimited
-  int sliding_window_every = 1;     // layer il slides iff il % every == 0 (Gemma 2: 2; Phi-3: 1)
+  int sliding_window = 0;  // keys per group a query sees (docs/models.md, sliding windows); 0: unlimited
+  int sliding_window_every = 1;        // layer il slides iff il % every == 0 (Gemma 2: 2; Phi-3: 1)
   float partial_rotary_factor = 1.0f;  // rotated share of each head (rope_dim = head_dim · factor)
-  bool fused_qkv = false;           // Phi-3: q, k, v stored as one qkv_proj [Q + 2 KV, E]
-  bool fused_gate_up = false;       // Phi-3: gate and up stored as one gate_up_proj [2 F, E]
+  bool fused_qkv = false;              // Phi-3: q, k, v stored as one qkv_proj [Q + 2 KV, E]
+  bool fused_gate_up = false;          // Phi-3: gate and up stored as one gate_up_proj [2 F, E]
   int bos_token_id = -1;
   std::vector<int> eos_token_ids;
   std::string torch_dtype = "float32";

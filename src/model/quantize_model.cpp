@@ -40,7 +40,8 @@ std::vector<std::byte> encode(const std::vector<float>& v, int64_t cols, io::DTy
                                    reinterpret_cast<kernels::BlockQ4_0*>(out.data()) + r * (cols / 32), cols);
       break;
     case io::DType::Q4_K:
-    case io::DType::Q6_K: break;  // never a target
+    case io::DType::Q6_K:
+      break;  // never a target
   }
   return out;
 }
@@ -58,13 +59,20 @@ Result<io::DType> parse_storage_type(const std::string& name) {
 
 int gguf_file_type(io::DType t) {
   switch (t) {
-    case io::DType::F32: return 0;
-    case io::DType::F16: return 1;
-    case io::DType::BF16: return 32;
-    case io::DType::Q8_0: return 7;
-    case io::DType::Q4_0: return 2;
-    case io::DType::Q4_K: return 15;  // mostly Q4_K_M
-    case io::DType::Q6_K: return 18;
+    case io::DType::F32:
+      return 0;
+    case io::DType::F16:
+      return 1;
+    case io::DType::BF16:
+      return 32;
+    case io::DType::Q8_0:
+      return 7;
+    case io::DType::Q4_0:
+      return 2;
+    case io::DType::Q4_K:
+      return 15;  // mostly Q4_K_M
+    case io::DType::Q6_K:
+      return 18;
   }
   return 0;
 }

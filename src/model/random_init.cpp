@@ -77,7 +77,8 @@ io::TensorMap random_tensors(const ModelConfig& c, const RandomInitOptions& o) {
     add(m, name(TensorId::FfnDown, il), {E, c.n_ff}, normal(E * c.n_ff, out_std), o.dtype);
   }
   add(m, name(TensorId::OutputNorm), {E}, norm(E), io::DType::F32);
-  if (!c.tie_word_embeddings) add(m, name(TensorId::Output), {c.n_vocab, E}, normal(c.n_vocab * E, o.std), o.dtype);
+  if (!c.tie_word_embeddings)
+    add(m, name(TensorId::Output), {c.n_vocab, E}, normal(c.n_vocab * E, o.std), o.dtype);
   return m;
 }
 

@@ -13,8 +13,8 @@ namespace gpstream::model {
 struct RandomInitOptions {
   uint64_t seed = 1;
   float std = 0.02f;
-  float norm_noise = 0.0f;   // norm weights = 1 + U(-noise, noise)
-  float bias_std = 0.0f;     // biases ~ N(0, bias_std²)
+  float norm_noise = 0.0f;  // norm weights = 1 + U(-noise, noise)
+  float bias_std = 0.0f;    // biases ~ N(0, bias_std²)
   io::DType dtype = io::DType::F32;
 };
 

@@ -29,8 +29,8 @@ RopeFrequencies RopeFrequencies::plain(std::vector<float> inv_freq, int head_dim
 void RopeFrequencies::table(float* cos_out, float* sin_out, const float* positions, int64_t n) const {
   const int64_t h = half();
   for (int64_t t = 0; t < n; ++t)
-    kernels::rope_table(cos_out + t * h, sin_out + t * h, positions + t, for_position(positions[t]).data(), 1, h,
-                        scale);
+    kernels::rope_table(cos_out + t * h, sin_out + t * h, positions + t, for_position(positions[t]).data(), 1,
+                        h, scale);
 }
 
 void RopeFrequencies::apply(float* x, int64_t ld, const float* cos_t, const float* sin_t, int64_t n,

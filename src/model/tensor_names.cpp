@@ -29,11 +29,13 @@ constexpr TensorNameRow kTensorNames[] = {
     {TensorId::FfnGate, "model.layers.{L}.mlp.gate_proj.weight", "blk.{L}.ffn_gate.weight"},
     {TensorId::FfnUp, "model.layers.{L}.mlp.up_proj.weight", "blk.{L}.ffn_up.weight"},
     {TensorId::FfnDown, "model.layers.{L}.mlp.down_proj.weight", "blk.{L}.ffn_down.weight"},
-    // Gemma 2 and Phi-3 (after the llama rows, so reverse lookups of shared names give the llama ids; the GGUF
-    // loader maps them per family with family_tensor_id). Gemma 2's FfnNorm is pre_feedforward_layernorm
+    // Gemma 2 and Phi-3 (after the llama rows, so reverse lookups of shared names give the llama ids; the
+    // GGUF loader maps them per family with family_tensor_id). Gemma 2's FfnNorm is pre_feedforward_layernorm
     // (hf_name(config, ...)); Phi-3's fused gate_up is GGUF's ffn_up.
-    {TensorId::AttnPostNorm, "model.layers.{L}.post_attention_layernorm.weight", "blk.{L}.post_attention_norm.weight"},
-    {TensorId::FfnPostNorm, "model.layers.{L}.post_feedforward_layernorm.weight", "blk.{L}.post_ffw_norm.weight"},
+    {TensorId::AttnPostNorm, "model.layers.{L}.post_attention_layernorm.weight",
+     "blk.{L}.post_attention_norm.weight"},
+    {TensorId::FfnPostNorm, "model.layers.{L}.post_feedforward_layernorm.weight",
+     "blk.{L}.post_ffw_norm.weight"},
     {TensorId::AttnQkv, "model.layers.{L}.self_attn.qkv_proj.weight", "blk.{L}.attn_qkv.weight"},
     {TensorId::FfnGateUp, "model.layers.{L}.mlp.gate_up_proj.weight", "blk.{L}.ffn_up.weight"},
 };
@@ -79,14 +81,18 @@ std::optional<int> match(const char* pattern, const std::string& name) {
 
 }  // namespace
 
-std::string hf_name(TensorId id, int layer) { return expand(row(id).hf, layer); }
+std::string hf_name(TensorId id, int layer) {
+  return expand(row(id).hf, layer);
+}
 
 std::string hf_name(const ModelConfig& c, TensorId id, int layer) {
   if (c.sandwich_norms && id == TensorId::FfnNorm)
     return "model.layers." + std::to_string(layer) + ".pre_feedforward_layernorm.weight";
   return hf_name(id, layer);
 }
-std::string gguf_name(TensorId id, int layer) { return expand(row(id).gguf, layer); }
+std::string gguf_name(TensorId id, int layer) {
+  return expand(row(id).gguf, layer);
+}
 
 std::optional<std::pair<TensorId, int>> tensor_id_from_hf(const std::string& name) {
   for (const auto& r : kTensorNames)
@@ -103,9 +109,11 @@ std::optional<std::pair<TensorId, int>> tensor_id_from_gguf(const std::string& n
 std::optional<std::pair<TensorId, int>> tensor_id_from_hf(const ModelConfig& c, const std::string& name) {
   auto id = tensor_id_from_hf(name);
   if (!c.sandwich_norms) return id;
-  if (id && id->first == TensorId::FfnNorm) id->first = TensorId::AttnPostNorm;  // Gemma 2's post_attention_layernorm
+  if (id && id->first == TensorId::FfnNorm)
+    id->first = TensorId::AttnPostNorm;  // Gemma 2's post_attention_layernorm
   if (!id)
-    if (auto l = match("model.layers.{L}.pre_feedforward_layernorm.weight", name)) id = std::make_pair(TensorId::FfnNorm, *l);
+    if (auto l = match("model.layers.{L}.pre_feedforward_layernorm.weight", name))
+      id = std::make_pair(TensorId::FfnNorm, *l);
   return id;
 }
 
@@ -118,19 +126,28 @@ bool tensor_in_family(const ModelConfig& c, TensorId id) {
   switch (id) {
     case TensorId::AttnQ:
     case TensorId::AttnK:
-    case TensorId::AttnV: return !c.fused_qkv;
-    case TensorId::AttnQkv: return c.fused_qkv;
+    case TensorId::AttnV:
+      return !c.fused_qkv;
+    case TensorId::AttnQkv:
+      return c.fused_qkv;
     case TensorId::FfnGate:
-    case TensorId::FfnUp: return !c.fused_gate_up;
-    case TensorId::FfnGateUp: return c.fused_gate_up;
+    case TensorId::FfnUp:
+      return !c.fused_gate_up;
+    case TensorId::FfnGateUp:
+      return c.fused_gate_up;
     case TensorId::AttnQBias:
     case TensorId::AttnKBias:
-    case TensorId::AttnVBias: return c.qkv_bias;
-    case TensorId::AttnOutBias: return c.o_bias;
+    case TensorId::AttnVBias:
+      return c.qkv_bias;
+    case TensorId::AttnOutBias:
+      return c.o_bias;
     case TensorId::AttnPostNorm:
-    case TensorId::FfnPostNorm: return c.sandwich_norms;
-    case TensorId::Output: return !c.tie_word_embeddings;
-    default: return true;
+    case TensorId::FfnPostNorm:
+      return c.sandwich_norms;
+    case TensorId::Output:
+      return !c.tie_word_embeddings;
+    default:
+      return true;
   }
 }
 

@@ -1,11 +1,11 @@
 // The one table of tensor names: internal tensor ids ↔ Hugging Face names ↔ GGUF names, as data
 // (tensor_names.cpp, kTensorNames) with "{L}" standing for the layer number. Loaders and writers never
 // spell a tensor name inline. The GGUF architectures gpstream reads are a second table (kGgufArchs):
-// to support a new family, add its rows to both tables and its fields to ModelConfig (gguf_families.h holds the
-// family-specific metadata keys).
-// Families differ in two ways: Gemma 2 has four norms per block (its post_attention_layernorm is the norm
-// on the attention OUTPUT, and pre_feedforward_layernorm is what llama calls post_attention_layernorm),
-// and Phi-3 stores q/k/v and gate/up fused (AttnQkv = [q; k; v] rows, FfnGateUp = [gate; up] rows).
+// to support a new family, add its rows to both tables and its fields to ModelConfig (gguf_families.h holds
+// the family-specific metadata keys). Families differ in two ways: Gemma 2 has four norms per block (its
+// post_attention_layernorm is the norm on the attention OUTPUT, and pre_feedforward_layernorm is what llama
+// calls post_attention_layernorm), and Phi-3 stores q/k/v and gate/up fused (AttnQkv = [q; k; v] rows,
+// FfnGateUp = [gate; up] rows).
 #pragma once
 
 #include <optional>
@@ -17,11 +17,26 @@
 namespace gpstream::model {
 
 enum class TensorId {
-  TokEmbd, OutputNorm, Output,
-  AttnNorm, AttnQ, AttnK, AttnV, AttnOut, AttnQBias, AttnKBias, AttnVBias, AttnOutBias,
-  FfnNorm, FfnGate, FfnUp, FfnDown,
-  AttnPostNorm, FfnPostNorm,  // Gemma 2 (sandwich_norms)
-  AttnQkv, FfnGateUp,         // Phi-3 (fused_qkv, fused_gate_up)
+  TokEmbd,
+  OutputNorm,
+  Output,
+  AttnNorm,
+  AttnQ,
+  AttnK,
+  AttnV,
+  AttnOut,
+  AttnQBias,
+  AttnKBias,
+  AttnVBias,
+  AttnOutBias,
+  FfnNorm,
+  FfnGate,
+  FfnUp,
+  FfnDown,
+  AttnPostNorm,
+  FfnPostNorm,  // Gemma 2 (sandwich_norms)
+  AttnQkv,
+  FfnGateUp,  // Phi-3 (fused_qkv, fused_gate_up)
 };
 
 // Hugging Face name in the llama layout; `layer` is ignored for global tensors.

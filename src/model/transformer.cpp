@@ -38,7 +38,8 @@ void Transformer::set_threads(int n) {
     n_threads_ = config_.n_params() < kOneThreadBelowParams ? 1 : std::max(1, omp_get_max_threads());
 }
 
-Result<std::unique_ptr<Transformer>> Transformer::load(const std::string& path, int n_threads, Residency residency) {
+Result<std::unique_ptr<Transformer>> Transformer::load(const std::string& path, int n_threads,
+                                                       Residency residency) {
   if (is_gguf_path(path)) {
     // The GGUF file handle goes out of scope before the Transformer is built, so the weights hold the only
     // reference to the file's bytes (weight_repack.h then releases the pages it replaces).
@@ -58,8 +59,8 @@ Result<std::unique_ptr<Transformer>> Transformer::load(const std::string& path, 
   }
   GPS_ASSIGN(ModelConfig config, load_hf_config(path));
   GPS_ASSIGN(io::TensorMap tensors, io::read_safetensors_dir(path, residency));
-  GPS_TRY(check_layer_count(config.n_layer, tensors.tensors.size(),
-                            path + "/config.json: num_hidden_layers"));
+  GPS_TRY(
+      check_layer_count(config.n_layer, tensors.tensors.size(), path + "/config.json: num_hidden_layers"));
   auto w = weights_from_tensors(config, std::move(tensors));
   if (!w.ok()) return w.error().with_context(path);
   return std::make_unique<Transformer>(std::move(config), std::move(w).value(), n_threads);
@@ -152,7 +153,8 @@ Status Transformer::forward(const Batch& batch, std::span<KvCache* const> caches
     const kernels::LinearOutput gate_up[] = {{nullptr, 0, l.w_gate}, {nullptr, 0, l.w_up}};
     scratch = std::max({scratch, kernels::linear_fused_scratch_floats(qkv, T, nt),
                         kernels::linear_fused_scratch_floats(gate_up, T, nt),
-                        kernels::linear_scratch_floats(l.wo, T, nt), kernels::linear_scratch_floats(l.w_down, T, nt)});
+                        kernels::linear_scratch_floats(l.wo, T, nt),
+                        kernels::linear_scratch_floats(l.w_down, T, nt)});
   }
   grow(w.scratch, scratch);
 
@@ -221,11 +223,12 @@ void Transformer::attend(const Batch& batch, std::span<KvCache* const> caches, i
   const int window = c.layer_slides(il) ? c.sliding_window : 0;
   const int s0 = window > 0 ? std::max(0, bt.n_src - window) : 0;
   const int t0 = window > 0 ? std::max(0, bt.n_tgt - window) : 0;
-  kernels::KvRegion src{kc.k(il, Group::Source) + int64_t{s0} * KV, kc.v(il, Group::Source) + int64_t{s0} * KV,
-                        bt.n_src - s0};
-  kernels::KvRegion tgt{kc.k(il, Group::Target) + int64_t{t0} * KV, kc.v(il, Group::Target) + int64_t{t0} * KV,
-                        bt.n_tgt - t0};
-  kernels::attention_forward_token(w.attn.data() + t * Q, w.q.data() + t * Q, src, tgt, shape, h, h + 1, scores);
+  kernels::KvRegion src{kc.k(il, Group::Source) + int64_t{s0} * KV,
+                        kc.v(il, Group::Source) + int64_t{s0} * KV, bt.n_src - s0};
+  kernels::KvRegion tgt{kc.k(il, Group::Target) + int64_t{t0} * KV,
+                        kc.v(il, Group::Target) + int64_t{t0} * KV, bt.n_tgt - t0};
+  kernels::attention_forward_token(w.attn.data() + t * Q, w.q.data() + t * Q, src, tgt, shape, h, h + 1,
+                                   scores);
 }
 
 namespace {

@@ -1,7 +1,8 @@
 // Transformer: the decoder-only forward pass shared by every model family and every paradigm. It knows
 // nothing of streaming: positions and visibility arrive in the Batch, K/V rows go to each sequence's
 // KvCache region in batch order, and logits come back only for the rows that asked for them.
-//   block: x += o(attn(rope(q(norm(x))), rope(k(norm(x))), v(norm(x))));  x += down(act(gate(norm(x))) * up(norm(x)))
+//   block: x += o(attn(rope(q(norm(x))), rope(k(norm(x))), v(norm(x))));  x += down(act(gate(norm(x))) *
+//   up(norm(x)))
 // Gemma 2 wraps both sublayer outputs in a further norm (x += norm(o(...)), x += norm(down(...))), scales
 // the embeddings, soft-caps attention scores and logits, and slides a window over alternate layers
 // (docs/models.md, sliding windows: the window counts rows of each group separately).
@@ -24,11 +25,11 @@ class Transformer : public ForwardModel {
  public:
   Transformer(ModelConfig config, Weights weights, int n_threads = 0);
 
-  // Loads a Hugging Face model directory (config.json + safetensors) or a .gguf file (gguf_model.h). Weights are
-  // read into private huge-page memory unless GPSTREAM_MMAP=1 asks for the shared file mapping
+  // Loads a Hugging Face model directory (config.json + safetensors) or a .gguf file (gguf_model.h). Weights
+  // are read into private huge-page memory unless GPSTREAM_MMAP=1 asks for the shared file mapping
   // (default_weight_residency()).
   static Result<std::unique_ptr<Transformer>> load(const std::string& path, int n_threads = 0,
-                                                    Residency residency = default_weight_residency());
+                                                   Residency residency = default_weight_residency());
 
   const ModelConfig& config() const override { return config_; }
   const Weights& weights() const { return weights_; }

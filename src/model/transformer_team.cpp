@@ -83,13 +83,14 @@ bool Transformer::team_applies(int64_t n_tok) const {
     return kernels::linear_share_applies(outs, n_tok);
   };
   for (const LayerWeights& l : weights_.layers)
-    if (!applies({l.wq, l.wk, l.wv}) || !applies({l.wo}) || !applies({l.w_gate, l.w_up}) || !applies({l.w_down}))
+    if (!applies({l.wq, l.wk, l.wv}) || !applies({l.wo}) || !applies({l.w_gate, l.w_up}) ||
+        !applies({l.w_down}))
       return false;
   return applies({weights_.output});
 }
 
-void Transformer::layers_and_head_in_team(const Batch& batch, std::span<KvCache* const> caches, int max_visible,
-                                          std::vector<float>& logits) {
+void Transformer::layers_and_head_in_team(const Batch& batch, std::span<KvCache* const> caches,
+                                          int max_visible, std::vector<float>& logits) {
   const ModelConfig& c = config_;
   const int64_t T = batch.size();
   const int64_t E = c.n_embd, F = c.n_ff, V = c.n_vocab;
@@ -103,16 +104,19 @@ void Transformer::layers_and_head_in_team(const Batch& batch, std::span<KvCache*
     const kernels::LinearOutput qkv[] = {{nullptr, 0, l.wq}, {nullptr, 0, l.wk}, {nullptr, 0, l.wv}};
     const kernels::LinearOutput gate_up[] = {{nullptr, 0, l.w_gate}, {nullptr, 0, l.w_up}};
     const kernels::LinearOutput o[] = {{nullptr, 0, l.wo}}, down[] = {{nullptr, 0, l.w_down}};
-    scratch = std::max({scratch, kernels::linear_share_scratch_floats(qkv, T),
-                        kernels::linear_share_scratch_floats(gate_up, T), kernels::linear_share_scratch_floats(o, T),
-                        kernels::linear_share_scratch_floats(down, T)});
+    scratch =
+        std::max({scratch, kernels::linear_share_scratch_floats(qkv, T),
+                  kernels::linear_share_scratch_floats(gate_up, T),
+                  kernels::linear_share_scratch_floats(o, T), kernels::linear_share_scratch_floats(down, T)});
   }
   const int64_t n_out = batch.n_logits();
   const kernels::LinearOutput head_sizing[] = {{nullptr, 0, weights_.output}};
   scratch = std::max(scratch, kernels::linear_share_scratch_floats(head_sizing, n_out));
   const int64_t per_thread = 3 * T * E + scratch;
-  if (static_cast<int64_t>(w.team.size()) < per_thread * nt) w.team.resize(static_cast<size_t>(per_thread * nt));
-  if (static_cast<int64_t>(w.out_hidden.size()) < n_out * E) w.out_hidden.resize(static_cast<size_t>(n_out * E));
+  if (static_cast<int64_t>(w.team.size()) < per_thread * nt)
+    w.team.resize(static_cast<size_t>(per_thread * nt));
+  if (static_cast<int64_t>(w.out_hidden.size()) < n_out * E)
+    w.out_hidden.resize(static_cast<size_t>(n_out * E));
   logits.resize(static_cast<size_t>(n_out * V));
 
   SpinBarrier barrier;

@@ -24,7 +24,9 @@ bool storage_unshared(const io::TensorMap& storage) {
   return true;
 }
 
-bool repackable(const kernels::MatrixView& m) { return kernels::can_interleave_rows(m) || kernels::can_panel_bf16(m); }
+bool repackable(const kernels::MatrixView& m) {
+  return kernels::can_interleave_rows(m) || kernels::can_panel_bf16(m);
+}
 
 // A matrix to repack; `shared` when its bytes are also read elsewhere (a tied head: the embedding table).
 struct Target {

@@ -38,13 +38,19 @@ struct Loader {
 
 kernels::WeightType weight_type(io::DType t) {
   switch (t) {
-    case io::DType::F32: return kernels::WeightType::F32;
-    case io::DType::F16: return kernels::WeightType::F16;
-    case io::DType::BF16: return kernels::WeightType::BF16;
-    case io::DType::Q8_0: return kernels::WeightType::Q8_0;
-    case io::DType::Q4_0: return kernels::WeightType::Q4_0;
+    case io::DType::F32:
+      return kernels::WeightType::F32;
+    case io::DType::F16:
+      return kernels::WeightType::F16;
+    case io::DType::BF16:
+      return kernels::WeightType::BF16;
+    case io::DType::Q8_0:
+      return kernels::WeightType::Q8_0;
+    case io::DType::Q4_0:
+      return kernels::WeightType::Q4_0;
     case io::DType::Q4_K:
-    case io::DType::Q6_K: break;  // dequantized at load (gguf_model.cpp), never viewed
+    case io::DType::Q6_K:
+      break;  // dequantized at load (gguf_model.cpp), never viewed
   }
   return kernels::WeightType::F32;
 }

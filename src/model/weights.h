@@ -16,25 +16,25 @@
 namespace gpstream::model {
 
 struct LayerWeights {
-  std::vector<float> attn_norm;     // [n_embd]
-  kernels::MatrixView wq, wk, wv;   // [n_head*head_dim, n_embd], [n_head_kv*head_dim, n_embd] x2
-  std::vector<float> bq, bk, bv;    // empty unless qkv_bias
-  kernels::MatrixView wo;           // [n_embd, n_head*head_dim]
-  std::vector<float> bo;            // empty unless o_bias
+  std::vector<float> attn_norm;       // [n_embd]
+  kernels::MatrixView wq, wk, wv;     // [n_head*head_dim, n_embd], [n_head_kv*head_dim, n_embd] x2
+  std::vector<float> bq, bk, bv;      // empty unless qkv_bias
+  kernels::MatrixView wo;             // [n_embd, n_head*head_dim]
+  std::vector<float> bo;              // empty unless o_bias
   std::vector<float> attn_post_norm;  // [n_embd] (sandwich_norms only)
-  std::vector<float> ffn_norm;      // [n_embd]
-  std::vector<float> ffn_post_norm; // [n_embd] (sandwich_norms only)
-  kernels::MatrixView w_gate, w_up; // [n_ff, n_embd]
-  kernels::MatrixView w_down;       // [n_embd, n_ff]
+  std::vector<float> ffn_norm;        // [n_embd]
+  std::vector<float> ffn_post_norm;   // [n_embd] (sandwich_norms only)
+  kernels::MatrixView w_gate, w_up;   // [n_ff, n_embd]
+  kernels::MatrixView w_down;         // [n_embd, n_ff]
 };
 
 struct Weights {
-  kernels::MatrixView tok_embd;     // [n_vocab, n_embd]
+  kernels::MatrixView tok_embd;  // [n_vocab, n_embd]
   std::vector<LayerWeights> layers;
-  std::vector<float> output_norm;   // [n_embd]
-  kernels::MatrixView output;       // [n_vocab, n_embd]; the embedding matrix when tied
-  io::TensorMap storage;            // owns the bytes the views point into
-  HugePageBuffer repacked;          // matrices repacked for the kernels (weight_repack.h), if any
+  std::vector<float> output_norm;  // [n_embd]
+  kernels::MatrixView output;      // [n_vocab, n_embd]; the embedding matrix when tied
+  io::TensorMap storage;           // owns the bytes the views point into
+  HugePageBuffer repacked;         // matrices repacked for the kernels (weight_repack.h), if any
 };
 
 // Builds weight views from Hugging Face-named tensors, checking every name, shape and dtype.

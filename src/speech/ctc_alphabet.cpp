@@ -9,9 +9,12 @@ std::vector<int32_t> ctc_labels(std::string_view text) {
   bool pending_space = false;
   for (char ch : text) {
     int32_t label = -1;
-    if (ch >= 'a' && ch <= 'z') label = 1 + (ch - 'a');
-    else if (ch >= 'A' && ch <= 'Z') label = 1 + (ch - 'A');
-    else if (ch == '\'') label = kApostrophe;
+    if (ch >= 'a' && ch <= 'z')
+      label = 1 + (ch - 'a');
+    else if (ch >= 'A' && ch <= 'Z')
+      label = 1 + (ch - 'A');
+    else if (ch == '\'')
+      label = kApostrophe;
     if (label < 0) {
       pending_space = !out.empty();
       continue;
@@ -26,9 +29,12 @@ std::vector<int32_t> ctc_labels(std::string_view text) {
 std::string ctc_text(const std::vector<int32_t>& labels) {
   std::string out;
   for (int32_t l : labels) {
-    if (l >= 1 && l <= 26) out += static_cast<char>('a' + (l - 1));
-    else if (l == 27) out += '\'';
-    else if (l == 28) out += ' ';
+    if (l >= 1 && l <= 26)
+      out += static_cast<char>('a' + (l - 1));
+    else if (l == 27)
+      out += '\'';
+    else if (l == 28)
+      out += ' ';
   }
   return out;
 }

@@ -1,7 +1,8 @@
 // The alphabet of the speech encoder's auxiliary CTC head (speech_trainer.h), and greedy decoding with it:
 // 0 blank, 1–26 the letters a–z (either case), 27 the apostrophe, 28 the space between words. A transcript
 // maps to labels by lower-casing ASCII letters, keeping apostrophes, turning everything else into word
-// boundaries, and collapsing runs of boundaries (none at either end): "Open it, now!" → o p e n ␣ i t ␣ n o w.
+// boundaries, and collapsing runs of boundaries (none at either end): "Open it, now!" → o p e n ␣ i t ␣ n o
+// w.
 #pragma once
 
 #include <cstdint>

@@ -5,7 +5,8 @@
 
 namespace gpstream::speech {
 
-Result<eval::InstanceRecord> transcribe_to_record(SpeechTranscriber& transcriber, const std::vector<float>& samples,
+Result<eval::InstanceRecord> transcribe_to_record(SpeechTranscriber& transcriber,
+                                                  const std::vector<float>& samples,
                                                   const audio::SpeechUtterance& utterance, int64_t index,
                                                   size_t piece_samples) {
   const size_t piece = std::max<size_t>(1, piece_samples);
@@ -33,7 +34,8 @@ Result<SpeechEvalResult> evaluate_speech(SpeechModel& model, const stream::Sessi
     const auto& u = utterances[i];
     auto loaded = audio::load_speech_utterance(u, options.epoch, options.load);
     if (!loaded.ok()) return loaded.error();
-    auto rec = transcribe_to_record(*transcriber, loaded->samples, u, static_cast<int64_t>(i), options.piece_samples);
+    auto rec = transcribe_to_record(*transcriber, loaded->samples, u, static_cast<int64_t>(i),
+                                    options.piece_samples);
     if (!rec.ok()) return rec.error().with_context(u.wav + " (manifest line " + std::to_string(u.line) + ")");
     out.audio_seconds += transcriber->audio_ms() / 1000.0;
     out.compute_seconds += transcriber->compute_ms() / 1000.0;

@@ -1,8 +1,9 @@
 // The speech evaluation: a SpeechTranscriber run over the utterances of a speech manifest
-// (audio/speech_manifest.h), each loaded by audio/speech_loader.h (as recorded unless noise is asked for), fed in 10 ms pieces as a live
-// stream would be, and recorded as SimulEval's speech-to-text instances.log records (eval/instance_log.h:
-// delays and elapsed in ms, source_length = the audio in ms, source = [the wav as written in the manifest],
-// reference = the transcript). `gpstream eval --speech` scores them with eval/speech_scores.h.
+// (audio/speech_manifest.h), each loaded by audio/speech_loader.h (as recorded unless noise is asked for),
+// fed in 10 ms pieces as a live stream would be, and recorded as SimulEval's speech-to-text instances.log
+// records (eval/instance_log.h: delays and elapsed in ms, source_length = the audio in ms, source = [the wav
+// as written in the manifest], reference = the transcript). `gpstream eval --speech` scores them with
+// eval/speech_scores.h.
 #pragma once
 
 #include <cstddef>
@@ -38,7 +39,8 @@ struct SpeechEvalResult {
 };
 
 // Transcribes one utterance's samples (16 kHz) with `transcriber` (reset first) into its record.
-Result<eval::InstanceRecord> transcribe_to_record(SpeechTranscriber& transcriber, const std::vector<float>& samples,
+Result<eval::InstanceRecord> transcribe_to_record(SpeechTranscriber& transcriber,
+                                                  const std::vector<float>& samples,
                                                   const audio::SpeechUtterance& utterance, int64_t index,
                                                   size_t piece_samples);
 

@@ -19,7 +19,8 @@ Result<SpeechModel> SpeechModel::load(const std::string& dir, int n_threads) {
   GPS_ASSIGN(audio::SpeechEncoderModel enc, audio::SpeechEncoderModel::load(enc_path));
   if (enc.config().llm_hidden != m.llm.model->config().n_embd)
     return format_error(enc_path + ": the encoder writes rows of " + std::to_string(enc.config().llm_hidden) +
-                        " floats but the LLM's embeddings have " + std::to_string(m.llm.model->config().n_embd));
+                        " floats but the LLM's embeddings have " +
+                        std::to_string(m.llm.model->config().n_embd));
   m.encoder = std::make_unique<audio::SpeechEncoderModel>(std::move(enc));
   return m;
 }

@@ -2,7 +2,6 @@
 #include "speech/speech_train_config.h"
 
 #include "audio/log_mel.h"
-
 #include "util/json_reader.h"
 
 namespace gpstream::speech {
@@ -48,10 +47,14 @@ Result<SpeechTrainConfig> parse_speech_train_config(const std::string& text, con
 
   std::string llm = "lora";
   GPS_TRY(top.optional("llm_training", llm));
-  if (llm == "lora") c.llm_training = LlmTraining::Lora;
-  else if (llm == "full") c.llm_training = LlmTraining::Full;
-  else if (llm == "frozen") c.llm_training = LlmTraining::Frozen;
-  else return top.error("llm_training", "must be \"lora\", \"full\" or \"frozen\"");
+  if (llm == "lora")
+    c.llm_training = LlmTraining::Lora;
+  else if (llm == "full")
+    c.llm_training = LlmTraining::Full;
+  else if (llm == "frozen")
+    c.llm_training = LlmTraining::Frozen;
+  else
+    return top.error("llm_training", "must be \"lora\", \"full\" or \"frozen\"");
   GPS_TRY(top.optional("llm_lr_scale", c.llm_lr_scale, 0, 1000));
   GPS_TRY(top.optional("lora_rank", c.lora.rank, 1, 4096));
   GPS_TRY(top.optional("lora_alpha", c.lora.alpha, 1e-6, 1'000'000));

@@ -22,14 +22,15 @@ enum class LlmTraining { Lora, Full, Frozen };
 struct SpeechTrainConfig {
   std::string llm_dir;  // streaming LLM directory to start from (its tokenizer and template are used)
   std::string train_manifest, dev_manifest;
-  int64_t max_train = 0;   // utterances used (0: all)
-  int64_t max_dev = 200;   // dev utterances for the dev loss (0: all)
+  int64_t max_train = 0;  // utterances used (0: all)
+  int64_t max_dev = 200;  // dev utterances for the dev loss (0: all)
   std::string output_dir;
   std::string source_lang = "en", target_lang = "en";
 
   audio::SpeechEncoderConfig encoder;  // llm_hidden is set from the LLM
   LlmTraining llm_training = LlmTraining::Lora;
-  double llm_lr_scale = 1.0;  // the LLM's learning rate = lr × this (a pretrained LLM fully fine-tuned wants less)
+  double llm_lr_scale =
+      1.0;  // the LLM's learning rate = lr × this (a pretrained LLM fully fine-tuned wants less)
   train::LoraOptions lora{32, 64.0f, 0.0f, {true, true, true, true, true, true, true}};
 
   // Auxiliary CTC loss on the encoder output (characters, ctc_alphabet.h), weight × its per-character mean
@@ -41,14 +42,14 @@ struct SpeechTrainConfig {
 
   int k_min = 1, k_max = 9;  // chunk wait-k drawn per utterance
   int export_beam = 1;       // the exported model's word beam (gpstream.json "beam"; stream/word_beam.h)
-  int export_k = 0;          // the exported model's default wait-k (gpstream.json "k"), in [k_min, k_max]; 0: k_max
+  int export_k = 0;  // the exported model's default wait-k (gpstream.json "k"), in [k_min, k_max]; 0: k_max
   // The end marker's row sees the whole utterance (stream::SessionOptions::end_after_source); exported
   // into gpstream.json, so inference ends a transcript only with the audio too.
   bool end_after_source = false;
   // Target group start: one value (a number or S), or several drawn per utterance like k (multi-φ: one model
   // for every φ of the list; the first is the exported default).
   std::vector<stream::Phi> phis{stream::Phi{}};
-  int64_t max_seq = 320;     // longer utterances (rows of prompt + audio + transcript) are skipped
+  int64_t max_seq = 320;  // longer utterances (rows of prompt + audio + transcript) are skipped
 
   int batch_utterances = 8;
   int64_t steps = 2000;

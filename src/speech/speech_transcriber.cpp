@@ -13,9 +13,11 @@ Result<std::unique_ptr<SpeechTranscriber>> SpeechTranscriber::create(SpeechModel
   if (!model.encoder || !model.llm.model || !model.llm.codec)
     return invalid_argument("speech transcriber: the speech model is not loaded");
   if (options.continuous)
-    return invalid_argument("speech transcriber: continuous sessions are not supported (one utterance per run)");
+    return invalid_argument(
+        "speech transcriber: continuous sessions are not supported (one utterance per run)");
   if (model.encoder->config().n_mels != static_cast<int64_t>(audio::kLogMelBins))
-    return invalid_argument("speech transcriber: the encoder takes " + std::to_string(model.encoder->config().n_mels) +
+    return invalid_argument("speech transcriber: the encoder takes " +
+                            std::to_string(model.encoder->config().n_mels) +
                             " mel bins, the front end gives " + std::to_string(audio::kLogMelBins));
   std::unique_ptr<SpeechTranscriber> t(new SpeechTranscriber(model, std::move(options)));
   GPS_TRY(t->reset());
@@ -27,7 +29,8 @@ SpeechTranscriber::SpeechTranscriber(SpeechModel& model, stream::SessionOptions 
       options_(std::move(options)),
       embeddings_(*model.encoder, model.llm.model->n_threads()),
       rows_per_chunk_(model.encoder->config().rows_per_chunk()),
-      chunk_samples_(model.encoder->config().mel_frames_per_chunk() * static_cast<int64_t>(audio::kLogMelHop)),
+      chunk_samples_(model.encoder->config().mel_frames_per_chunk() *
+                     static_cast<int64_t>(audio::kLogMelHop)),
       n_embd_(model.llm.model->config().n_embd) {}
 
 Status SpeechTranscriber::reset() {
@@ -52,9 +55,13 @@ double SpeechTranscriber::samples_ms(int64_t samples) const {
   return static_cast<double>(samples) * 1000.0 / static_cast<double>(audio::kLogMelSampleRate);
 }
 
-double SpeechTranscriber::audio_ms() const { return samples_ms(static_cast<int64_t>(samples_)); }
+double SpeechTranscriber::audio_ms() const {
+  return samples_ms(static_cast<int64_t>(samples_));
+}
 
-double SpeechTranscriber::chunk_ms() const { return samples_ms(chunk_samples_); }
+double SpeechTranscriber::chunk_ms() const {
+  return samples_ms(chunk_samples_);
+}
 
 std::string SpeechTranscriber::transcript() const {
   std::string s;
@@ -87,7 +94,8 @@ Status SpeechTranscriber::drain(std::vector<TranscribedWord>& out) {
 
 Status SpeechTranscriber::push_chunk(size_t n_rows, double duration_ms, std::vector<TranscribedWord>& out) {
   const size_t n_floats = n_rows * static_cast<size_t>(n_embd_);
-  GPS_TRY(session_->push_source_embeddings(std::span<const float>(rows_.data(), n_floats), n_embd_, duration_ms));
+  GPS_TRY(
+      session_->push_source_embeddings(std::span<const float>(rows_.data(), n_floats), n_embd_, duration_ms));
   rows_.erase(rows_.begin(), rows_.begin() + static_cast<std::ptrdiff_t>(n_floats));
   ++chunks_pushed_;
   return drain(out);

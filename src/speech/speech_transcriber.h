@@ -25,9 +25,9 @@ namespace gpstream::speech {
 // A target word with its SimulEval speech timing.
 struct TranscribedWord {
   std::string text;
-  int chunks = 0;          // encoder chunks read when it was written (stream::Event::delay)
-  double delay_ms = 0;     // audio consumed, ms
-  double elapsed_ms = 0;   // delay_ms + computation ms since the first push
+  int chunks = 0;         // encoder chunks read when it was written (stream::Event::delay)
+  double delay_ms = 0;    // audio consumed, ms
+  double elapsed_ms = 0;  // delay_ms + computation ms since the first push
 };
 
 class SpeechTranscriber {
@@ -35,7 +35,8 @@ class SpeechTranscriber {
   // `options` are the Session's (policy, paradigm, φ, decoding; typically model.llm.default_options() with
   // the caller's overrides). Continuous sessions are refused: one transcriber run is one utterance (reset()
   // starts the next). options.clock, if set, replaces the steady clock for the elapsed times.
-  static Result<std::unique_ptr<SpeechTranscriber>> create(SpeechModel& model, stream::SessionOptions options);
+  static Result<std::unique_ptr<SpeechTranscriber>> create(SpeechModel& model,
+                                                           stream::SessionOptions options);
 
   // Consumes n samples (16 kHz mono), appends the words they let the model write to `out`. Not after
   // finish() (reset() first). After the model ended the transcript (end marker or max_target_tokens) the
@@ -79,12 +80,12 @@ class SpeechTranscriber {
   std::vector<TranscribedWord> words_;
   size_t samples_ = 0;
   int chunks_pushed_ = 0;
-  bool audio_ended_ = false;     // finish() was called
-  bool session_done_ = false;    // the Session finished (the transcript is complete)
+  bool audio_ended_ = false;   // finish() was called
+  bool session_done_ = false;  // the Session finished (the transcript is complete)
   bool finished_ = false;
   double compute_ms_ = 0;
-  double call_start_ = 0;        // now_ms() at the start of the current push/finish
-  double compute_before_ = 0;    // compute_ms_ at the start of the current push/finish
+  double call_start_ = 0;      // now_ms() at the start of the current push/finish
+  double compute_before_ = 0;  // compute_ms_ at the start of the current push/finish
 };
 
 }  // namespace gpstream::speech

@@ -76,11 +76,13 @@ model::Batch Layout::to_batch() const {
 }
 
 Result<model::Batch> Layout::to_batch(std::span<const float> source_embeddings, int width) const {
-  if (source_embeddings.size() != static_cast<size_t>(n_embedding_rows) * static_cast<size_t>(std::max(width, 0)) ||
+  if (source_embeddings.size() !=
+          static_cast<size_t>(n_embedding_rows) * static_cast<size_t>(std::max(width, 0)) ||
       (n_embedding_rows > 0 && width <= 0))
     return invalid_argument("layout: " + std::to_string(n_embedding_rows) + " audio rows need " +
-                            std::to_string(n_embedding_rows) + " × width floats (width " + std::to_string(width) +
-                            ", got " + std::to_string(source_embeddings.size()) + ")");
+                            std::to_string(n_embedding_rows) + " × width floats (width " +
+                            std::to_string(width) + ", got " + std::to_string(source_embeddings.size()) +
+                            ")");
   model::Batch b = to_batch();
   if (n_embedding_rows > 0) {
     b.embeddings.assign(source_embeddings.begin(), source_embeddings.end());
@@ -135,7 +137,8 @@ Result<Layout> simulate(const SegmentCodec& codec, std::string_view target, cons
     for (size_t i = 0; i < rec.rows_[g].size(); ++i) {
       const auto& t = rec.rows_[g][i].token;
       const int32_t embedding = rec.rows_[g][i].embedding;
-      LayoutRow r{embedding >= 0 ? -1 : t.id, embedding, cache.positions(group)[i], group, t.n_src, t.n_tgt, -1};
+      LayoutRow r{
+          embedding >= 0 ? -1 : t.id, embedding, cache.positions(group)[i], group, t.n_src, t.n_tgt, -1};
       if (group == model::Group::Target && i < session->target_row_labels().size())
         r.label = session->target_row_labels()[i];
       all.push_back({rec.rows_[g][i].arrival, r});
@@ -156,14 +159,15 @@ Result<Layout> make_layout(const SegmentCodec& codec, std::string_view source, s
   return simulate(codec, target, o, [&](Session& s) { return s.push_source(source); });
 }
 
-Result<Layout> make_layout(const SegmentCodec& codec, std::span<const int> chunk_rows, std::string_view target,
-                           const LayoutOptions& o) {
+Result<Layout> make_layout(const SegmentCodec& codec, std::span<const int> chunk_rows,
+                           std::string_view target, const LayoutOptions& o) {
   return simulate(codec, target, o, [&](Session& s) -> Status {
     const int width = kRecordingEmbd;
     for (size_t i = 0; i < chunk_rows.size(); ++i) {
       if (chunk_rows[i] < 1 || chunk_rows[i] > s.options().max_cache_rows)
-        return invalid_argument("layout: audio chunk " + std::to_string(i) + " has " + std::to_string(chunk_rows[i]) +
-                                " rows (at least 1, at most " + std::to_string(s.options().max_cache_rows) + ")");
+        return invalid_argument("layout: audio chunk " + std::to_string(i) + " has " +
+                                std::to_string(chunk_rows[i]) + " rows (at least 1, at most " +
+                                std::to_string(s.options().max_cache_rows) + ")");
       const std::vector<float> zeros(static_cast<size_t>(chunk_rows[i]) * width, 0.0f);
       GPS_TRY(s.push_source_embeddings(zeros, width));
     }

@@ -20,7 +20,7 @@
 namespace gpstream::stream {
 
 struct LayoutRow {
-  int32_t id = 0;        // token id; −1 for an audio row
+  int32_t id = 0;          // token id; −1 for an audio row
   int32_t embedding = -1;  // audio row: index into the concatenated chunk rows
   float pos = 0.0f;
   model::Group group = model::Group::Source;
@@ -30,11 +30,11 @@ struct LayoutRow {
 };
 
 struct Layout {
-  std::vector<LayoutRow> rows;    // arrival order
-  std::vector<int> delays;        // per target word, source units (words or chunks) read when it was written
+  std::vector<LayoutRow> rows;  // arrival order
+  std::vector<int> delays;      // per target word, source units (words or chunks) read when it was written
   int n_source_rows = 0;
   int n_target_rows = 0;
-  int n_embedding_rows = 0;       // audio rows (the chunks' rows in total)
+  int n_embedding_rows = 0;  // audio rows (the chunks' rows in total)
 
   // The rows as a Batch for one full forward (sequence 0), logits on every row. Audio rows point at row
   // `embedding` of the batch's buffer, left empty: fill Batch::embeddings / embedding_width with the
@@ -49,7 +49,7 @@ struct LayoutOptions {
   Paradigm paradigm = Paradigm::Group;
   int k = 5;
   Phi phi;
-  int n_vocab = 0;   // the model's vocabulary size (ids are checked against it)
+  int n_vocab = 0;                // the model's vocabulary size (ids are checked against it)
   bool end_after_source = false;  // the end marker's row sees the whole source (SessionOptions)
 };
 
@@ -58,8 +58,9 @@ struct LayoutOptions {
 // (gpe.md §6) and are refused.
 Result<Layout> make_layout(const SegmentCodec& codec, std::string_view source, std::string_view target,
                            const LayoutOptions& options);
-// An audio source: chunk_rows[i] rows in chunk i (each at least 1), one unit per chunk (wait-k counts chunks).
-Result<Layout> make_layout(const SegmentCodec& codec, std::span<const int> chunk_rows, std::string_view target,
-                           const LayoutOptions& options);
+// An audio source: chunk_rows[i] rows in chunk i (each at least 1), one unit per chunk (wait-k counts
+// chunks).
+Result<Layout> make_layout(const SegmentCodec& codec, std::span<const int> chunk_rows,
+                           std::string_view target, const LayoutOptions& options);
 
 }  // namespace gpstream::stream

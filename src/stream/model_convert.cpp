@@ -17,8 +17,8 @@
 namespace gpstream::stream {
 namespace fs = std::filesystem;
 
-Result<ConvertReport> convert_hf_to_gguf(const std::string& hf_dir, const std::string& gguf_path, io::DType type,
-                                         const std::string& name) {
+Result<ConvertReport> convert_hf_to_gguf(const std::string& hf_dir, const std::string& gguf_path,
+                                         io::DType type, const std::string& name) {
   GPS_ASSIGN(model::ModelConfig loaded_config, model::load_hf_config(hf_dir));
   GPS_ASSIGN(io::TensorMap hf, io::read_safetensors_dir(hf_dir));
   // Refuse tensors the table does not know (they would be silently dropped).
@@ -33,8 +33,10 @@ Result<ConvertReport> convert_hf_to_gguf(const std::string& hf_dir, const std::s
   io::TensorMap stored = model::convert_model_tensors(config, form.tensors, type);
   std::string model_name = name;
   if (model_name.empty()) model_name = fs::path(hf_dir).lexically_normal().filename().string();
-  if (model_name.empty()) model_name = fs::absolute(hf_dir).lexically_normal().parent_path().filename().string();
-  GPS_ASSIGN(io::GgufMetadata meta, model::gguf_metadata_for(config, model_name, model::gguf_file_type(type)));
+  if (model_name.empty())
+    model_name = fs::absolute(hf_dir).lexically_normal().parent_path().filename().string();
+  GPS_ASSIGN(io::GgufMetadata meta,
+             model::gguf_metadata_for(config, model_name, model::gguf_file_type(type)));
   ConvertReport report;
   std::error_code ec;
   const fs::path dir(hf_dir);
@@ -55,7 +57,8 @@ Result<ConvertReport> convert_hf_to_gguf(const std::string& hf_dir, const std::s
   }
   if (fs::exists(dir / "gpstream.json", ec)) {
     GPS_ASSIGN(std::string text, read_regular_text_file((dir / "gpstream.json").string()));
-    GPS_TRY(ModelMeta::parse(text, (dir / "gpstream.json").string()));  // refuse a broken file now, not at load
+    GPS_TRY(
+        ModelMeta::parse(text, (dir / "gpstream.json").string()));  // refuse a broken file now, not at load
     meta.set(ModelMeta::kGgufKey, io::GgufValue::string(text));
   }
   io::TensorMap permuted;
@@ -66,9 +69,11 @@ Result<ConvertReport> convert_hf_to_gguf(const std::string& hf_dir, const std::s
   return report;
 }
 
-Result<ConvertReport> convert_gguf_to_hf(const std::string& gguf_path, const std::string& hf_dir, io::DType type) {
+Result<ConvertReport> convert_gguf_to_hf(const std::string& gguf_path, const std::string& hf_dir,
+                                         io::DType type) {
   if (type != io::DType::F32 && type != io::DType::F16 && type != io::DType::BF16)
-    return invalid_argument("a Hugging Face directory stores f32, f16 or bf16 (got " + std::string(io::dtype_name(type)) + ")");
+    return invalid_argument("a Hugging Face directory stores f32, f16 or bf16 (got " +
+                            std::string(io::dtype_name(type)) + ")");
   GPS_ASSIGN(io::GgufFile g, io::read_gguf(gguf_path));
   auto config = model::config_from_gguf(g);
   if (!config.ok()) return config.error().with_context(gguf_path);
@@ -107,7 +112,8 @@ Result<ConvertReport> convert_gguf_to_hf(const std::string& gguf_path, const std
   if (tok.ok()) {
     GPS_TRY(write_file_atomic((dir / "tokenizer.json").string(), std::as_bytes(std::span(*tok))));
     report.tokenizer = true;
-    if (const io::GgufValue* v = g.metadata.find(tokenizer::kGgufTokenizerConfigKey); v && v->type == io::GgufType::String)
+    if (const io::GgufValue* v = g.metadata.find(tokenizer::kGgufTokenizerConfigKey);
+        v && v->type == io::GgufType::String)
       GPS_TRY(write_file_atomic((dir / "tokenizer_config.json").string(), std::as_bytes(std::span(v->str))));
   } else if (tok.error().code() != ErrorCode::NotFound) {
     return tok.error().with_context(gguf_path);

@@ -20,9 +20,10 @@ struct ConvertReport {
 };
 
 // `type`: F32, F16, BF16, Q8_0 or Q4_0. `name`: general.name ("" = the directory's name).
-Result<ConvertReport> convert_hf_to_gguf(const std::string& hf_dir, const std::string& gguf_path, io::DType type,
-                                         const std::string& name = "");
+Result<ConvertReport> convert_hf_to_gguf(const std::string& hf_dir, const std::string& gguf_path,
+                                         io::DType type, const std::string& name = "");
 // `type`: F32, F16 or BF16. Creates `hf_dir` if needed.
-Result<ConvertReport> convert_gguf_to_hf(const std::string& gguf_path, const std::string& hf_dir, io::DType type);
+Result<ConvertReport> convert_gguf_to_hf(const std::string& gguf_path, const std::string& hf_dir,
+                                         io::DType type);
 
 }  // namespace gpstream::stream

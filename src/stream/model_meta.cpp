@@ -73,7 +73,8 @@ Result<ModelMeta> ModelMeta::load(const std::string& model_dir) {
     GPS_ASSIGN(io::GgufFile g, io::read_gguf(model_dir));
     const io::GgufValue* v = g.metadata.find(kGgufKey);
     if (!v) return ModelMeta{};
-    if (v->type != io::GgufType::String) return format_error(model_dir + ": metadata key " + kGgufKey + " is not a string");
+    if (v->type != io::GgufType::String)
+      return format_error(model_dir + ": metadata key " + kGgufKey + " is not a string");
     GPS_ASSIGN(ModelMeta m, parse(v->str, model_dir + ": " + kGgufKey));
     m.from_file = true;
     return m;
@@ -96,8 +97,10 @@ std::string ModelMeta::to_json() const {
                    {"target_end", prompt_template.target_end}};
   j["source_lang"] = source_lang;
   j["target_lang"] = target_lang;
-  if (phi.source_length) j["phi"] = "S";
-  else j["phi"] = phi.value;
+  if (phi.source_length)
+    j["phi"] = "S";
+  else
+    j["phi"] = phi.value;
   j["k"] = k;
   j["k_min"] = k_min;
   j["k_max"] = k_max;

@@ -1,6 +1,7 @@
 // gpstream.json: how a model was trained for streaming, stored beside its weights, so commands run it
 // with the settings it was trained for unless the user overrides them (DESIGN.md).
-//   {"template": "gpstream" | {"name": ..., "prompt": ..., "source_end": ..., "header": ..., "target_end": ...},
+//   {"template": "gpstream" | {"name": ..., "prompt": ..., "source_end": ..., "header": ..., "target_end":
+//   ...},
 //    "source_lang": "en", "target_lang": "fr", "phi": 0 | "S", "k": 5, "k_min": 1, "k_max": 9,
 //    "paradigm": "group", "end_after_source": false, "beam": 1, "trained": {...free-form training record...}}
 // Template strings may hold {src} and {tgt}, replaced by the language names.
@@ -27,10 +28,10 @@ struct ModelMeta {
   int k_min = 1;
   int k_max = 9;
   Paradigm paradigm = Paradigm::Group;
-  bool end_after_source = false;  // SessionOptions::end_after_source
-  int beam = 1;                   // SessionOptions::beam (word beam search; 1 = token by token)
+  bool end_after_source = false;    // SessionOptions::end_after_source
+  int beam = 1;                     // SessionOptions::beam (word beam search; 1 = token by token)
   std::string trained_json = "{}";  // kept verbatim
-  bool from_file = false;           // set by load(): read from a gpstream.json (or GGUF key), not the defaults
+  bool from_file = false;  // set by load(): read from a gpstream.json (or GGUF key), not the defaults
 
   static Result<ModelMeta> parse(const std::string& text, const std::string& where);
   // Reads MODEL_DIR/gpstream.json, or for a .gguf file the text under the metadata key kGgufKey; a model

@@ -15,9 +15,12 @@ struct Entry {
   const char* name;
 };
 constexpr Entry kParadigms[] = {
-    {Paradigm::Offline, "offline"},         {Paradigm::Group, "group"},
-    {Paradigm::BatchStream, "batch-stream"}, {Paradigm::ReencodePos, "reencode-pos"},
-    {Paradigm::Reencode, "reencode"},       {Paradigm::Interleaved, "interleaved"},
+    {Paradigm::Offline, "offline"},
+    {Paradigm::Group, "group"},
+    {Paradigm::BatchStream, "batch-stream"},
+    {Paradigm::ReencodePos, "reencode-pos"},
+    {Paradigm::Reencode, "reencode"},
+    {Paradigm::Interleaved, "interleaved"},
     {Paradigm::InterleavedBlocked, "interleaved-blocked"},
 };
 

@@ -2,14 +2,16 @@
 // paradigm runs through the same Session loop and policy; they differ only in the rules below, so the
 // table of gpe.md §6 is this file.
 //
-// | paradigm            | target position          | source row sees      | target row sees        | on a read                     |
-// | offline             | φ + i (φ = S classic)    | earlier source       | all source, earlier tgt| — (reads everything first)    |
-// | group (GPE)         | φ + i                    | earlier source       | g source, earlier tgt  | append                        |
-// | batch-stream        | S(u at feed) + i         | earlier source       | g source, earlier tgt  | append                        |
-// | reencode-pos        | S(now) + i               | earlier source       | g source, earlier tgt  | re-rotate target keys         |
-// | reencode            | S(now) + i               | earlier source       | all read, earlier tgt  | recompute every target row    |
-// | interleaved         | arrival index            | every earlier row    | every earlier row      | append                        |
-// | interleaved-blocked | arrival index            | earlier source only  | every earlier row      | append                        |
+// | paradigm            | target position          | source row sees      | target row sees        | on a
+// read                     | | offline             | φ + i (φ = S classic)    | earlier source       | all
+// source, earlier tgt| — (reads everything first)    | | group (GPE)         | φ + i                    |
+// earlier source       | g source, earlier tgt  | append                        | | batch-stream        | S(u
+// at feed) + i         | earlier source       | g source, earlier tgt  | append                        | |
+// reencode-pos        | S(now) + i               | earlier source       | g source, earlier tgt  | re-rotate
+// target keys         | | reencode            | S(now) + i               | earlier source       | all read,
+// earlier tgt  | recompute every target row    | | interleaved         | arrival index            | every
+// earlier row    | every earlier row      | append                        | | interleaved-blocked | arrival
+// index            | earlier source only  | every earlier row      | append                        |
 #pragma once
 
 #include <optional>
@@ -32,11 +34,17 @@ const char* paradigm_name(Paradigm p);
 std::string paradigm_names();
 
 // Source rows see the target rows already in the cache (interleaved only).
-inline bool source_sees_target(Paradigm p) { return p == Paradigm::Interleaved; }
+inline bool source_sees_target(Paradigm p) {
+  return p == Paradigm::Interleaved;
+}
 // Positions follow arrival order over both groups.
-inline bool arrival_positions(Paradigm p) { return p == Paradigm::Interleaved || p == Paradigm::InterleavedBlocked; }
+inline bool arrival_positions(Paradigm p) {
+  return p == Paradigm::Interleaved || p == Paradigm::InterleavedBlocked;
+}
 // Target positions restart at φ.
-inline bool phi_positions(Paradigm p) { return p == Paradigm::Offline || p == Paradigm::Group; }
+inline bool phi_positions(Paradigm p) {
+  return p == Paradigm::Offline || p == Paradigm::Group;
+}
 
 // φ, the target group's start position: a number, or "S" = the number of source rows when the header
 // is fed (classic batch positions when the whole source is read first).

@@ -10,10 +10,10 @@ namespace gpstream::stream {
 enum class Action { Read, Write };
 
 struct PolicyState {
-  int units_read = 0;        // source units in the cache (words, then the end marker as unit M+1)
-  int words_written = 0;     // target words emitted so far
+  int units_read = 0;     // source units in the cache (words, then the end marker as unit M+1)
+  int words_written = 0;  // target words emitted so far
   bool source_finished = false;
-  int n_words = 0;           // source words known so far (= M once source_finished)
+  int n_words = 0;  // source words known so far (= M once source_finished)
   // The decision is for the target end marker: the model chose EOS with this many units read (collect
   // reads advances units_read, not this); -1: for a word.
   int end_chosen_at = -1;

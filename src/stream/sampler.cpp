@@ -24,7 +24,8 @@ int32_t Sampler::choose(std::span<const float> logits, std::span<const int32_t> 
         l = l > 0 ? l / o_.repetition_penalty : l * o_.repetition_penalty;
       }
   }
-  if (o_.temperature <= 0.0f) return static_cast<int32_t>(std::max_element(work_.begin(), work_.end()) - work_.begin());
+  if (o_.temperature <= 0.0f)
+    return static_cast<int32_t>(std::max_element(work_.begin(), work_.end()) - work_.begin());
 
   idx_.resize(n);
   for (int32_t i = 0; i < n; ++i) idx_[i] = i;

@@ -13,10 +13,10 @@
 namespace gpstream::stream {
 
 struct DecodingOptions {
-  float temperature = 0.0f;        // 0 = greedy
-  int top_k = 0;                   // 0 = off
-  float top_p = 1.0f;              // 1 = off
-  float repetition_penalty = 1.0f; // 1 = off (CTRL-style: divide positive logits, multiply negative)
+  float temperature = 0.0f;         // 0 = greedy
+  int top_k = 0;                    // 0 = off
+  float top_p = 1.0f;               // 1 = off
+  float repetition_penalty = 1.0f;  // 1 = off (CTRL-style: divide positive logits, multiply negative)
   uint64_t seed = 0;
 };
 

@@ -3,8 +3,9 @@
 
 namespace gpstream::stream {
 
-Result<StreamingModel> StreamingModel::load(const std::string& dir, int n_threads, const std::string& template_name,
-                                            const std::string& src_lang, const std::string& tgt_lang) {
+Result<StreamingModel> StreamingModel::load(const std::string& dir, int n_threads,
+                                            const std::string& template_name, const std::string& src_lang,
+                                            const std::string& tgt_lang) {
   StreamingModel m;
   GPS_ASSIGN(m.meta, ModelMeta::load(dir));
   if (!template_name.empty()) {
@@ -15,8 +16,8 @@ Result<StreamingModel> StreamingModel::load(const std::string& dir, int n_thread
   GPS_ASSIGN(m.model, model::Transformer::load(dir, n_threads));
   GPS_ASSIGN(tokenizer::Tokenizer tok, tokenizer::Tokenizer::load(dir));
   if (tok.vocab_size() > m.model->config().n_vocab)
-    return format_error(dir + ": tokenizer has " + std::to_string(tok.vocab_size()) + " tokens but the model only " +
-                        std::to_string(m.model->config().n_vocab));
+    return format_error(dir + ": tokenizer has " + std::to_string(tok.vocab_size()) +
+                        " tokens but the model only " + std::to_string(m.model->config().n_vocab));
   m.tokenizer = std::make_shared<const tokenizer::Tokenizer>(std::move(tok));
   m.codec = std::make_unique<TokenizerCodec>(
       m.tokenizer, m.meta.prompt_template.with_languages(tokenizer::language_name(m.meta.source_lang),

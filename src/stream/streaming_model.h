@@ -19,8 +19,9 @@ struct StreamingModel {
   std::unique_ptr<TokenizerCodec> codec;
 
   // template_name: override the model's template ("" keeps it); languages: override codes ("" keeps).
-  static Result<StreamingModel> load(const std::string& dir, int n_threads = 0, const std::string& template_name = "",
-                                     const std::string& src_lang = "", const std::string& tgt_lang = "");
+  static Result<StreamingModel> load(const std::string& dir, int n_threads = 0,
+                                     const std::string& template_name = "", const std::string& src_lang = "",
+                                     const std::string& tgt_lang = "");
   // Session options with the model's defaults.
   SessionOptions default_options() const;
 };

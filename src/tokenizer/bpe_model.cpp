@@ -10,7 +10,7 @@ namespace gpstream::tokenizer {
 
 namespace {
 constexpr uint64_t kEmpty = ~uint64_t{0};
-constexpr size_t kCacheMaxKey = 128;  // bytes; longer pre-tokens are not cached
+constexpr size_t kCacheMaxKey = 128;          // bytes; longer pre-tokens are not cached
 constexpr size_t kCacheMaxEntries = 1 << 17;  // then the cache starts over
 
 uint64_t mix(uint64_t k) {

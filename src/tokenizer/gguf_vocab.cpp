@@ -17,7 +17,8 @@ constexpr int64_t kNormal = 1, kControl = 3, kUserDefined = 4, kUnused = 5;
 
 // Split regexes of the byte-level pre-tokenizers, as in each family's tokenizer.json.
 constexpr const char* kQwen2Regex =
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
     "\\s+(?!\\S)|\\s+";
 constexpr const char* kLlama3Regex =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
@@ -27,23 +28,30 @@ OJson split_then_bytelevel(const char* regex) {
   return {{"type", "Sequence"},
           {"pretokenizers",
            {{{"type", "Split"}, {"pattern", {{"Regex", regex}}}, {"behavior", "Isolated"}, {"invert", false}},
-            {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}}}}};
+            {{"type", "ByteLevel"},
+             {"add_prefix_space", false},
+             {"trim_offsets", false},
+             {"use_regex", false}}}}};
 }
 
 }  // namespace
 
 Result<std::string> tokenizer_json_from_gguf(const io::GgufMetadata& m) {
   if (const io::GgufValue* hf = m.find("tokenizer.huggingface.json")) {
-    if (hf->type != io::GgufType::String) return format_error("metadata key tokenizer.huggingface.json is not a string");
+    if (hf->type != io::GgufType::String)
+      return format_error("metadata key tokenizer.huggingface.json is not a string");
     return hf->str;
   }
   GPS_ASSIGN(std::string model, m.get_string("tokenizer.ggml.model", "none"));
-  if (model == "none") return not_found("the GGUF file has no tokenizer (tokenizer.ggml.model is absent or none)");
+  if (model == "none")
+    return not_found("the GGUF file has no tokenizer (tokenizer.ggml.model is absent or none)");
   if (model == "llama")
-    return unsupported("SentencePiece vocabularies (tokenizer.ggml.model = llama) are not supported; convert the "
-                       "model from its Hugging Face directory (tokenizer.json) instead");
+    return unsupported(
+        "SentencePiece vocabularies (tokenizer.ggml.model = llama) are not supported; convert the "
+        "model from its Hugging Face directory (tokenizer.json) instead");
   if (model != "gpt2")
-    return unsupported("tokenizer.ggml.model '" + model + "' is not supported (supported: gpt2 byte-level BPE)");
+    return unsupported("tokenizer.ggml.model '" + model +
+                       "' is not supported (supported: gpt2 byte-level BPE)");
   const io::GgufValue* tokens = m.find("tokenizer.ggml.tokens");
   if (!tokens || !tokens->is_array() || tokens->elem_type != io::GgufType::String)
     return format_error("tokenizer.ggml.tokens: missing or not an array of strings");
@@ -54,7 +62,8 @@ Result<std::string> tokenizer_json_from_gguf(const io::GgufMetadata& m) {
   if (types && (!types->is_array() || types->elem_type == io::GgufType::String ||
                 types->elem_type == io::GgufType::F32 || types->elem_type == io::GgufType::F64 ||
                 types->array_size() != tokens->strs.size()))
-    return format_error("tokenizer.ggml.token_type: must be an integer array as long as tokenizer.ggml.tokens");
+    return format_error(
+        "tokenizer.ggml.token_type: must be an integer array as long as tokenizer.ggml.tokens");
   // Strings become JSON (tokenizer.json is UTF-8): a byte-level BPE vocabulary is always valid UTF-8, so
   // anything else is a malformed file, not something to pass on.
   for (size_t i = 0; i < tokens->strs.size(); ++i)
@@ -80,11 +89,16 @@ Result<std::string> tokenizer_json_from_gguf(const io::GgufMetadata& m) {
     const int64_t type = types ? types->ints[id] : kNormal;
     if (type == kUnused) continue;
     if (!seen.emplace(tok, static_cast<int64_t>(id)).second)
-      return format_error("tokenizer.ggml.tokens: token '" + tok + "' appears twice (ids " + std::to_string(seen[tok]) +
-                          " and " + std::to_string(id) + ")");
+      return format_error("tokenizer.ggml.tokens: token '" + tok + "' appears twice (ids " +
+                          std::to_string(seen[tok]) + " and " + std::to_string(id) + ")");
     if (type == kControl || type == kUserDefined) {
-      added.push_back({{"id", id}, {"content", tok}, {"single_word", false}, {"lstrip", false}, {"rstrip", false},
-                       {"normalized", type == kUserDefined}, {"special", type == kControl}});
+      added.push_back({{"id", id},
+                       {"content", tok},
+                       {"single_word", false},
+                       {"lstrip", false},
+                       {"rstrip", false},
+                       {"normalized", type == kUserDefined},
+                       {"special", type == kControl}});
     } else {
       vocab_entries.emplace_back(tok, id);
     }
@@ -98,9 +112,11 @@ Result<std::string> tokenizer_json_from_gguf(const io::GgufMetadata& m) {
     j["pre_tokenizer"] = split_then_bytelevel(kLlama3Regex);
   } else if (pre == "gpt-2" || pre == "gpt2" || pre == "default") {
     j["normalizer"] = nullptr;
-    j["pre_tokenizer"] = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
+    j["pre_tokenizer"] = {
+        {"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
   } else {
-    return unsupported("tokenizer.ggml.pre '" + pre + "' is not supported (supported: qwen2, llama-bpe, gpt-2, default)");
+    return unsupported("tokenizer.ggml.pre '" + pre +
+                       "' is not supported (supported: qwen2, llama-bpe, gpt-2, default)");
   }
   GPS_ASSIGN(bool add_bos, m.get_bool("tokenizer.ggml.add_bos_token", false));
   GPS_ASSIGN(int64_t bos, m.get_int("tokenizer.ggml.bos_token_id", -1));
@@ -108,18 +124,30 @@ Result<std::string> tokenizer_json_from_gguf(const io::GgufMetadata& m) {
     const std::string& b = tokens->strs[static_cast<size_t>(bos)];
     j["post_processor"] = {
         {"type", "TemplateProcessing"},
-        {"single", {{{"SpecialToken", {{"id", b}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+        {"single",
+         {{{"SpecialToken", {{"id", b}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
         {"pair",
-         {{{"SpecialToken", {{"id", b}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
-          {{"SpecialToken", {{"id", b}, {"type_id", 1}}}}, {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
+         {{{"SpecialToken", {{"id", b}, {"type_id", 0}}}},
+          {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
+          {{"SpecialToken", {{"id", b}, {"type_id", 1}}}},
+          {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
         {"special_tokens", {{b, {{"id", b}, {"ids", {bos}}, {"tokens", {b}}}}}}};
   } else {
-    j["post_processor"] = {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", false}, {"use_regex", true}};
+    j["post_processor"] = {
+        {"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", false}, {"use_regex", true}};
   }
-  j["decoder"] = {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}};
-  j["model"] = {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
-                {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false},
-                {"ignore_merges", false}, {"vocab", vocab}, {"merges", merges->strs}};
+  j["decoder"] = {
+      {"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}};
+  j["model"] = {{"type", "BPE"},
+                {"dropout", nullptr},
+                {"unk_token", nullptr},
+                {"continuing_subword_prefix", nullptr},
+                {"end_of_word_suffix", nullptr},
+                {"fuse_unk", false},
+                {"byte_fallback", false},
+                {"ignore_merges", false},
+                {"vocab", vocab},
+                {"merges", merges->strs}};
   return j.dump();
 }
 
@@ -127,7 +155,8 @@ Result<Tokenizer> tokenizer_from_gguf(const io::GgufMetadata& m, const std::stri
   auto text = tokenizer_json_from_gguf(m);
   if (!text.ok()) return text.error().with_context(where);
   std::string config;
-  if (const io::GgufValue* c = m.find(kGgufTokenizerConfigKey); c && c->type == io::GgufType::String) config = c->str;
+  if (const io::GgufValue* c = m.find(kGgufTokenizerConfigKey); c && c->type == io::GgufType::String)
+    config = c->str;
   return Tokenizer::from_json_text(*text, config, where + " (tokenizer)");
 }
 
@@ -136,12 +165,14 @@ Result<Tokenizer> load_gguf_tokenizer(const std::string& path) {
   return tokenizer_from_gguf(g.metadata, path);
 }
 
-Status add_tokenizer_to_gguf(std::string_view tokenizer_json, std::string_view tokenizer_config_json, int n_vocab,
-                             std::optional<int> bos, std::optional<int> eos, io::GgufMetadata& m) {
+Status add_tokenizer_to_gguf(std::string_view tokenizer_json, std::string_view tokenizer_config_json,
+                             int n_vocab, std::optional<int> bos, std::optional<int> eos,
+                             io::GgufMetadata& m) {
   GPS_ASSIGN(ParsedTokenizerJson parsed, parse_tokenizer_json(tokenizer_json, "tokenizer.json"));
   using V = io::GgufValue;
   m.set("tokenizer.huggingface.json", V::string(std::string(tokenizer_json)));
-  if (!tokenizer_config_json.empty()) m.set(kGgufTokenizerConfigKey, V::string(std::string(tokenizer_config_json)));
+  if (!tokenizer_config_json.empty())
+    m.set(kGgufTokenizerConfigKey, V::string(std::string(tokenizer_config_json)));
   // A Hugging Face file: keys not read here are skipped.
   GPS_ASSIGN(JsonReader rest, JsonReader::open(parsed.rest, "tokenizer.json", "", UnknownKeys::Ignore));
   bool bpe = false;
@@ -156,9 +187,13 @@ Status add_tokenizer_to_gguf(std::string_view tokenizer_json, std::string_view t
   const auto pre_tokenizer = rest.find("pre_tokenizer");
   const std::string pt = pre_tokenizer ? pre_tokenizer->json().dump() : "";
   const auto has = [&](const char* regex) { return pt.find(Json(regex).dump()) != std::string::npos; };
-  if (has(kQwen2Regex)) pre = "qwen2";
-  else if (has(kLlama3Regex)) pre = "llama-bpe";
-  else if (pt.find("\"ByteLevel\"") != std::string::npos && pt.find("\"use_regex\":true") != std::string::npos) pre = "gpt-2";
+  if (has(kQwen2Regex))
+    pre = "qwen2";
+  else if (has(kLlama3Regex))
+    pre = "llama-bpe";
+  else if (pt.find("\"ByteLevel\"") != std::string::npos &&
+           pt.find("\"use_regex\":true") != std::string::npos)
+    pre = "gpt-2";
   if (!bpe || pre.empty() || !parsed.has_vocab) {
     // Not a vocabulary llama.cpp's BPE tokenizer reproduces: gpstream still reads tokenizer.huggingface.json.
     m.set("tokenizer.ggml.model", V::string("none"));
@@ -168,8 +203,8 @@ Status add_tokenizer_to_gguf(std::string_view tokenizer_json, std::string_view t
   std::vector<int64_t> types(static_cast<size_t>(n_vocab), kUnused);
   auto put = [&](const std::string& tok, int64_t id, int64_t type) -> Status {
     if (id < 0 || id >= n_vocab)
-      return format_error("tokenizer.json: token '" + tok + "' has id " + std::to_string(id) + ", outside the model's " +
-                          std::to_string(n_vocab) + " rows");
+      return format_error("tokenizer.json: token '" + tok + "' has id " + std::to_string(id) +
+                          ", outside the model's " + std::to_string(n_vocab) + " rows");
     tokens[static_cast<size_t>(id)] = tok;
     types[static_cast<size_t>(id)] = type;
     return {};
@@ -200,7 +235,8 @@ Status add_tokenizer_to_gguf(std::string_view tokenizer_json, std::string_view t
   m.set("tokenizer.ggml.merges", V::string_array(std::move(merges)));
   if (bos) m.set("tokenizer.ggml.bos_token_id", V::u32(static_cast<uint32_t>(*bos)));
   if (eos) m.set("tokenizer.ggml.eos_token_id", V::u32(static_cast<uint32_t>(*eos)));
-  // llama.cpp adds BOS itself when told; tokenizer.json says so with a template that starts with a special token.
+  // llama.cpp adds BOS itself when told; tokenizer.json says so with a template that starts with a special
+  // token.
   bool add_bos = false;
   if (auto post = rest.find("post_processor"); post && post->json().is_object()) {
     GPS_ASSIGN(JsonReader processor, post->object(UnknownKeys::Ignore));

@@ -28,7 +28,8 @@ Result<Tokenizer> load_gguf_tokenizer(const std::string& path);
 // Adds tokenizer.ggml.* (n_vocab tokens, ids past the tokenizer's padded with "[PAD<id>]" as llama.cpp's
 // converter does), tokenizer.huggingface.json and, if given, tokenizer_config.json's text. bos / eos: the
 // model's ids, or nullopt.
-Status add_tokenizer_to_gguf(std::string_view tokenizer_json, std::string_view tokenizer_config_json, int n_vocab,
-                             std::optional<int> bos, std::optional<int> eos, io::GgufMetadata& m);
+Status add_tokenizer_to_gguf(std::string_view tokenizer_json, std::string_view tokenizer_config_json,
+                             int n_vocab, std::optional<int> bos, std::optional<int> eos,
+                             io::GgufMetadata& m);
 
 }  // namespace gpstream::tokenizer

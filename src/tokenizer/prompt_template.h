@@ -23,8 +23,8 @@ struct Template {
 
   // A copy with {src} and {tgt} replaced by the language names in all four parts.
   Template with_languages(std::string_view src, std::string_view tgt) const;
-  // The special tokens the template writes: every "<...>" in its four parts whose inside is not empty and holds
-  // no space, '<', '{' or '}' ("<|im_start|>", "<bos>", "</src>"), each once, in order of appearance.
+  // The special tokens the template writes: every "<...>" in its four parts whose inside is not empty and
+  // holds no space, '<', '{' or '}' ("<|im_start|>", "<bos>", "</src>"), each once, in order of appearance.
   std::vector<std::string> special_tokens() const;
   // prompt + source words joined by ' ' + source end + header + target words joined by ' ' + target end.
   std::string joined(const std::vector<std::string>& source_words,

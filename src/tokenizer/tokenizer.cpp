@@ -1,9 +1,8 @@
 #include "tokenizer/tokenizer.h"
 
-#include "tokenizer/gguf_vocab.h"
-
 #include <filesystem>
 
+#include "tokenizer/gguf_vocab.h"
 #include "tokenizer/json_loader.h"
 #include "tokenizer/unicode.h"
 #include "util/mapped_file.h"
@@ -135,11 +134,10 @@ Result<Tokenizer> Tokenizer::from_json_text(std::string_view json_text, std::str
       if (!t.model_.id_to_token(a.id)) ++entries;
     }
     if (largest && size - entries > BpeModel::kMaxUnusedIds)
-      return out_of_range(where + ": added_tokens: id " + std::to_string(largest->id) + " of \"" +
-                          largest->content + "\" leaves " + std::to_string(size - entries) +
-                          " of the ids below it without a token (at most " +
-                          std::to_string(BpeModel::kMaxUnusedIds) + " may be; " + std::to_string(entries) +
-                          " entries)");
+      return out_of_range(
+          where + ": added_tokens: id " + std::to_string(largest->id) + " of \"" + largest->content +
+          "\" leaves " + std::to_string(size - entries) + " of the ids below it without a token (at most " +
+          std::to_string(BpeModel::kMaxUnusedIds) + " may be; " + std::to_string(entries) + " entries)");
     t.vocab_size_ = size;
     t.added_index_.assign(static_cast<size_t>(size), -1);
     for (size_t i = 0; i < added.size(); ++i) {

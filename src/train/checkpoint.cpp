@@ -90,8 +90,7 @@ Result<CheckpointState> read_checkpoint(const std::string& path) {
   GPS_ASSIGN(const uint64_t n, integer("n_params", 1, max_counter));
   if (n > (bytes.size() - data_off - 8) / 12 || data_off + 12 * n + 8 != bytes.size())
     return bad("size does not match: field 'n_params' is " + std::to_string(n) + ", so the file would have " +
-               std::to_string(data_off + 12 * n + 8) + " bytes, not " +
-               std::to_string(bytes.size()));
+               std::to_string(data_off + 12 * n + 8) + " bytes, not " + std::to_string(bytes.size()));
   uint64_t sum = 0;
   std::memcpy(&sum, bytes.data() + data_off + 12 * n, 8);
   if (sum != fnv1a(bytes.first(data_off + 12 * n))) return bad("checksum mismatch");
@@ -129,8 +128,8 @@ Result<CheckpointState> read_checkpoint(const std::string& path) {
   std::memcpy(s.v.data(), bytes.data() + data_off + 8 * count, 4 * count);
   // Parameters and moments are finite (training stops on a non-finite loss), second moments >= 0 (AdamW
   // divides by their square root).
-  const std::pair<const char*, const std::vector<float>*> arrays[] = {{"values", &s.values}, {"m", &s.m},
-                                                                       {"v", &s.v}};
+  const std::pair<const char*, const std::vector<float>*> arrays[] = {
+      {"values", &s.values}, {"m", &s.m}, {"v", &s.v}};
   for (const auto& [name, a] : arrays)
     for (size_t i = 0; i < count; ++i)
       if (!std::isfinite((*a)[i]) || (a == &s.v && (*a)[i] < 0))

@@ -42,7 +42,7 @@ Result<CheckpointState> read_checkpoint(const std::string& path);
 struct CheckpointExpectation {
   std::string fingerprint;  // the run's model (and setup)
   uint64_t seed = 0;
-  size_t n_params = 0;      // the trainable parameters the checkpoint's values replace
+  size_t n_params = 0;  // the trainable parameters the checkpoint's values replace
   // Batches in the checkpoint's epoch of the run's data, the most its data position's batch can be (-1: not
   // known, not checked).
   int64_t batches_per_epoch = -1;

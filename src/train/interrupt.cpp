@@ -41,9 +41,13 @@ InterruptHandler::~InterruptHandler() {
   g_installed = false;
 }
 
-int interrupt_signal() { return g_signal.load(); }
+int interrupt_signal() {
+  return g_signal.load();
+}
 
-int interrupted_exit_status(int signal) { return 128 + signal; }
+int interrupted_exit_status(int signal) {
+  return 128 + signal;
+}
 
 std::string interrupt_signal_name(int signal) {
   if (signal == SIGINT) return "SIGINT";

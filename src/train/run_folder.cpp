@@ -13,7 +13,9 @@
 
 namespace gpstream::train {
 
-uint64_t mix_seed(uint64_t x) { return splitmix64_mix(x); }
+uint64_t mix_seed(uint64_t x) {
+  return splitmix64_mix(x);
+}
 
 double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -26,7 +28,8 @@ Status write_text_file(const std::string& path, const std::string& text) {
 
 Result<std::string> resolve_resume_checkpoint(const std::string& resume) {
   if (!std::filesystem::is_directory(resume)) return resume;
-  auto all = list_checkpoints(std::filesystem::exists(resume + "/checkpoints") ? resume + "/checkpoints" : resume);
+  auto all =
+      list_checkpoints(std::filesystem::exists(resume + "/checkpoints") ? resume + "/checkpoints" : resume);
   if (all.empty()) return not_found("no checkpoint to resume from in " + resume);
   return all.back();
 }

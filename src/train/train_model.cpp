@@ -51,8 +51,9 @@ Status TrainSequence::validate(int32_t n_vocab, int32_t n_embd) const {
   if (!input_row.empty() && input_row.size() != n)
     return invalid_argument("training sequence: input_row must be empty or have one entry per row");
   if (n_embd <= 0 || inputs.size() % static_cast<size_t>(n_embd) != 0)
-    return invalid_argument("training sequence: the input rows buffer holds " + std::to_string(inputs.size()) +
-                            " floats, not whole rows of " + std::to_string(n_embd));
+    return invalid_argument("training sequence: the input rows buffer holds " +
+                            std::to_string(inputs.size()) + " floats, not whole rows of " +
+                            std::to_string(n_embd));
   const auto n_inputs = static_cast<int64_t>(inputs.size() / static_cast<size_t>(n_embd));
   for (float v : inputs)
     if (!std::isfinite(v)) return invalid_argument("training sequence: non-finite input row value");
@@ -116,7 +117,8 @@ Result<std::unique_ptr<TrainModel>> TrainModel::create(const model::ModelConfig&
   const uint64_t n_trainable = lora.rank > 0 ? m->lora_params_.size() : n_base;
   const size_t act_floats = m->plan();
   GPS_TRY(check_memory_budget(
-      saturating_product({sizeof(float), saturating_sum({n_base, saturating_product({3, n_trainable}), act_floats})}),
+      saturating_product(
+          {sizeof(float), saturating_sum({n_base, saturating_product({3, n_trainable}), act_floats})}),
       "training this model (weights, gradients, optimizer state and activations for " +
           std::to_string(shape.max_tokens) + " tokens per step)"));
   m->base_ = model_param_set(config, m->layout_);
@@ -305,9 +307,10 @@ Result<double> TrainModel::forward(const TrainBatch& batch, const ForwardOptions
       for (size_t i = 0; i < batch.seqs[s].size(); ++i) {
         const int64_t t = seq_begin_[s] + static_cast<int64_t>(i);
         const TrainSequence& sq = batch.seqs[s];
-        const float* src = !sq.input_row.empty() && sq.input_row[i] >= 0
-                               ? sq.inputs.data() + static_cast<size_t>(sq.input_row[i]) * static_cast<size_t>(E)
-                               : P + layout_.tok_embd + static_cast<size_t>(sq.ids[i]) * E;
+        const float* src =
+            !sq.input_row.empty() && sq.input_row[i] >= 0
+                ? sq.inputs.data() + static_cast<size_t>(sq.input_row[i]) * static_cast<size_t>(E)
+                : P + layout_.tok_embd + static_cast<size_t>(sq.ids[i]) * E;
         std::memcpy(x + t * E, src, static_cast<size_t>(E) * sizeof(float));
         if (c.embed_scale != 1.0f)
           for (int64_t j = 0; j < E; ++j) x[t * E + j] *= c.embed_scale;
@@ -388,8 +391,7 @@ Result<double> TrainModel::forward(const TrainBatch& batch, const ForwardOptions
     {
       int64_t b, e;
       chunk(N, nt, omp_get_thread_num(), b, e);
-      if (e > b)
-        kernels::gated_act_forward(act + b * F, F, gate + b * F, up + b * F, F, e - b, F, act_fn);
+      if (e > b) kernels::gated_act_forward(act + b * F, F, gate + b * F, up + b * F, F, e - b, F, act_fn);
     }
     float* d_out = c.sandwich_norms ? A + la.d_raw : x_next;
     linear(d_out, act, L.w_down, kNoParam, E, F);

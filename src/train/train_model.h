@@ -126,7 +126,8 @@ class TrainModel {
     size_t x_final, hf, logits, cos_t, sin_t, mask, mask_sw, cap_rows;
     size_t dx, dh, dq, dk, dv, datt, dgate, dup, dact, att_scratch, dxa, drop, dnorm;
   };
-  size_t plan();  // lays out the activation block (offsets in layer_acts_ / glob_); returns its size in floats
+  size_t
+  plan();  // lays out the activation block (offsets in layer_acts_ / glob_); returns its size in floats
   void lora_forward(int il, LoraTarget t, float* y, const float* x, int64_t in, int64_t out, int64_t n,
                     const ForwardOptions& o);
   void lora_backward(int il, LoraTarget t, float* dx, const float* dy, const float* x, int64_t in,

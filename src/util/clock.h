@@ -11,7 +11,8 @@ inline double steady_seconds() {
 }
 
 inline double steady_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace gpstream

@@ -27,12 +27,24 @@ class [[nodiscard]] Error {
   std::string message_;
 };
 
-inline Error invalid_argument(std::string m) { return Error(ErrorCode::InvalidArgument, std::move(m)); }
-inline Error format_error(std::string m) { return Error(ErrorCode::Format, std::move(m)); }
-inline Error io_error(std::string m) { return Error(ErrorCode::Io, std::move(m)); }
-inline Error unsupported(std::string m) { return Error(ErrorCode::Unsupported, std::move(m)); }
-inline Error not_found(std::string m) { return Error(ErrorCode::NotFound, std::move(m)); }
-inline Error out_of_range(std::string m) { return Error(ErrorCode::OutOfRange, std::move(m)); }
+inline Error invalid_argument(std::string m) {
+  return Error(ErrorCode::InvalidArgument, std::move(m));
+}
+inline Error format_error(std::string m) {
+  return Error(ErrorCode::Format, std::move(m));
+}
+inline Error io_error(std::string m) {
+  return Error(ErrorCode::Io, std::move(m));
+}
+inline Error unsupported(std::string m) {
+  return Error(ErrorCode::Unsupported, std::move(m));
+}
+inline Error not_found(std::string m) {
+  return Error(ErrorCode::NotFound, std::move(m));
+}
+inline Error out_of_range(std::string m) {
+  return Error(ErrorCode::OutOfRange, std::move(m));
+}
 
 // A value or an Error. Access to the wrong alternative is a bug and aborts.
 template <typename T>
@@ -42,15 +54,27 @@ class [[nodiscard]] Result {
   Result(Error error) : v_(std::move(error)) {}
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
-  T& value() & { check_ok(); return std::get<0>(v_); }
-  const T& value() const& { check_ok(); return std::get<0>(v_); }
-  T&& value() && { check_ok(); return std::get<0>(std::move(v_)); }
+  T& value() & {
+    check_ok();
+    return std::get<0>(v_);
+  }
+  const T& value() const& {
+    check_ok();
+    return std::get<0>(v_);
+  }
+  T&& value() && {
+    check_ok();
+    return std::get<0>(std::move(v_));
+  }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   const Error& error() const {
-    if (ok()) { std::fprintf(stderr, "gpstream: Result::error() on a value\n"); std::abort(); }
+    if (ok()) {
+      std::fprintf(stderr, "gpstream: Result::error() on a value\n");
+      std::abort();
+    }
     return std::get<1>(v_);
   }
 
@@ -85,13 +109,15 @@ class [[nodiscard]] Status {
 }  // namespace gpstream
 
 // A broken invariant (a bug, never bad input): aborts with file:line, also in release builds.
-#define GPS_ASSERT(cond, msg) \
-  do { if (!(cond)) ::gpstream::assert_fail(#cond, msg, __FILE__, __LINE__); } while (0)
+#define GPS_ASSERT(cond, msg)                                             \
+  do {                                                                    \
+    if (!(cond)) ::gpstream::assert_fail(#cond, msg, __FILE__, __LINE__); \
+  } while (0)
 
 // Propagates an error from a Result/Status expression out of a function returning Result/Status.
-#define GPS_TRY(expr)                              \
-  do {                                             \
-    auto&& gps_try_r_ = (expr);                    \
+#define GPS_TRY(expr)                                \
+  do {                                               \
+    auto&& gps_try_r_ = (expr);                      \
     if (!gps_try_r_.ok()) return gps_try_r_.error(); \
   } while (0)
 

@@ -32,7 +32,10 @@ inline float f16_to_f32(uint16_t h) {
       u = sign;
     } else {  // subnormal: normalise
       exp = 127 - 15 + 1;
-      while ((mant & 0x400u) == 0) { mant <<= 1; --exp; }
+      while ((mant & 0x400u) == 0) {
+        mant <<= 1;
+        --exp;
+      }
       mant &= 0x3ffu;
       u = sign | (exp << 23) | (mant << 13);
     }
@@ -51,7 +54,7 @@ inline uint16_t f32_to_f16(float f) {
   std::memcpy(&u, &f, 4);
   uint32_t sign = (u >> 16) & 0x8000u;
   uint32_t absu = u & 0x7fffffffu;
-  if (absu > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN
+  if (absu > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);   // NaN
   if (absu >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow → inf
   if (absu < 0x38800000u) {  // subnormal or zero in f16: round to nearest even at 2^-24
     float af;

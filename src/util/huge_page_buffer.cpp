@@ -19,7 +19,8 @@ constexpr size_t kHugePage = size_t{2} << 20;
 Result<HugePageBuffer> HugePageBuffer::allocate(size_t size, const std::string& what) {
   HugePageBuffer b;
   if (size == 0) return b;
-  if (size > SIZE_MAX - kHugePage) return out_of_range(what + ": " + std::to_string(size) + " bytes is too large");
+  if (size > SIZE_MAX - kHugePage)
+    return out_of_range(what + ": " + std::to_string(size) + " bytes is too large");
   b.region_size_ = size + kHugePage;  // room to slide the start onto a 2 MiB boundary
   void* p = mmap(nullptr, b.region_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED)

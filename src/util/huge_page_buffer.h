@@ -1,7 +1,7 @@
 // Private memory aligned to 2 MiB and advised MADV_HUGEPAGE, for bytes read many times over (model weights):
-// where the kernel grants transparent huge pages, every full 2 MiB stretch costs one TLB entry instead of 512.
-// Filled once, then optionally made read-only so a stray write faults. Also: handing back the pages of bytes
-// nobody will read again (weights replaced by a repacked copy).
+// where the kernel grants transparent huge pages, every full 2 MiB stretch costs one TLB entry instead of
+// 512. Filled once, then optionally made read-only so a stray write faults. Also: handing back the pages of
+// bytes nobody will read again (weights replaced by a repacked copy).
 #pragma once
 
 #include <cstddef>

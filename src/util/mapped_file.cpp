@@ -29,8 +29,9 @@ Status read_resident(int fd, const std::string& path, size_t size, HugePageBuffe
     const ssize_t n = pread(fd, dst + done, size - done, static_cast<off_t>(done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return io_error(path + ": read failed: " + std::strerror(errno));
-    if (n == 0) return io_error(path + ": file shrank while being read (" + std::to_string(done) + " of " +
-                                std::to_string(size) + " bytes)");
+    if (n == 0)
+      return io_error(path + ": file shrank while being read (" + std::to_string(done) + " of " +
+                      std::to_string(size) + " bytes)");
     done += static_cast<size_t>(n);
   }
   buffer.make_read_only();  // weights are never written; make a stray write fault
@@ -106,7 +107,8 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& path, Re
   file->size_ = static_cast<size_t>(st.st_size);
   file->residency_ = residency;
   if (file->size_ > 0 && residency == Residency::Resident) {
-    Status budget = check_memory_budget(file->size_, "reading " + path + " into memory (GPSTREAM_MMAP=1 maps it instead)");
+    Status budget = check_memory_budget(file->size_,
+                                        "reading " + path + " into memory (GPSTREAM_MMAP=1 maps it instead)");
     if (!budget.ok()) {
       ::close(fd);
       return budget.error();

@@ -19,14 +19,15 @@ enum class Residency {
   Resident,  // read at open into anonymous memory advised MADV_HUGEPAGE, then made read-only
 };
 
-// How model weights are held unless a caller says otherwise: Resident, or Mapped when the environment variable
-// GPSTREAM_MMAP is set to 1 (several processes sharing one copy of a large model in the page cache).
+// How model weights are held unless a caller says otherwise: Resident, or Mapped when the environment
+// variable GPSTREAM_MMAP is set to 1 (several processes sharing one copy of a large model in the page cache).
 Residency default_weight_residency();
 
 class MappedFile {
  public:
   // Refuses anything but a regular file, without blocking (open_regular_file below).
-  static Result<std::shared_ptr<MappedFile>> open(const std::string& path, Residency residency = Residency::Mapped);
+  static Result<std::shared_ptr<MappedFile>> open(const std::string& path,
+                                                  Residency residency = Residency::Mapped);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;

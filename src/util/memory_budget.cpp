@@ -26,15 +26,23 @@ Result<uint64_t> parse_byte_size(std::string_view text) {
   if (i == 0) return invalid_argument("size '" + shown + "': expected a number such as 512M or 8G");
   std::string unit(text.substr(i));
   for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (unit.size() >= 2 && unit.substr(unit.size() - 2) == "IB") unit.resize(unit.size() - 2);
-  else if (unit.size() >= 2 && unit.back() == 'B') unit.pop_back();
+  if (unit.size() >= 2 && unit.substr(unit.size() - 2) == "IB")
+    unit.resize(unit.size() - 2);
+  else if (unit.size() >= 2 && unit.back() == 'B')
+    unit.pop_back();
   int shift = 0;
-  if (unit.empty() || unit == "B") shift = 0;
-  else if (unit == "K") shift = 10;
-  else if (unit == "M") shift = 20;
-  else if (unit == "G") shift = 30;
-  else if (unit == "T") shift = 40;
-  else return invalid_argument("size '" + shown + "': unknown unit (use K, M, G or T)");
+  if (unit.empty() || unit == "B")
+    shift = 0;
+  else if (unit == "K")
+    shift = 10;
+  else if (unit == "M")
+    shift = 20;
+  else if (unit == "G")
+    shift = 30;
+  else if (unit == "T")
+    shift = 40;
+  else
+    return invalid_argument("size '" + shown + "': unknown unit (use K, M, G or T)");
   if (shift && value > (std::numeric_limits<uint64_t>::max() >> shift))
     return invalid_argument("size '" + shown + "' is too large");
   return value << shift;
@@ -84,7 +92,8 @@ Result<EnvLimit> env_limit() {
 std::optional<uint64_t> machine_budget() {
   if (const uint64_t avail = mem_available()) return avail;
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  if (pages > 0 && page > 0) return saturating_product({static_cast<uint64_t>(pages), static_cast<uint64_t>(page)});
+  if (pages > 0 && page > 0)
+    return saturating_product({static_cast<uint64_t>(pages), static_cast<uint64_t>(page)});
   return std::nullopt;
 }
 
@@ -102,7 +111,8 @@ Status check_memory_budget(uint64_t bytes, std::string_view what) {
   const std::optional<uint64_t> budget = env->set ? env->bytes : machine_budget();
   if (!budget || bytes <= *budget) return {};
   return out_of_range(std::string(what) + " needs about " + format_bytes(bytes) + " of memory but " +
-                      format_bytes(*budget) + (env->set ? " is allowed (GPSTREAM_MEMORY_LIMIT)" : " is available") +
+                      format_bytes(*budget) +
+                      (env->set ? " is allowed (GPSTREAM_MEMORY_LIMIT)" : " is available") +
                       "; use smaller sizes, or set GPSTREAM_MEMORY_LIMIT (e.g. 32G, or off) to override");
 }
 
@@ -110,15 +120,18 @@ uint64_t saturating_product(std::initializer_list<uint64_t> factors) {
   uint64_t p = 1;
   for (uint64_t f : factors) {
     if (f == 0) return 0;
-    if (p > std::numeric_limits<uint64_t>::max() / f) p = std::numeric_limits<uint64_t>::max();
-    else p *= f;
+    if (p > std::numeric_limits<uint64_t>::max() / f)
+      p = std::numeric_limits<uint64_t>::max();
+    else
+      p *= f;
   }
   return p;
 }
 
 uint64_t saturating_sum(std::initializer_list<uint64_t> terms) {
   uint64_t s = 0;
-  for (uint64_t t : terms) s = t > std::numeric_limits<uint64_t>::max() - s ? std::numeric_limits<uint64_t>::max() : s + t;
+  for (uint64_t t : terms)
+    s = t > std::numeric_limits<uint64_t>::max() - s ? std::numeric_limits<uint64_t>::max() : s + t;
   return s;
 }
 

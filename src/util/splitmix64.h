@@ -18,7 +18,9 @@ inline uint64_t splitmix64_finalize(uint64_t z) {
 }
 
 // One generator step from state x: the finaliser of x + gamma (a seed mixer for counters and hashes).
-inline uint64_t splitmix64_mix(uint64_t x) { return splitmix64_finalize(x + kSplitMix64Gamma); }
+inline uint64_t splitmix64_mix(uint64_t x) {
+  return splitmix64_finalize(x + kSplitMix64Gamma);
+}
 
 class SplitMix64 {
  public:

@@ -2,5 +2,7 @@
 #include "util/version.h"
 
 namespace gpstream {
-const char* version() { return "0.1.0"; }
+const char* version() {
+  return "0.1.0";
+}
 }  // namespace gpstream

@@ -1,4 +1,5 @@
-// Helpers shared by the audio tests: raw little-endian float32 fixtures (written by scripts/make-audio-fixtures).
+// Helpers shared by the audio tests: raw little-endian float32 fixtures (written by
+// scripts/make-audio-fixtures).
 #pragma once
 
 #include <cstring>

@@ -60,7 +60,8 @@ TEST(ConvModuleOps, DepthwiseBackwardIsTheAdjoint) {
     for (int64_t c = 0; c < width; ++c)
       for (int64_t k = 0; k < kernel; ++k)
         S += std::fabs(static_cast<double>(y[t * width + c]) * w[c * kernel + k] * in[(t + k) * width + c]);
-  const double tol = (gpstream::testing::gamma_n(kernel) + gpstream::testing::gamma_n(std::max(n, kernel))) * S;
+  const double tol =
+      (gpstream::testing::gamma_n(kernel) + gpstream::testing::gamma_n(std::max(n, kernel))) * S;
   EXPECT_NEAR(dot(out, y), dot(in, d_in), tol);
   EXPECT_NEAR(dot(out, y), dot(w, d_w), tol);
 }

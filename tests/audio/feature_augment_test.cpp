@@ -22,7 +22,9 @@ constexpr size_t kBins = kLogMelBins;
 double mel(double hz) {
   return hz < 1000 ? hz / (200.0 / 3) : 15 + std::log(hz / 1000) / (std::log(6.4) / 27);
 }
-double hz(double m) { return m < 15 ? m * (200.0 / 3) : 1000 * std::exp((m - 15) * std::log(6.4) / 27); }
+double hz(double m) {
+  return m < 15 ? m * (200.0 / 3) : 1000 * std::exp((m - 15) * std::log(6.4) / 27);
+}
 
 std::vector<float> ramp_frames(size_t n_frames) {
   std::vector<float> f(n_frames * kBins);

@@ -48,7 +48,8 @@ TEST(LogMel, MatchesNumpyReference) {
   //  - the FFT (radix-2 complex of 256 plus the real split: 9 butterfly stages; numpy's pocketfft taken as
   //    no worse): ‖ΔX‖₂ ≤ 9η/(1 − 9η)·‖X‖₂, η = μ + γ_4(√2 + μ), μ = 2u₆₄ the twiddles (Higham Thm 24.2),
   //    ‖X‖₂ = √512·‖x‖₂ (Parseval), so every bin is off by ≤ δ = ‖ΔX‖₂ (+ the frame's 3u₆₄√512‖x‖₂);
-  //  - P_k = |X_k|² within 2√P_k δ + δ² + γ_3(u₆₄)P_k, M_m = Σ_k F_mk P_k within Σ_k F_mk|ΔP_k| plus the sum's
+  //  - P_k = |X_k|² within 2√P_k δ + δ² + γ_3(u₆₄)P_k, M_m = Σ_k F_mk P_k within Σ_k F_mk|ΔP_k| plus the
+  //  sum's
   //    and the filterbank weights' own roundings, γ_{257+32}(u₆₄) Σ_k F_mk P_k;
   //  - ln(max(M, 1e-10)) within ΔM / max(M, 1e-10) + u₆₄|ln|, twice (both sides).
   const std::vector<double> fb =
@@ -77,16 +78,18 @@ TEST(LogMel, MatchesNumpyReference) {
     for (size_t k = 0; k < spectrum.size(); ++k) {
       const double w = fb[m * spectrum.size() + k], p = std::norm(spectrum[k]);
       M += w * p;
-      dM += w * (2 * std::sqrt(p) * delta + delta * delta + gpstream::testing::gamma_n(3 + 257 + 32, u64) * p);
+      dM +=
+          w * (2 * std::sqrt(p) * delta + delta * delta + gpstream::testing::gamma_n(3 + 257 + 32, u64) * p);
     }
     tol += 2 * (dM / std::max(M, kLogMelFloor) + u64 * std::fabs(std::log(std::max(M, kLogMelFloor))));
     const double d = std::abs(static_cast<double>(got[i]) - want[i]);
     max_delta = std::max(max_delta, d);
     if (d - tol > worst_excess) worst_excess = d - tol, worst_at = i, worst = d;
   }
-  std::printf("log-mel vs numpy: max |delta| = %.3g; largest |delta| − bound = %.3g (|delta| %.3g) at frame "
-              "%zu bin %zu\n",
-              max_delta, worst_excess, worst, worst_at / kLogMelBins, worst_at % kLogMelBins);
+  std::printf(
+      "log-mel vs numpy: max |delta| = %.3g; largest |delta| − bound = %.3g (|delta| %.3g) at frame "
+      "%zu bin %zu\n",
+      max_delta, worst_excess, worst, worst_at / kLogMelBins, worst_at % kLogMelBins);
   RecordProperty("max_abs_delta", std::to_string(max_delta));
   EXPECT_LE(worst_excess, 0.0) << "frame " << worst_at / kLogMelBins << " bin " << worst_at % kLogMelBins
                                << ": got " << got[worst_at] << ", numpy " << want[worst_at];

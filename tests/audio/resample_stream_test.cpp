@@ -25,7 +25,8 @@ std::vector<float> stream(const std::vector<float>& x, uint32_t from, uint32_t t
   std::mt19937 rng(from ^ to);
   std::vector<float> out;
   for (size_t i = 0; i < x.size();) {
-    const size_t n = std::min(x.size() - i, piece ? piece : std::uniform_int_distribution<size_t>(1, 3000)(rng));
+    const size_t n =
+        std::min(x.size() - i, piece ? piece : std::uniform_int_distribution<size_t>(1, 3000)(rng));
     const size_t before = out.size();
     const size_t added = rs->push({x.data() + i, n}, out);
     EXPECT_EQ(added, out.size() - before);
@@ -38,10 +39,16 @@ std::vector<float> stream(const std::vector<float>& x, uint32_t from, uint32_t t
 }
 
 TEST(ResampleStream, EqualsWholeSignalResampleBitForBit) {
-  // Small pieces over a short signal (each push resamples about a kernel width), larger ones over a longer one.
+  // Small pieces over a short signal (each push resamples about a kernel width), larger ones over a longer
+  // one.
   const std::vector<float> long_x = noise(6001, 3), short_x = noise(500, 4);
-  for (auto [from, to] : std::vector<std::pair<uint32_t, uint32_t>>{
-           {44100, 16000}, {48000, 16000}, {8000, 16000}, {22050, 16000}, {16000, 16000}, {11025, 16000}, {16000, 8000}}) {
+  for (auto [from, to] : std::vector<std::pair<uint32_t, uint32_t>>{{44100, 16000},
+                                                                    {48000, 16000},
+                                                                    {8000, 16000},
+                                                                    {22050, 16000},
+                                                                    {16000, 16000},
+                                                                    {11025, 16000},
+                                                                    {16000, 8000}}) {
     for (size_t piece : {size_t{1}, size_t{7}, size_t{441}, size_t{1000}, size_t{0}, long_x.size()}) {
       const std::vector<float>& x = piece <= 7 ? short_x : long_x;
       auto whole = resample(x, from, to);

@@ -103,8 +103,8 @@ TEST(SpeechEncoderConfig, JsonRoundTripAndHostileJson) {
   EXPECT_EQ(message(replaced("\"d_model\":8", "\"d_model\":8.5")),
             "enc.safetensors: field 'd_model' must be an integer, got number");
   EXPECT_EQ(message(replaced("\"d_model\":8,", "")), "enc.safetensors: missing field 'd_model'");
-  EXPECT_EQ(message(replaced("\"d_model\":8", "\"d_model\":8,\"d_modle\":8")).rfind(
-                "enc.safetensors: unknown key 'd_modle'", 0),
+  EXPECT_EQ(message(replaced("\"d_model\":8", "\"d_model\":8,\"d_modle\":8"))
+                .rfind("enc.safetensors: unknown key 'd_modle'", 0),
             0u);
 }
 

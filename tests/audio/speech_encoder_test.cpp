@@ -10,13 +10,13 @@
 #include <cmath>
 #include <random>
 
+#include "../testing/speech_encoder_bounds.h"
 #include "audio/log_mel.h"
 #include "audio/speech_embedding_stream.h"
 #include "audio/speech_encoder_stream.h"
 #include "audio/wav.h"
 #include "audio_test_util.h"
 #include "speech_encoder_reference.h"
-#include "../testing/speech_encoder_bounds.h"
 
 namespace gpstream::audio {
 namespace {

@@ -134,8 +134,8 @@ TEST(SpeechLoader, APlainManifestHasNoLengthToCheck) {
   auto m = fixture_train();
   ASSERT_FALSE(m.utterances.empty());
   const std::string text = m.utterances[0].wav + "\t" + m.utterances[0].transcript + "\n";
-  auto plain = parse_speech_manifest({reinterpret_cast<const std::byte*>(text.data()), text.size()}, "plain.tsv",
-                                     kFixture + "train");
+  auto plain = parse_speech_manifest({reinterpret_cast<const std::byte*>(text.data()), text.size()},
+                                     "plain.tsv", kFixture + "train");
   ASSERT_TRUE(plain.ok()) << plain.error().message();
   ASSERT_FALSE(plain->utterances[0].has_metadata);
   auto a = load_speech_utterance(plain->utterances[0], 0, clean_options());

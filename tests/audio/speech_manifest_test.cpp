@@ -121,7 +121,8 @@ TEST(SpeechManifest, RejectsBadHeadersAndEmptyManifests) {
 TEST(SpeechManifest, PlainManifestsHaveTwoFields) {
   // With a header (either name for the path column) or without, LF or CRLF; the other fields are unknown.
   for (const std::string header : {"audio\ttranscript\n", "wav\ttranscript\r\n", ""}) {
-    const auto m = parse_ok(header + "rec/a.flac\tHello there.\r\nb.mp3\tIt's \"me\" \xE2\x80\x94 again!", "/data");
+    const auto m =
+        parse_ok(header + "rec/a.flac\tHello there.\r\nb.mp3\tIt's \"me\" \xE2\x80\x94 again!", "/data");
     ASSERT_EQ(m.utterances.size(), 2u) << header;
     const auto& a = m.utterances[0];
     EXPECT_EQ(a.wav, "rec/a.flac");
@@ -141,7 +142,8 @@ TEST(SpeechManifest, PlainManifestsHaveTwoFields) {
 
 TEST(SpeechManifest, RejectsBadPlainLines) {
   const std::string head = "audio\ttranscript\na.wav\tHi.\n";
-  expect_error(head + "b.wav\tHi.\textra\n", "m.tsv:3: ", "expected 2 tab-separated fields (audio, transcript), got 3");
+  expect_error(head + "b.wav\tHi.\textra\n",
+               "m.tsv:3: ", "expected 2 tab-separated fields (audio, transcript), got 3");
   expect_error(head + "b.wav\ten\t170\t50\t300\tHi.\n", "m.tsv:3: ", "got 6");
   expect_error(head + "b.wav\n", "m.tsv:3: ", "got 1");
   expect_error(head + "../b.wav\tHi.\n", "m.tsv:3: ", "'..' component");

@@ -128,12 +128,13 @@ TEST(WavRead, RateBoundsAreInclusive) {
 }
 
 TEST(WavRead, StreamingPlaceholderSizesReadToTheEnd) {
-  // A recorder writing to a pipe leaves the RIFF and data sizes at 0xFFFFFFFF (or both 0): the data runs to the
-  // end of the file. 16384 → 0.5, 0x8000 → -1.
+  // A recorder writing to a pipe leaves the RIFF and data sizes at 0xFFFFFFFF (or both 0): the data runs to
+  // the end of the file. 16384 → 0.5, 0x8000 → -1.
   const std::string data = le16(16384) + le16(0x8000);
   for (const auto& [riff_size, data_size] :
        {std::pair{0xFFFFFFFFu, 0xFFFFFFFFu}, std::pair{0u, 0u}, std::pair{0u, 0xFFFFFFFFu}}) {
-    const std::string file = "RIFF" + le32(riff_size) + "WAVE" + kGoodFmtForPlaceholders + "data" + le32(data_size) + data;
+    const std::string file =
+        "RIFF" + le32(riff_size) + "WAVE" + kGoodFmtForPlaceholders + "data" + le32(data_size) + data;
     EXPECT_EQ(parse_ok(file).samples, (std::vector<float>{0.5f, -1.0f})) << riff_size << " " << data_size;
   }
   // A true RIFF size and a data size of 0xFFFFFFFF: the data runs to the end of the form.

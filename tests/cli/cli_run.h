@@ -1,5 +1,5 @@
-// Running the built gpstream binary from the CLI tests: one command line (shell redirections allowed) run in a
-// folder, with its exit code, stdout and stderr (the runner itself: tests/testing/run_command.h).
+// Running the built gpstream binary from the CLI tests: one command line (shell redirections allowed) run in
+// a folder, with its exit code, stdout and stderr (the runner itself: tests/testing/run_command.h).
 #pragma once
 
 #include <string>

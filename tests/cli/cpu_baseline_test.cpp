@@ -1,6 +1,6 @@
-// The binary's instruction-set check (src/cli/cpu_baseline.cpp), on CPUs emulated by qemu-user: an Intel Sandy
-// Bridge has AVX but none of x86-64-v3's later additions, a Nehalem has no AVX at all; a Haswell has them
-// all. Skipped without qemu-x86_64 (Debian's qemu-user).
+// The binary's instruction-set check (src/cli/cpu_baseline.cpp), on CPUs emulated by qemu-user: an Intel
+// Sandy Bridge has AVX but none of x86-64-v3's later additions, a Nehalem has no AVX at all; a Haswell has
+// them all. Skipped without qemu-x86_64 (Debian's qemu-user).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,7 +30,8 @@ testing::CommandRun run_on(const std::string& cpu) {
 }
 
 TEST(CpuBaseline, NamesTheMissingInstructionsAndExits1) {
-  if (std::system("command -v qemu-x86_64 >/dev/null 2>&1") != 0) GTEST_SKIP() << "qemu-x86_64 (qemu-user) not installed";
+  if (std::system("command -v qemu-x86_64 >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "qemu-x86_64 (qemu-user) not installed";
   // By hand from Intel's feature lists: Sandy Bridge (2011) added AVX; F16C came with Ivy Bridge, and AVX2,
   // FMA, BMI1/2, LZCNT and MOVBE with Haswell. Nehalem has none of them.
   const std::string prefix = "gpstream: this CPU lacks instructions gpstream is built for (x86-64-v3):";

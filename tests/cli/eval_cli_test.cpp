@@ -21,7 +21,9 @@ const std::string kDir = std::string(GPSTREAM_BINARY_DIR) + "/eval_cli_test_tmp/
 
 using Run = gpstream::testing::CommandRun;
 
-Run run(const std::string& args) { return gpstream::testing::run_gpstream(kDir, args); }
+Run run(const std::string& args) {
+  return gpstream::testing::run_gpstream(kDir, args);
+}
 
 void write(const std::string& name, const std::string& text) {
   std::ofstream(kDir + "/" + name) << text;
@@ -80,8 +82,10 @@ TEST_F(EvalCli, BleuPairedBootstrap) {
   const auto nl = r.out.find('\n');
   ASSERT_NE(nl, std::string::npos);
   const std::string base = r.out.substr(0, nl), sys = r.out.substr(nl + 1);
-  EXPECT_NE(base.find("\"system\": \"hyp.txt\", \"baseline\": true, \"score\": 48.53"), std::string::npos) << base;
-  EXPECT_NE(sys.find("\"system\": \"ref1.txt\", \"baseline\": false, \"score\": 100.0"), std::string::npos) << sys;
+  EXPECT_NE(base.find("\"system\": \"hyp.txt\", \"baseline\": true, \"score\": 48.53"), std::string::npos)
+      << base;
+  EXPECT_NE(sys.find("\"system\": \"ref1.txt\", \"baseline\": false, \"score\": 100.0"), std::string::npos)
+      << sys;
   auto number_after = [&](const std::string& key) {
     const auto at = sys.find("\"" + key + "\": ");
     EXPECT_NE(at, std::string::npos) << key;
@@ -148,25 +152,31 @@ TEST_F(EvalCli, ScoreInstancesLog) {
 TEST_F(EvalCli, ScoreSpeechLog) {
   write("speech.log",
         "{\"index\": 0, \"prediction\": \"a b c d\", \"delays\": [500.0, 1000.0, 2000.0, 2000.0], "
-        "\"elapsed\": [620.0, 1180.0, 2300.0, 2300.0], \"prediction_length\": 4, \"reference\": \"A, b c d e.\", "
+        "\"elapsed\": [620.0, 1180.0, 2300.0, 2300.0], \"prediction_length\": 4, \"reference\": \"A, b c d "
+        "e.\", "
         "\"source\": [\"utt0.wav\", \"samplerate: 16000 Hz\"], \"source_length\": 2000.0}\n"
         "{\"index\": 1, \"prediction\": \"x y\", \"delays\": [320.0, 640.0], \"elapsed\": [400.0, 700.0], "
-        "\"prediction_length\": 2, \"reference\": \"x z\", \"source\": [\"utt1.wav\"], \"source_length\": 640.0}\n");
+        "\"prediction_length\": 2, \"reference\": \"x z\", \"source\": [\"utt1.wav\"], \"source_length\": "
+        "640.0}\n");
   auto r = run("score --speech --instances speech.log --latency-metrics AL AP --output sp");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out,
-            "   WER      AL   AL_CA   AP  AP_CA\n28.571 543.333 678.333 0.65   0.75\n"
-            "WER: 1 substitutions, 1 deletions, 0 insertions over 7 reference words (normalisation: basic)\n");
+  EXPECT_EQ(
+      r.out,
+      "   WER      AL   AL_CA   AP  AP_CA\n28.571 543.333 678.333 0.65   0.75\n"
+      "WER: 1 substitutions, 1 deletions, 0 insertions over 7 reference words (normalisation: basic)\n");
   std::ifstream tsv(kDir + "/sp/scores.tsv");
   std::string text((std::istreambuf_iterator<char>(tsv)), {});
   EXPECT_EQ(text, "WER\tAL\tAL_CA\tAP\tAP_CA\n28.571\t543.333\t678.333\t0.65\t0.75\n");
 
   // Raw words (SimulEval's WER): "A," and "e." no longer match → (2 + 1) / 7 = 42.857 %.
-  auto raw = run("score --speech --instances speech.log --latency-metrics AL --wer-normalization none --json");
+  auto raw =
+      run("score --speech --instances speech.log --latency-metrics AL --wer-normalization none --json");
   ASSERT_EQ(raw.code, 0) << raw.err;
-  EXPECT_NE(raw.out.find("\"WER\": 42.857142857142854, \"AL\": 543.33333333333"), std::string::npos) << raw.out;
-  EXPECT_NE(raw.out.find("\"wer_substitutions\": 2, \"wer_deletions\": 1, \"wer_insertions\": 0, \"wer_hits\": 4, "
-                         "\"wer_reference_words\": 7, \"wer_hypothesis_words\": 6, \"wer_normalization\": \"none\""),
+  EXPECT_NE(raw.out.find("\"WER\": 42.857142857142854, \"AL\": 543.33333333333"), std::string::npos)
+      << raw.out;
+  EXPECT_NE(raw.out.find(
+                "\"wer_substitutions\": 2, \"wer_deletions\": 1, \"wer_insertions\": 0, \"wer_hits\": 4, "
+                "\"wer_reference_words\": 7, \"wer_hypothesis_words\": 6, \"wer_normalization\": \"none\""),
             std::string::npos)
       << raw.out;
 
@@ -180,7 +190,8 @@ TEST_F(EvalCli, ScoreSpeechLog) {
             std::string::npos)
       << bad.err;
   write("no_elapsed.log",
-        "{\"index\": 0, \"prediction\": \"a\", \"delays\": [800.0], \"reference\": \"a\", \"source_length\": 800.0}\n");
+        "{\"index\": 0, \"prediction\": \"a\", \"delays\": [800.0], \"reference\": \"a\", \"source_length\": "
+        "800.0}\n");
   auto ne = run("score --speech --instances no_elapsed.log --latency-metrics AL");
   EXPECT_EQ(ne.code, 1);
   EXPECT_NE(ne.err.find("0 elapsed times for 1 delays"), std::string::npos) << ne.err;

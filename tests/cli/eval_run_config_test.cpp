@@ -19,7 +19,9 @@ namespace {
 const std::string kDir =
     std::string(GPSTREAM_BINARY_DIR) + "/eval_run_config_test_tmp/" + std::to_string(getpid());
 
-testing::CommandRun run(const std::string& args) { return testing::run_gpstream(kDir, args); }
+testing::CommandRun run(const std::string& args) {
+  return testing::run_gpstream(kDir, args);
+}
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
@@ -38,7 +40,8 @@ class EvalRunConfig : public ::testing::Test {
     if (!std::filesystem::exists(testing::kGpstreamBin)) return;
     std::filesystem::create_directories(kDir);
     ASSERT_TRUE(testing::write_tiny_speech_model(kDir + "/model").ok());
-    std::ofstream(kDir + "/pa:irs \"x\".tsv") << "The cat sleeps.\tLe chat dort.\nOpen the door.\tOuvre la porte.\n";
+    std::ofstream(kDir + "/pa:irs \"x\".tsv")
+        << "The cat sleeps.\tLe chat dort.\nOpen the door.\tOuvre la porte.\n";
   }
   void SetUp() override {
     if (!std::filesystem::exists(testing::kGpstreamBin)) GTEST_SKIP() << "gpstream binary not built";
@@ -83,8 +86,10 @@ TEST_F(EvalRunConfig, TextEvalWritesConfigYaml) {
 }
 
 TEST_F(EvalRunConfig, SpeechEvalWritesConfigYaml) {
-  const std::string manifest = std::string(GPSTREAM_SOURCE_DIR) + "/tests/audio/data/speech/train/manifest.tsv";
-  auto r = run("eval --speech -m model --manifest " + manifest + " --limit 1 -k 2 --wer-normalization none --json -t 1 --output sp");
+  const std::string manifest =
+      std::string(GPSTREAM_SOURCE_DIR) + "/tests/audio/data/speech/train/manifest.tsv";
+  auto r = run("eval --speech -m model --manifest " + manifest +
+               " --limit 1 -k 2 --wer-normalization none --json -t 1 --output sp");
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string y = read_text(kDir + "/sp/config.yaml");
   EXPECT_EQ(y.rfind("source_type: speech\ntarget_type: text\ngpstream:\n", 0), 0u) << y;

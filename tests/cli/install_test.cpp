@@ -24,7 +24,8 @@ std::string run(const std::string& cmd) {
 TEST(Install, TheInstalledTreeRunsFromAnywhere) {
   testing::TempDir tmp;
   const std::string prefix = tmp.path() + "/prefix", moved = tmp.path() + "/elsewhere";
-  const std::string log = run("cmake --install " + std::string(GPSTREAM_BINARY_DIR) + " --prefix " + prefix + " 2>&1");
+  const std::string log =
+      run("cmake --install " + std::string(GPSTREAM_BINARY_DIR) + " --prefix " + prefix + " 2>&1");
   ASSERT_EQ(log.find("exit "), std::string::npos) << log;
   ASSERT_TRUE(fs::exists(prefix + "/bin/gpstream"));
   ASSERT_TRUE(fs::exists(prefix + "/share/gpstream/web/index.html"));
@@ -39,16 +40,17 @@ TEST(Install, TheInstalledTreeRunsFromAnywhere) {
   // The shipped model by name, from the installed data folder: the same translation as the build tree's.
   const std::string input = "printf 'Click the button to save the document.\\n' | ";
   const std::string installed = run(input + moved + "/bin/gpstream translate -m gpstream-en-fr -k 3 2>&1");
-  const std::string built = run(input + gpstream::testing::kGpstreamBin + " translate -m " + GPSTREAM_SOURCE_DIR +
-                                "/models/gpstream-en-fr -k 3 2>&1");
+  const std::string built = run(input + gpstream::testing::kGpstreamBin + " translate -m " +
+                                GPSTREAM_SOURCE_DIR + "/models/gpstream-en-fr -k 3 2>&1");
   EXPECT_FALSE(installed.empty());
   EXPECT_EQ(installed, built);
 
   // serve finds its page beside the binary: GET / answers with the installed index.html.
-  const std::string page = run("cd " + tmp.path() + " && (" + moved +
-                               "/bin/gpstream serve -m gpstream-en-fr --port 0 > port.txt 2>serve.log & echo $! > pid.txt);"
-                               " for i in $(seq 100); do [ -s port.txt ] && break; sleep 0.1; done;"
-                               " curl -s -H 'Accept: text/html' http://127.0.0.1:$(cat port.txt)/ ; kill $(cat pid.txt)");
+  const std::string page =
+      run("cd " + tmp.path() + " && (" + moved +
+          "/bin/gpstream serve -m gpstream-en-fr --port 0 > port.txt 2>serve.log & echo $! > pid.txt);"
+          " for i in $(seq 100); do [ -s port.txt ] && break; sleep 0.1; done;"
+          " curl -s -H 'Accept: text/html' http://127.0.0.1:$(cat port.txt)/ ; kill $(cat pid.txt)");
   EXPECT_EQ(page, testing::read_bytes(moved + "/share/gpstream/web/index.html"));
 }
 

@@ -43,7 +43,9 @@ const std::vector<std::string> kSources = {
 };
 
 // A shell command's stdout.
-std::string sh(const std::string& cmd) { return testing::run_command(cmd).out; }
+std::string sh(const std::string& cmd) {
+  return testing::run_command(cmd).out;
+}
 
 bool have_tool(const std::string& name) {
   return std::system(("command -v " + name + " >/dev/null 2>&1").c_str()) == 0;
@@ -235,8 +237,8 @@ TEST_F(LiveViewTmux, ResizesWhileRunningLeaveNoStaleCopy) {
   // on a screen not filled yet a narrowing pushes rows out of reach (the limit docs/streaming.md states).
   const std::vector<int> widths = {80, 40, 100, 55, 200, 40, 70, 45, 120};
   // tmux re-flows its screen at a new width a moment before the program learns of it (SIGWINCH), so a redraw
-  // already on its way can meet the old layout: on a loaded machine this race shows about once in twenty runs.
-  // One retry: a run that fails twice is reported with the second run's failures.
+  // already on its way can meet the old layout: on a loaded machine this race shows about once in twenty
+  // runs. One retry: a run that fails twice is reported with the second run's failures.
   for (int attempt = 0; attempt < 2; ++attempt) {
     Tmux tmux;  // a fresh server and window per run
     ::testing::TestPartResultArray failures;

@@ -25,18 +25,23 @@ namespace {
 using nlohmann::json;
 using testing::read_bytes;
 using testing::run_gpstream;
-using testing::wav_bytes::le32;
 using testing::write_wav16;
+using testing::wav_bytes::le32;
 
-const std::string kDir = std::string(GPSTREAM_BINARY_DIR) + "/speech_cli_test_tmp/" + std::to_string(getpid());
-const std::string kFixtureWav = std::string(GPSTREAM_SOURCE_DIR) + "/tests/audio/data/speech/train/wav/train-000002.wav";
+const std::string kDir =
+    std::string(GPSTREAM_BINARY_DIR) + "/speech_cli_test_tmp/" + std::to_string(getpid());
+const std::string kFixtureWav =
+    std::string(GPSTREAM_SOURCE_DIR) + "/tests/audio/data/speech/train/wav/train-000002.wav";
 
-testing::CommandRun run(const std::string& args) { return run_gpstream(kDir, args); }
+testing::CommandRun run(const std::string& args) {
+  return run_gpstream(kDir, args);
+}
 
 // A shell command line run in the test folder (for pipes and writer processes); GPSTREAM is the binary.
 testing::CommandRun run_sh(const std::string& command) {
-  return testing::run_command("cd " + kDir + " && GPSTREAM=" + testing::kGpstreamBin + " sh -c '" + command + "'",
-                              kDir + "/stderr_sh.txt");
+  return testing::run_command(
+      "cd " + kDir + " && GPSTREAM=" + testing::kGpstreamBin + " sh -c '" + command + "'",
+      kDir + "/stderr_sh.txt");
 }
 
 std::vector<float> test_audio(size_t n, double f0) {
@@ -51,7 +56,9 @@ std::vector<float> test_audio(size_t n, double f0) {
   return s;
 }
 
-void write_text(const std::string& name, const std::string& text) { std::ofstream(kDir + "/" + name) << text; }
+void write_text(const std::string& name, const std::string& text) {
+  std::ofstream(kDir + "/" + name) << text;
+}
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
@@ -111,14 +118,13 @@ std::string joined(const std::vector<speech::TranscribedWord>& words) {
 }
 
 TEST_F(SpeechCli, TranscribeUsageErrors) {
-  for (const char* args : {"transcribe --wav long.wav", "transcribe -m model",
-                           "transcribe -m model --wav long.wav --pace 0",
-                           "transcribe -m model --wav long.wav --pace=-1", "transcribe -m model --wav long.wav -k 0",
-                           "transcribe -m model --wav long.wav --phi x",
-                           "transcribe -m model --wav long.wav --paradigm nope",
-                           "transcribe -m model --wav long.wav --bogus",
-                           "transcribe -m model --wav long.wav --end-after-source maybe",
-                           "transcribe -m model --wav - --wav - < long.wav"}) {
+  for (const char* args :
+       {"transcribe --wav long.wav", "transcribe -m model", "transcribe -m model --wav long.wav --pace 0",
+        "transcribe -m model --wav long.wav --pace=-1", "transcribe -m model --wav long.wav -k 0",
+        "transcribe -m model --wav long.wav --phi x", "transcribe -m model --wav long.wav --paradigm nope",
+        "transcribe -m model --wav long.wav --bogus",
+        "transcribe -m model --wav long.wav --end-after-source maybe",
+        "transcribe -m model --wav - --wav - < long.wav"}) {
     auto r = run(args);
     EXPECT_EQ(r.code, 2) << args << ": " << r.err;
     EXPECT_FALSE(r.err.empty()) << args;
@@ -184,8 +190,8 @@ TEST_F(SpeechCli, TranscribePrintsTheTranscribersWordsAndDelays) {
 TEST_F(SpeechCli, EvalSpeechUsageErrors) {
   EXPECT_EQ(run("eval --speech -m model").code, 2);
   EXPECT_EQ(run("eval --speech --manifest manifest.tsv").code, 2);
-  for (const char* bad : {"--phi x", "--phi 0 --phi y", "-k 0", "--paradigm nope", "--wer-normalization whisper",
-                          "--tsv x.tsv", "--end-after-source yes"}) {
+  for (const char* bad : {"--phi x", "--phi 0 --phi y", "-k 0", "--paradigm nope",
+                          "--wer-normalization whisper", "--tsv x.tsv", "--end-after-source yes"}) {
     auto r = run(std::string("eval --speech -m model --manifest manifest.tsv ") + bad);
     EXPECT_EQ(r.code, 2) << bad << ": " << r.err;
     EXPECT_FALSE(r.err.empty()) << bad;
@@ -197,8 +203,9 @@ TEST_F(SpeechCli, EvalSpeechUsageErrors) {
   auto bad = run("eval --speech -m model --manifest bad_manifest.tsv");
   EXPECT_EQ(bad.code, 1);
   EXPECT_NE(bad.err.find("bad_manifest.tsv:1"), std::string::npos) << bad.err;
-  write_text("short_manifest.tsv",
-             "wav\ttranscript\tvoice\tspeed\tpitch\tduration_ms\nwav/utt0.wav\tClose.\ten-us+m1\t170\t50\t900\n");
+  write_text(
+      "short_manifest.tsv",
+      "wav\ttranscript\tvoice\tspeed\tpitch\tduration_ms\nwav/utt0.wav\tClose.\ten-us+m1\t170\t50\t900\n");
   auto wrong_length = run("eval --speech -m model --manifest short_manifest.tsv");
   EXPECT_EQ(wrong_length.code, 1);
   EXPECT_NE(wrong_length.err.find("utt0.wav"), std::string::npos) << wrong_length.err;
@@ -217,7 +224,8 @@ std::string strip_elapsed(const std::string& text) {
 }
 
 TEST_F(SpeechCli, EvalSpeechLogIsScoredToTheSameNumbers) {
-  auto r = run("eval --speech -m model --manifest manifest.tsv -k 1 -k 3 --phi 0 --phi 4 --output out --json -t 1");
+  auto r = run(
+      "eval --speech -m model --manifest manifest.tsv -k 1 -k 3 --phi 0 --phi 4 --output out --json -t 1");
   ASSERT_EQ(r.code, 0) << r.err;
   std::vector<json> lines;
   size_t start = 0;
@@ -236,17 +244,19 @@ TEST_F(SpeechCli, EvalSpeechLogIsScoredToTheSameNumbers) {
     const std::string dir = std::string("out/") + labels[i];
     const std::string log = read_text(kDir + "/" + dir + "/instances.log");
     EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 3) << log;
-    EXPECT_NE(log.find("\"source\": [\"wav/utt1.wav\"], \"source_length\": 1700.0}"), std::string::npos) << log;
+    EXPECT_NE(log.find("\"source\": [\"wav/utt1.wav\"], \"source_length\": 1700.0}"), std::string::npos)
+        << log;
     auto s = run("score --speech --instances " + dir + "/instances.log --json --output " + dir + "/rescored");
     ASSERT_EQ(s.code, 0) << s.err;
     const json sj = json::parse(s.out);
-    for (const char* key : {"WER", "LAAL", "LAAL_CA", "AL", "AL_CA", "AP", "AP_CA", "DAL", "DAL_CA", "ATD", "ATD_CA",
-                            "wer_substitutions", "wer_deletions", "wer_insertions", "wer_reference_words",
-                            "wer_hypothesis_words"}) {
+    for (const char* key : {"WER", "LAAL", "LAAL_CA", "AL", "AL_CA", "AP", "AP_CA", "DAL", "DAL_CA", "ATD",
+                            "ATD_CA", "wer_substitutions", "wer_deletions", "wer_insertions",
+                            "wer_reference_words", "wer_hypothesis_words"}) {
       ASSERT_TRUE(e.contains(key)) << key;
       EXPECT_EQ(e.at(key), sj.at(key)) << labels[i] << " " << key;
     }
-    EXPECT_EQ(read_text(kDir + "/" + dir + "/scores.tsv"), read_text(kDir + "/" + dir + "/rescored/scores.tsv"));
+    EXPECT_EQ(read_text(kDir + "/" + dir + "/scores.tsv"),
+              read_text(kDir + "/" + dir + "/rescored/scores.tsv"));
     EXPECT_EQ(e.at("wer_reference_words").get<int>(), 3 + 3 + 1);
   }
   // The same run again: the same predictions and delays (seeded noise, greedy decoding).
@@ -255,12 +265,15 @@ TEST_F(SpeechCli, EvalSpeechLogIsScoredToTheSameNumbers) {
   EXPECT_EQ(strip_elapsed(read_text(kDir + "/again/group-k3-phi4/instances.log")),
             strip_elapsed(read_text(kDir + "/out/group-k3-phi4/instances.log")));
   // --end-after-source on: said in the JSON line and in the folder's name.
-  auto ending = run("eval --speech -m model --manifest manifest.tsv -k 1 --phi 0 --end-after-source on --output eas --json -t 1");
+  auto ending =
+      run("eval --speech -m model --manifest manifest.tsv -k 1 --phi 0 --end-after-source on --output eas "
+          "--json -t 1");
   ASSERT_EQ(ending.code, 0) << ending.err;
   EXPECT_EQ(json::parse(ending.out).at("end_after_source"), true);
-  EXPECT_EQ(std::count_if(std::filesystem::directory_iterator(kDir + "/eas"), std::filesystem::directory_iterator(),
-                          [](const auto& e) { return e.is_directory(); }),
-            1);
+  EXPECT_EQ(
+      std::count_if(std::filesystem::directory_iterator(kDir + "/eas"), std::filesystem::directory_iterator(),
+                    [](const auto& e) { return e.is_directory(); }),
+      1);
   EXPECT_TRUE(std::filesystem::exists(kDir + "/eas/group-k1-phi0-end-after-source/instances.log"));
   // --beam (word beam search): said in the JSON line (this model's default: 1); 0 is bad usage.
   EXPECT_EQ(lines[0].at("beam"), 1);
@@ -274,7 +287,8 @@ TEST_F(SpeechCli, EvalSpeechLogIsScoredToTheSameNumbers) {
   EXPECT_EQ(std::count(table.out.begin(), table.out.end(), '\n'), 2) << table.out;
   EXPECT_EQ(table.out.rfind("paradigm", 0), 0u) << table.out;
   EXPECT_NE(table.out.find("\ngroup                     2      0 "), std::string::npos) << table.out;
-  EXPECT_EQ(run("eval --speech -m model --manifest manifest.tsv --no-noise -t 1").code, 2);  // noise is opt-in now
+  EXPECT_EQ(run("eval --speech -m model --manifest manifest.tsv --no-noise -t 1").code,
+            2);  // noise is opt-in now
 }
 
 TEST_F(SpeechCli, EvalSpeechReadsAPlainManifestAndTheAudioAsGiven) {
@@ -287,9 +301,11 @@ TEST_F(SpeechCli, EvalSpeechReadsAPlainManifestAndTheAudioAsGiven) {
   auto dotdot = run("eval --speech -m model --manifest plain/list.tsv -t 1");
   EXPECT_EQ(dotdot.code, 1);  // paths must stay inside the manifest's folder
   EXPECT_NE(dotdot.err.find("plain/list.tsv:2: "), std::string::npos) << dotdot.err;
-  write_text("plain.tsv", "audio\ttranscript\nwav/utt0.wav\tClose the door.\nwav/utt1.wav\tOpen it, please!\n"
-                          "wav/utt2.wav\tYes.\n");
-  write_text("bare.tsv", "wav/utt0.wav\tClose the door.\nwav/utt1.wav\tOpen it, please!\nwav/utt2.wav\tYes.\n");
+  write_text("plain.tsv",
+             "audio\ttranscript\nwav/utt0.wav\tClose the door.\nwav/utt1.wav\tOpen it, please!\n"
+             "wav/utt2.wav\tYes.\n");
+  write_text("bare.tsv",
+             "wav/utt0.wav\tClose the door.\nwav/utt1.wav\tOpen it, please!\nwav/utt2.wav\tYes.\n");
   const std::string opts = " -k 2 --phi 0 --json -t 1 --output ";
   auto gen = run("eval --speech -m model --manifest manifest.tsv" + opts + "gen");
   ASSERT_EQ(gen.code, 0) << gen.err;
@@ -325,8 +341,8 @@ std::string with_sizes(std::string wav, uint32_t riff_size, uint32_t data_size) 
 }
 
 TEST_F(SpeechCli, TranscribeReadsStreamingWavHeadersFromAPipe) {
-  // What `arecord | gpstream transcribe --wav -` sends: sizes a recorder cannot fill in. Each reads to the end
-  // of the pipe and gives the words and delays of the file.
+  // What `arecord | gpstream transcribe --wav -` sends: sizes a recorder cannot fill in. Each reads to the
+  // end of the pipe and gives the words and delays of the file.
   const auto want = library_words(kDir + "/long.wav", 1);
   ASSERT_FALSE(want.empty());
   auto file = run("transcribe -m model -k 1 --wav long.wav --delays -t 1");
@@ -354,7 +370,8 @@ TEST_F(SpeechCli, TranscribeWritesWordsBeforeThePipeCloses) {
   // out while the pipe is still open.
   const auto want = library_words(kDir + "/long.wav", 1);
   ASSERT_FALSE(want.empty());
-  ASSERT_LE(want.front().delay_ms + 200, 1000.0) << "the first word needs more than the first second of audio";
+  ASSERT_LE(want.front().delay_ms + 200, 1000.0)
+      << "the first word needs more than the first second of audio";
   const std::string wav = with_sizes(read_bytes(kDir + "/long.wav"), 0xFFFFFFFF, 0xFFFFFFFF);
   write_bytes("first.bin", wav.substr(0, 44 + 32000));
   write_bytes("second.bin", wav.substr(44 + 32000));
@@ -371,8 +388,8 @@ TEST_F(SpeechCli, TranscribeWritesWordsBeforeThePipeCloses) {
 }
 
 TEST_F(SpeechCli, TranscribeReadsRawPcm) {
-  // The data chunk alone, at the file's rate; as interleaved stereo (each sample twice: the same mean); 22.05 kHz
-  // espeak-ng speech, resampled as its WAV is.
+  // The data chunk alone, at the file's rate; as interleaved stereo (each sample twice: the same mean); 22.05
+  // kHz espeak-ng speech, resampled as its WAV is.
   const std::string wav = read_bytes(kDir + "/long.wav");
   write_bytes("long.raw", wav.substr(44));
   std::string stereo;
@@ -391,9 +408,10 @@ TEST_F(SpeechCli, TranscribeReadsRawPcm) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, joined(library_words(kFixtureWav, 1)) + "\n");
   // Usage: --raw needs --rate, which must be a speech rate; --rate and --channels need --raw.
-  for (const char* args : {"--raw --wav long.raw", "--raw --rate 1 --wav long.raw", "--raw --rate 7999 --wav long.raw",
-                           "--raw --rate 192001 --wav long.raw", "--raw --rate 16000 --channels 0 --wav long.raw",
-                           "--rate 16000 --wav long.wav", "--channels 2 --wav long.wav"}) {
+  for (const char* args :
+       {"--raw --wav long.raw", "--raw --rate 1 --wav long.raw", "--raw --rate 7999 --wav long.raw",
+        "--raw --rate 192001 --wav long.raw", "--raw --rate 16000 --channels 0 --wav long.raw",
+        "--rate 16000 --wav long.wav", "--channels 2 --wav long.wav"}) {
     auto u = run(std::string("transcribe -m model ") + args);
     EXPECT_EQ(u.code, 2) << args << ": " << u.err;
     EXPECT_FALSE(u.err.empty()) << args;
@@ -401,7 +419,8 @@ TEST_F(SpeechCli, TranscribeReadsRawPcm) {
   write_bytes("odd.raw", wav.substr(44, 101));  // 50 samples and a half
   auto odd = run("transcribe -m model --raw --rate 16000 --wav odd.raw");
   EXPECT_EQ(odd.code, 1);
-  EXPECT_NE(odd.err.find("odd.raw: the stream ends inside a frame (1 of 2 bytes)"), std::string::npos) << odd.err;
+  EXPECT_NE(odd.err.find("odd.raw: the stream ends inside a frame (1 of 2 bytes)"), std::string::npos)
+      << odd.err;
 }
 
 TEST_F(SpeechCli, TranscribeRefusesHostileStreams) {
@@ -428,7 +447,8 @@ TEST_F(SpeechCli, TranscribeRefusesHostileStreams) {
 
 TEST_F(SpeechCli, TranscribeReadsFlacThroughLibsndfile) {
   // FLAC is lossless: the same samples, so the same words as the WAV it was made from (sox writes it).
-  if (std::system("command -v sox > /dev/null 2>&1") != 0) GTEST_SKIP() << "sox not installed (scripts/setup installs it)";
+  if (std::system("command -v sox > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "sox not installed (scripts/setup installs it)";
   ASSERT_EQ(run_sh("sox long.wav long.flac").code, 0);
   auto r = run("transcribe -m model -k 1 -t 1 --audio long.flac --delays");
   ASSERT_EQ(r.code, 0) << r.err;
@@ -439,11 +459,12 @@ TEST_F(SpeechCli, TranscribeReadsFlacThroughLibsndfile) {
 }
 
 TEST_F(SpeechCli, TheShippedModelReadsTheAudioToItsEnd) {
-  // espeak-ng speech (22.05 kHz, a 44-byte header, n 16-bit samples) as a file, as a streaming-header pipe and as
-  // raw PCM: the last word is written once every chunk, the partial last one included, has been read, so its
-  // delay is the whole audio: the ceil(n * 320 / 441) samples at 16 kHz, / 16 per ms.
+  // espeak-ng speech (22.05 kHz, a 44-byte header, n 16-bit samples) as a file, as a streaming-header pipe
+  // and as raw PCM: the last word is written once every chunk, the partial last one included, has been read,
+  // so its delay is the whole audio: the ceil(n * 320 / 441) samples at 16 kHz, / 16 per ms.
   const std::string model = std::string(GPSTREAM_SOURCE_DIR) + "/models/gpstream-speech-en";
-  const std::string wav_path = std::string(GPSTREAM_SOURCE_DIR) + "/tests/speech/data/shipped-dev/wav/dev-000002.wav";
+  const std::string wav_path =
+      std::string(GPSTREAM_SOURCE_DIR) + "/tests/speech/data/shipped-dev/wav/dev-000002.wav";
   const std::string wav = read_bytes(wav_path);
   ASSERT_GT(wav.size(), 44u);
   const uint64_t n = (wav.size() - 44) / 2;

@@ -3,8 +3,8 @@
 // as a shell reports it); `--resume` then finishes the run, and the final parameters, optimizer moments and
 // exported weights are bit-identical to an uninterrupted run of the same config (every random stream is a
 // function of the seed and the checkpointed counters). Skipped when the gpstream binary is not built.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -32,7 +32,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kDir = std::string(GPSTREAM_BINARY_DIR) + "/train_interrupt_test_tmp/" + std::to_string(getpid());
+const std::string kDir =
+    std::string(GPSTREAM_BINARY_DIR) + "/train_interrupt_test_tmp/" + std::to_string(getpid());
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -66,15 +67,17 @@ struct Interrupted {
   std::string err;
 };
 
-// Starts the training, waits until metrics.jsonl holds `after_steps` lines, sends `sig` and waits for the exit.
-Interrupted train_and_interrupt(const std::vector<std::string>& args, const std::string& run_dir, size_t after_steps,
-                                int sig) {
+// Starts the training, waits until metrics.jsonl holds `after_steps` lines, sends `sig` and waits for the
+// exit.
+Interrupted train_and_interrupt(const std::vector<std::string>& args, const std::string& run_dir,
+                                size_t after_steps, int sig) {
   Interrupted r;
   const std::string err = run_dir + ".stderr";
   const pid_t pid = spawn(args, run_dir + ".stdout", err);
   if (pid < 0) return r;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
-  while (count_lines(run_dir + "/metrics.jsonl") < after_steps && std::chrono::steady_clock::now() < deadline) {
+  while (count_lines(run_dir + "/metrics.jsonl") < after_steps &&
+         std::chrono::steady_clock::now() < deadline) {
     int status = 0;
     if (waitpid(pid, &status, WNOHANG) == pid) {  // ended before the signal: a failure to report
       r.err = "ended before the signal: " + read_text(err);
@@ -90,15 +93,17 @@ Interrupted train_and_interrupt(const std::vector<std::string>& args, const std:
   return r;
 }
 
-testing::CommandRun run(const std::string& args) { return testing::run_gpstream(kDir, args); }
+testing::CommandRun run(const std::string& args) {
+  return testing::run_gpstream(kDir, args);
+}
 
 // The interrupted run's checkpoint: named on stderr, the run's newest, at the step metrics.jsonl ends at.
 void expect_checkpoint_reported(const Interrupted& r, const std::string& command, const char* signal_name,
                                 const std::string& run_dir, int64_t total_steps) {
   auto path = train::resolve_resume_checkpoint(run_dir);
   ASSERT_TRUE(path.ok()) << path.error().message() << "\n" << r.err;
-  EXPECT_NE(r.err.find("gpstream " + command + ": interrupted by " + signal_name + ": saved checkpoint " + *path +
-                       "; continue with --resume " + run_dir + "\n"),
+  EXPECT_NE(r.err.find("gpstream " + command + ": interrupted by " + signal_name + ": saved checkpoint " +
+                       *path + "; continue with --resume " + run_dir + "\n"),
             std::string::npos)
       << r.err;
   auto ckpt = train::read_checkpoint(*path);
@@ -166,11 +171,15 @@ std::string text_config(const std::string& name) {
     }
   }
   const std::string path = kDir + "/" + name + ".json";
-  std::ofstream(path) << R"({"model": {"tokenizer": "bytes", "scratch": {"hidden_size": 32, "intermediate_size": 64,
+  std::ofstream(path)
+      << R"({"model": {"tokenizer": "bytes", "scratch": {"hidden_size": 32, "intermediate_size": 64,
     "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1}},
-  "data": {"train": ")" + tsv + R"(", "mode": "group", "k": [1, 3], "phi": 0.5, "max_seq": 256, "batch_tokens": 256},
-  "optimizer": {"lr": 0.003}, "steps": )" + std::to_string(kTextSteps) + R"(, "seed": 3, "threads": 1, "log_every": 1000,
-  "checkpoint": {"every_steps": 0, "every_minutes": 0, "keep": 2}, "output": ")" + kDir + "/" + name + R"("})";
+  "data": {"train": ")" +
+             tsv + R"(", "mode": "group", "k": [1, 3], "phi": 0.5, "max_seq": 256, "batch_tokens": 256},
+  "optimizer": {"lr": 0.003}, "steps": )" +
+             std::to_string(kTextSteps) + R"(, "seed": 3, "threads": 1, "log_every": 1000,
+  "checkpoint": {"every_steps": 0, "every_minutes": 0, "keep": 2}, "output": ")" +
+             kDir + "/" + name + R"("})";
   return path;
 }
 
@@ -191,11 +200,13 @@ constexpr int64_t kSpeechSteps = 80;
 std::string speech_config(const std::string& llm, const std::string& name) {
   const std::string data = testing::speech_sample_dir(), path = kDir + "/" + name + ".json";
   std::ofstream(path) << R"({"llm": ")" + llm + R"(", "train_manifest": ")" + data + R"(/train/manifest.tsv",
-    "output_dir": ")" + kDir + "/" + name + R"(",
+    "output_dir": ")" + kDir +
+                             "/" + name + R"(",
     "encoder": {"conv_channels": 16, "d_model": 16, "n_layer": 1, "n_head": 2, "n_ff": 32, "chunk_frames": 4,
                 "proj_hidden": 32},
     "llm_training": "lora", "lora_rank": 4, "lora_alpha": 8, "k_min": 1, "k_max": 3, "phi": [0, 256],
-    "batch_utterances": 2, "steps": )" + std::to_string(kSpeechSteps) + R"(, "lr": 0.02, "warmup_steps": 2,
+    "batch_utterances": 2, "steps": )" +
+                             std::to_string(kSpeechSteps) + R"(, "lr": 0.02, "warmup_steps": 2,
     "schedule": "constant", "noise": true, "threads": 1, "dev_every": 0, "ckpt_every_steps": 0, "seed": 4,
     "log_every": 1000})";
   return path;

@@ -1,14 +1,13 @@
-// End-to-end checks of `gpstream translate` (and eval) on the shipped en-fr model: every word of every line read;
-// with greedy decoding and with the word
-// beam search, one JSON line per input sentence whose delays follow wait-k by hand (word j is written after
-// min(k + j − 1, M) of the M source words: the beam changes the words, never when they are written); bad
-// usage of --beam exits 2 with one line that says why; the kernels' instruction set (GPSTREAM_ISA) changes no
-// word and no delay, and `version` reports it. Skipped when the gpstream binary is not built.
+// End-to-end checks of `gpstream translate` (and eval) on the shipped en-fr model: every word of every line
+// read; with greedy decoding and with the word beam search, one JSON line per input sentence whose delays
+// follow wait-k by hand (word j is written after min(k + j − 1, M) of the M source words: the beam changes
+// the words, never when they are written); bad usage of --beam exits 2 with one line that says why; the
+// kernels' instruction set (GPSTREAM_ISA) changes no word and no delay, and `version` reports it. Skipped
+// when the gpstream binary is not built.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdlib>
-
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -22,10 +21,13 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kDir = std::string(GPSTREAM_BINARY_DIR) + "/translate_cli_test_tmp/" + std::to_string(getpid());
+const std::string kDir =
+    std::string(GPSTREAM_BINARY_DIR) + "/translate_cli_test_tmp/" + std::to_string(getpid());
 const std::string kModel = std::string(GPSTREAM_SOURCE_DIR) + "/models/gpstream-en-fr";
 
-testing::CommandRun run(const std::string& args) { return testing::run_gpstream(kDir, args); }
+testing::CommandRun run(const std::string& args) {
+  return testing::run_gpstream(kDir, args);
+}
 
 size_t count_words(const std::string& s) {
   std::istringstream in(s);
@@ -49,7 +51,8 @@ TEST_F(TranslateCli, DelaysFollowWaitKWithAndWithoutTheBeam) {
   const std::vector<size_t> source_words = {3, 12, 2};
   for (const char* beam : {"1", "4"}) {
     for (int k : {2, 5}) {
-      auto r = run("translate -m " + kModel + " -k " + std::to_string(k) + " --beam " + beam + " --delays < in.txt");
+      auto r = run("translate -m " + kModel + " -k " + std::to_string(k) + " --beam " + beam +
+                   " --delays < in.txt");
       ASSERT_EQ(r.code, 0) << r.err;
       std::istringstream lines(r.out);
       size_t i = 0;
@@ -115,8 +118,9 @@ TEST_F(TranslateCli, SameWordsAndDelaysWithEitherKernel) {
 
 // No word is dropped: a line of several sentences, of fifty, and a long line with no sentence end at all are
 // read whole. Expected independently of the multi-sentence code path: each sentence (or 64-word piece of the
-// unpunctuated line: docs/streaming.md, "Continuous streams") translated as a line of its own — a segment of a
-// continuous stream starts from the prompt like a fresh session — and its delays shifted by the words before it.
+// unpunctuated line: docs/streaming.md, "Continuous streams") translated as a line of its own — a segment of
+// a continuous stream starts from the prompt like a fresh session — and its delays shifted by the words
+// before it.
 TEST_F(TranslateCli, EveryWordOfEveryLineIsRead) {
   struct Piece {
     std::string text;

@@ -81,8 +81,10 @@ TEST(InstanceLog, BadLinesNameTheLine) {
   EXPECT_NE(e.error().message().find("source_length"), std::string::npos);
   auto f = parse_instances_log("{\"prediction\": \"a\"}", "log");
   EXPECT_FALSE(f.ok());
-  // Found by fuzzing: a number beyond double's range made the JSON parser throw out_of_range (not parse_error).
-  auto g = parse_instances_log("{\"index\": 0, \"prediction\": \"a\", \"delays\": [2839e729332000017]}", "log");
+  // Found by fuzzing: a number beyond double's range made the JSON parser throw out_of_range (not
+  // parse_error).
+  auto g =
+      parse_instances_log("{\"index\": 0, \"prediction\": \"a\", \"delays\": [2839e729332000017]}", "log");
   ASSERT_FALSE(g.ok());
   EXPECT_NE(g.error().message().find("log:1"), std::string::npos);
 }

@@ -262,8 +262,10 @@ double reference_atd(const std::vector<double>& delays, const std::vector<double
     if (std::find(no_duplicate.begin(), no_duplicate.end(), d) == no_duplicate.end())
       no_duplicate.push_back(d);
   for (size_t i = 0; i < delays.size(); ++i) {
-    if (i == 0 || delays[i] != delays[i - 1]) tgt_sizes.push_back(1);
-    else tgt_sizes.back() += 1;
+    if (i == 0 || delays[i] != delays[i - 1])
+      tgt_sizes.push_back(1);
+    else
+      tgt_sizes.back() += 1;
   }
   for (size_t i = 1; i < tgt_sizes.size(); ++i)
     for (int k = 0; k < static_cast<int>(tgt_sizes[i]); ++k) tgt_chunk.push_back(i);

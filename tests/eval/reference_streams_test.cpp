@@ -10,7 +10,9 @@
 namespace gpstream::eval {
 namespace {
 
-bool mentions(const Error& e, const std::string& text) { return e.message().find(text) != std::string::npos; }
+bool mentions(const Error& e, const std::string& text) {
+  return e.message().find(text) != std::string::npos;
+}
 
 TEST(ReferenceStreams, CountsReferencesPerSegment) {
   // Two streams, both filled: 2 references everywhere.

@@ -1,10 +1,11 @@
 // scores.tsv reading (for gpstream plot): the format gpstream eval writes reads back; bad files are refused.
+#include "eval/scores_tsv.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
 
 #include "eval/scores.h"
-#include "eval/scores_tsv.h"
 
 namespace gpstream {
 namespace {

@@ -1,13 +1,14 @@
 // The simultaneous evaluator with a scripted model: SimulEval-style word-by-word driving gives wait-k
 // delays; instances.log lines carry SimulEval's keys in order; rescoring the log (gpstream score's
 // path) reproduces the scores computed from the in-memory records; paced runs use ms.
+#include "eval/simultaneous.h"
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "../stream/copy_model.h"
 #include "eval/scores.h"
-#include "eval/simultaneous.h"
 
 namespace gpstream {
 namespace {
@@ -54,12 +55,14 @@ TEST(Simultaneous, PacedRunsReportMilliseconds) {
   testing::CopyModel model(codec);
   stream::SessionOptions so;
   so.k = 1;
-  auto rec = eval::evaluate_sentence(model, codec, so, {"a b c", "a b c"}, {2.0});  // 2 words/s: 500 ms a word
+  auto rec =
+      eval::evaluate_sentence(model, codec, so, {"a b c", "a b c"}, {2.0});  // 2 words/s: 500 ms a word
   ASSERT_TRUE(rec.ok());
   EXPECT_EQ(rec->delays, (std::vector<double>{500, 1000, 1500}));
   EXPECT_EQ(rec->source_length, 1500);
   ASSERT_EQ(rec->elapsed.size(), 3u);
-  for (size_t i = 0; i < 3; ++i) EXPECT_GE(rec->elapsed[i], rec->delays[i]);  // never before the word was heard
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_GE(rec->elapsed[i], rec->delays[i]);  // never before the word was heard
 }
 
 TEST(Simultaneous, TestFilesAreCheckedLineByLine) {

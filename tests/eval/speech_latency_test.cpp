@@ -21,8 +21,9 @@ TEST(SpeechClock, SegmentSizesLikeSimulEval) {
     int64_t samples;
     double ms;
   };
-  for (const Case& c : {Case{10, 16000, 160, 10.0}, Case{320, 16000, 5120, 320.0}, Case{10, 22050, 221, 10.022675736961451},
-                        Case{30, 44100, 1323, 30.0}, Case{1, 8000, 8, 1.0}, Case{0.5, 16000, 8, 0.5}}) {
+  for (const Case& c :
+       {Case{10, 16000, 160, 10.0}, Case{320, 16000, 5120, 320.0}, Case{10, 22050, 221, 10.022675736961451},
+        Case{30, 44100, 1323, 30.0}, Case{1, 8000, 8, 1.0}, Case{0.5, 16000, 8, 0.5}}) {
     auto clock = SpeechSourceClock::create(c.rate, 100000, c.seg_ms);
     ASSERT_TRUE(clock.ok());
     EXPECT_EQ(clock->samples_per_segment(), c.samples) << c.seg_ms << " ms at " << c.rate;
@@ -92,8 +93,8 @@ TEST(SpeechLatency, HandDerivedEachMetric) {
   auto s = score_speech_instances({r}, o);
   ASSERT_TRUE(s.ok()) << s.error().message();
   const std::vector<std::pair<std::string, double>> want{
-      {"WER", 20.0},  {"AL", 2300.0 / 3}, {"AL_CA", 2900.0 / 3}, {"LAAL", 2300.0 / 3}, {"LAAL_CA", 2900.0 / 3},
-      {"AP", 0.55},   {"AP_CA", 0.64},    {"DAL", 750.0},        {"DAL_CA", 975.0}};
+      {"WER", 20.0}, {"AL", 2300.0 / 3}, {"AL_CA", 2900.0 / 3}, {"LAAL", 2300.0 / 3}, {"LAAL_CA", 2900.0 / 3},
+      {"AP", 0.55},  {"AP_CA", 0.64},    {"DAL", 750.0},        {"DAL_CA", 975.0}};
   ASSERT_EQ(s->scores.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     EXPECT_EQ(s->scores[i].first, want[i].first);

@@ -69,13 +69,17 @@ TEST(WerNormalize, Rules) {
   EXPECT_EQ(wer_normalize("e-mail 3.14 $20 20% \u201cquoted\u201d (aside) \u00a1hola! \u2026"),
             "e mail 3 14 20 20 quoted aside hola");
   // NFKC: composed = decomposed, ligatures, full-width, superscripts, roman numerals.
-  EXPECT_EQ(wer_normalize("cafe\u0301 \ufb01sh \uff21\uff22\uff23 x\u00b2 \u2163"), "caf\u00e9 fish abc x2 iv");
+  EXPECT_EQ(wer_normalize("cafe\u0301 \ufb01sh \uff21\uff22\uff23 x\u00b2 \u2163"),
+            "caf\u00e9 fish abc x2 iv");
   // Python str.lower(): İ → i + U+0307; final sigma.
   EXPECT_EQ(wer_normalize("\u0130 \u039f\u0394\u039f\u03a3"), "i\u0307 \u03bf\u03b4\u03bf\u03c2");
   // Format characters vanish (soft hyphen, zero-width space); other controls and Unicode spaces separate.
-  EXPECT_EQ(wer_normalize("co\u00adop zero\u200bwidth a\x01" "b c\td\u3000e\u00a0f"), "coop zerowidth a b c d e f");
+  EXPECT_EQ(wer_normalize("co\u00adop zero\u200bwidth a\x01"
+                          "b c\td\u3000e\u00a0f"),
+            "coop zerowidth a b c d e f");
   // Scripts without case or spaces pass through.
-  EXPECT_EQ(wer_normalize("\u4e2d\u6587 \u0928\u092e\u0938\u094d\u0924\u0947"), "\u4e2d\u6587 \u0928\u092e\u0938\u094d\u0924\u0947");
+  EXPECT_EQ(wer_normalize("\u4e2d\u6587 \u0928\u092e\u0938\u094d\u0924\u0947"),
+            "\u4e2d\u6587 \u0928\u092e\u0938\u094d\u0924\u0947");
   EXPECT_EQ(wer_normalize(" .,!? "), "");
   // Invalid UTF-8 is not an error: the bad byte stays part of its word (no NFKC for that string).
   EXPECT_EQ(wer_normalize("Caf\xc3 OK"), "caf\xc3 ok");
@@ -152,7 +156,8 @@ TEST(WerGolden, MatchesPythonImplementation) {
   auto corpus = corpus_wer(refs, hyps);
   ASSERT_TRUE(corpus.ok());
   EXPECT_EQ(corpus->counts, total);
-  EXPECT_DOUBLE_EQ(corpus->wer, static_cast<double>(total.edits()) / static_cast<double>(total.reference_words));
+  EXPECT_DOUBLE_EQ(corpus->wer,
+                   static_cast<double>(total.edits()) / static_cast<double>(total.reference_words));
 }
 
 }  // namespace

@@ -21,11 +21,28 @@ using testing::write_bytes;
 // Little-endian GGUF bytes, written by hand.
 struct Builder {
   std::string b;
-  Builder& u8(uint8_t v) { b.push_back(static_cast<char>(v)); return *this; }
-  Builder& u32(uint32_t v) { for (int i = 0; i < 4; ++i) u8(static_cast<uint8_t>(v >> (8 * i))); return *this; }
-  Builder& u64(uint64_t v) { for (int i = 0; i < 8; ++i) u8(static_cast<uint8_t>(v >> (8 * i))); return *this; }
-  Builder& f32(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u32(u); }
-  Builder& str(const std::string& s) { u64(s.size()); b += s; return *this; }
+  Builder& u8(uint8_t v) {
+    b.push_back(static_cast<char>(v));
+    return *this;
+  }
+  Builder& u32(uint32_t v) {
+    for (int i = 0; i < 4; ++i) u8(static_cast<uint8_t>(v >> (8 * i)));
+    return *this;
+  }
+  Builder& u64(uint64_t v) {
+    for (int i = 0; i < 8; ++i) u8(static_cast<uint8_t>(v >> (8 * i)));
+    return *this;
+  }
+  Builder& f32(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u32(u);
+  }
+  Builder& str(const std::string& s) {
+    u64(s.size());
+    b += s;
+    return *this;
+  }
   Builder& header(uint64_t n_tensors, uint64_t n_kv, uint32_t version = 3) {
     b += "GGUF";
     return u32(version).u64(n_tensors).u64(n_kv);
@@ -80,7 +97,8 @@ TEST(Gguf, ReadsHandBuiltFile) {
   EXPECT_EQ(*g->metadata.get_string("general.architecture"), "llama");
   EXPECT_EQ(*g->metadata.get_int("llama.block_count"), 7);
   EXPECT_FALSE(g->metadata.get_float("llama.block_count").ok());  // wrong type, named
-  EXPECT_NE(g->metadata.get_float("llama.block_count").error().message().find("llama.block_count"), std::string::npos);
+  EXPECT_NE(g->metadata.get_float("llama.block_count").error().message().find("llama.block_count"),
+            std::string::npos);
   EXPECT_EQ(g->metadata.get_int("missing", 5).value(), 5);
   const TensorData* a = g->tensors.find("a");
   ASSERT_NE(a, nullptr);
@@ -164,7 +182,8 @@ TEST(GgufHostile, ValueTypes) {
 }
 
 TEST(GgufHostile, TensorInfos) {
-  auto one = [](const std::string& name, std::vector<uint64_t> dims, uint32_t type, uint64_t offset, size_t data = 64) {
+  auto one = [](const std::string& name, std::vector<uint64_t> dims, uint32_t type, uint64_t offset,
+                size_t data = 64) {
     Builder f;
     f.header(1, 0).tensor(name, std::move(dims), type, offset).pad();
     f.b += std::string(data, '\0');
@@ -173,7 +192,8 @@ TEST(GgufHostile, TensorInfos) {
   EXPECT_NE(error_of(one("t", {}, 0, 0)).find("n_dims 0"), std::string::npos);
   EXPECT_NE(error_of(one("t", {1, 1, 1, 1, 1}, 0, 0)).find("n_dims 5"), std::string::npos);
   EXPECT_NE(error_of(one("t", {uint64_t{1} << 41}, 0, 0)).find("too large"), std::string::npos);
-  EXPECT_NE(error_of(one("t", {uint64_t{1} << 40, uint64_t{1} << 40}, 0, 0)).find("tensor t"), std::string::npos);
+  EXPECT_NE(error_of(one("t", {uint64_t{1} << 40, uint64_t{1} << 40}, 0, 0)).find("tensor t"),
+            std::string::npos);
   EXPECT_NE(error_of(one("t", {32}, 13, 0)).find("Q5_K (13) is not supported"), std::string::npos);
   EXPECT_NE(error_of(one("t", {32}, 99, 0)).find("unknown type 99"), std::string::npos);
   EXPECT_NE(error_of(one("t", {48}, 8, 0)).find("multiple of 32"), std::string::npos);

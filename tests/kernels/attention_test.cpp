@@ -54,10 +54,10 @@ std::vector<double> brute_force(const std::vector<float>& q, const std::vector<f
       d *= scale;
       if (c.softcap > 0) d = c.softcap * std::tanh(d / c.softcap);
       s.push_back(d);
-      ds = std::max(ds, gpstream::testing::dot_error_bound(q.data() + h * c.head_dim,
-                                                           K.data() + r * stride + g * c.head_dim, c.head_dim) *
-                            scale +
-                        gpstream::testing::gamma_n(4) * std::fabs(d));
+      ds = std::max(ds, gpstream::testing::dot_error_bound(
+                            q.data() + h * c.head_dim, K.data() + r * stride + g * c.head_dim, c.head_dim) *
+                                scale +
+                            gpstream::testing::gamma_n(4) * std::fabs(d));
       vrows.push_back(V.data() + r * stride + g * c.head_dim);
     };
     for (int r = 0; r < c.n_src; ++r) add(ks, vs, r);
@@ -69,8 +69,8 @@ std::vector<double> brute_force(const std::vector<float>& q, const std::vector<f
     for (size_t j = 0; j < s.size(); ++j) z += (s[j] = std::exp(x[j] = s[j] - mx));
     const int64_t n = static_cast<int64_t>(s.size());
     for (size_t j = 0; j < s.size(); ++j) {
-      const double wj = 2 * ds + gpstream::testing::kUnitF32 * std::fabs(x[j]) + gpstream::testing::gamma_n(n + 3) +
-                        gpstream::testing::gamma_n(n);
+      const double wj = 2 * ds + gpstream::testing::kUnitF32 * std::fabs(x[j]) +
+                        gpstream::testing::gamma_n(n + 3) + gpstream::testing::gamma_n(n);
       for (int i = 0; i < c.head_dim; ++i) {
         out[h * c.head_dim + i] += s[j] / z * vrows[j][i];
         tol[h * c.head_dim + i] += s[j] / z * std::fabs(vrows[j][i]) * wj;
@@ -116,10 +116,10 @@ void check(const Case& c, uint32_t seed) {
 TEST(Attention, GroupedQueryHeadsOverSourceAndTargetPrefixes) {
   check({6, 2, 16, 9, 7, 5, 3}, 1);
   check({6, 3, 8, 4, 4, 4, 4}, 2);
-  check({4, 4, 5, 3, 2, 3, 1}, 3);       // plain multi-head, odd head_dim
-  check({8, 1, 64, 40, 33, 37, 29}, 4);  // multi-query, long rows
-  check({4, 2, 72, 12, 9, 10, 7}, 9);     // 64 values in registers, then 8 more
-  check({4, 1, 128, 20, 17, 15, 11}, 10); // two blocks of 64
+  check({4, 4, 5, 3, 2, 3, 1}, 3);         // plain multi-head, odd head_dim
+  check({8, 1, 64, 40, 33, 37, 29}, 4);    // multi-query, long rows
+  check({4, 2, 72, 12, 9, 10, 7}, 9);      // 64 values in registers, then 8 more
+  check({4, 1, 128, 20, 17, 15, 11}, 10);  // two blocks of 64
 }
 
 TEST(Attention, OnlyOneRegionVisible) {

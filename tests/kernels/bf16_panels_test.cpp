@@ -8,12 +8,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <tuple>
 #include <utility>
-#include <algorithm>
 
 #include "../testing/fp_bounds.h"
 #include "kernel_test_util.h"
@@ -117,9 +117,10 @@ TEST_P(PanelKernel, MatchesDoubleDotOfPlainRows) {
       const double want = plain_dot(plain, r, x.data() + t * ldx, bias[r]);
       // fp32 accumulation of cols products and the bias against the double dot: γ_{cols+1}(Σ|x ŵ| + |b|)
       // (Higham (3.5)).
-      const double tol = gpstream::testing::gamma_n(cols + 1) *
-                         (gpstream::testing::abs_dot(x.data() + t * ldx, wf.data() + static_cast<size_t>(r) * cols, cols) +
-                          std::fabs(bias[r]));
+      const double tol =
+          gpstream::testing::gamma_n(cols + 1) *
+          (gpstream::testing::abs_dot(x.data() + t * ldx, wf.data() + static_cast<size_t>(r) * cols, cols) +
+           std::fabs(bias[r]));
       ASSERT_NEAR(got, want, tol) << "t=" << t << " r=" << r;
     }
 }
@@ -144,8 +145,8 @@ TEST_P(PanelKernel, TokenOutputsDoNotDependOnTheBatch) {
 TEST_P(PanelKernel, Avx512TwinEqualsAvx2BitForBit) {
   if (!cpu_has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512F";
   const auto [rows, cols, n_tok, threads] = GetParam();
-  const StoredMatrix p =
-      paneled(store_matrix(random_floats(static_cast<size_t>(rows) * cols, 21), rows, cols, WeightType::BF16));
+  const StoredMatrix p = paneled(
+      store_matrix(random_floats(static_cast<size_t>(rows) * cols, 21), rows, cols, WeightType::BF16));
   const auto x = random_floats(static_cast<size_t>(n_tok) * cols, 22, -2.0f, 2.0f);
   const auto bias = random_floats(rows, 23);
   const Isa before = kernel_isa();
@@ -189,8 +190,8 @@ TEST_P(PanelKernel, FusedShareMatchesReference) {
       for (int r = 0; r < n_rows; ++r) {
         const double want = plain_dot(*m, r, x.data() + t * cols, 0.0f);
         // fp32 accumulation of cols products against the double dot: γ_cols Σ|x ŵ| (Higham (3.5)).
-        const double tol = gpstream::testing::dot_error_bound(x.data() + t * cols,
-                                                              wf.data() + static_cast<size_t>(r) * cols, cols);
+        const double tol = gpstream::testing::dot_error_bound(
+            x.data() + t * cols, wf.data() + static_cast<size_t>(r) * cols, cols);
         ASSERT_NEAR((*o)[static_cast<size_t>(t) * n_rows + r], want, tol)
             << "rows=" << n_rows << " t=" << t << " r=" << r;
       }

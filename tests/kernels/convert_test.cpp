@@ -75,7 +75,8 @@ TEST(DotRow, MatchesTheScalarTwin) {
     }
     const float f = dot_f32(x.data(), w.data(), n);
     const float ref = dot_row_ref(x.data(), w.data(), WeightType::F32, n);
-    EXPECT_NEAR(f, ref, gpstream::testing::linear_output_bound(x.data(), w.data(), n, 0, ref)) << "dot_f32 n=" << n;
+    EXPECT_NEAR(f, ref, gpstream::testing::linear_output_bound(x.data(), w.data(), n, 0, ref))
+        << "dot_f32 n=" << n;
   }
 }
 

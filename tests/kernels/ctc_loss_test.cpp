@@ -49,9 +49,11 @@ double brute_force(const std::vector<float>& z, int T, int V, const std::vector<
 double ctc_tol(int T, int V, double zmax, double loss) {
   const double u = gpstream::testing::kUnitF64;
   const double paths = std::pow(static_cast<double>(V), T);
-  const double enumeration = gpstream::testing::gamma_n(T * (V + 3) + static_cast<int64_t>(paths), u) + u * loss;
-  const double recursion = T * gpstream::testing::gamma_n(V + 3, u) * (2 * zmax + std::log(static_cast<double>(V))) +
-                           2.0 * T * u * (2 + loss);
+  const double enumeration =
+      gpstream::testing::gamma_n(T * (V + 3) + static_cast<int64_t>(paths), u) + u * loss;
+  const double recursion =
+      T * gpstream::testing::gamma_n(V + 3, u) * (2 * zmax + std::log(static_cast<double>(V))) +
+      2.0 * T * u * (2 + loss);
   return enumeration + recursion;
 }
 
@@ -70,12 +72,14 @@ TEST(CtcLoss, MatchesBruteForceEnumeration) {
       const int V = 4;
       std::vector<float> z(static_cast<size_t>(T * V));
       for (float& v : z) v = nd(rng);
-      const double got = ctc_loss(nullptr, z.data(), T, V, labels.data(), static_cast<int64_t>(labels.size()), 1.0f);
+      const double got =
+          ctc_loss(nullptr, z.data(), T, V, labels.data(), static_cast<int64_t>(labels.size()), 1.0f);
       const double want = brute_force(z, T, V, labels);
       if (std::isinf(want)) {
         EXPECT_TRUE(std::isinf(got)) << "T " << T << " L " << labels.size();
       } else {
-        EXPECT_NEAR(got, want, ctc_tol(T, V, max_abs(z), std::abs(want))) << "T " << T << " L " << labels.size();
+        EXPECT_NEAR(got, want, ctc_tol(T, V, max_abs(z), std::abs(want)))
+            << "T " << T << " L " << labels.size();
       }
     }
 }

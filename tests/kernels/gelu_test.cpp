@@ -53,10 +53,11 @@ TEST(Gelu, RowsMatchTheTanhFormAndItsDerivative) {
     EXPECT_EQ(gelu_tanh(x[i]), y[i]) << "the one-value form differs from the row form at x = " << x[i];
     EXPECT_EQ(dy[i] * gelu_tanh_grad(x[i]), dx[i]) << "x = " << x[i];
   }
-  // Saturation: exactly x far right, (almost) 0 far left, no NaN from the clamped exp. At x = −15 the exponent
-  // 2k·15(1 + c·225) ≈ 265 is clamped to 88: s = 1/(1 + e^88) ≈ 6.1e-39, within 7u of that (fast_exp's 4u,
-  // the sum, the division, the product with x), so |y| ≤ 15·s(1 + 8u); the slope s(1 + |x|·p(1 − s)),
-  // p = 2k(1 + 3c·225) < 50, and dy[0] = 0.5 give |dx| ≤ 0.5·751·s(1 + 16u) — far below a saturation bug.
+  // Saturation: exactly x far right, (almost) 0 far left, no NaN from the clamped exp. At x = −15 the
+  // exponent 2k·15(1 + c·225) ≈ 265 is clamped to 88: s = 1/(1 + e^88) ≈ 6.1e-39, within 7u of that
+  // (fast_exp's 4u, the sum, the division, the product with x), so |y| ≤ 15·s(1 + 8u); the slope s(1 +
+  // |x|·p(1 − s)), p = 2k(1 + 3c·225) < 50, and dy[0] = 0.5 give |dx| ≤ 0.5·751·s(1 + 16u) — far below a
+  // saturation bug.
   const double s_clamped = 1.0 / (1.0 + std::exp(88.0)), u = gpstream::testing::kUnitF32;
   EXPECT_EQ(y[n - 1], 15.0f);
   EXPECT_LE(std::abs(y[0]), 15.0 * s_clamped * (1 + 8 * u));
@@ -85,8 +86,9 @@ TEST(Gelu, GatedForwardMatchesTheReference) {
       }
       const double want = gelu_reference(gate[j]) * up[j];
       // gelu_tanh_bound times |up|, and the product's rounding.
-      EXPECT_NEAR(out[j], want,
-                  gelu_tanh_bound(gate[j]).y * std::fabs(up[j]) + gpstream::testing::kUnitF32 * std::fabs(want))
+      EXPECT_NEAR(
+          out[j], want,
+          gelu_tanh_bound(gate[j]).y * std::fabs(up[j]) + gpstream::testing::kUnitF32 * std::fabs(want))
           << "t = " << t << ", i = " << i;
     }
   }

@@ -36,9 +36,11 @@ inline StoredMatrix store_matrix(const std::vector<float>& values, int64_t rows,
     for (int64_t r = 0; r < rows; ++r) {
       uint8_t* dst = m.bytes.data() + static_cast<size_t>(r) * kernels::row_bytes(type, cols);
       if (type == kernels::WeightType::Q8_0) {
-        kernels::quantize_row_q8_0(values.data() + r * cols, reinterpret_cast<kernels::BlockQ8_0*>(dst), cols);
+        kernels::quantize_row_q8_0(values.data() + r * cols, reinterpret_cast<kernels::BlockQ8_0*>(dst),
+                                   cols);
       } else {
-        kernels::quantize_row_q4_0(values.data() + r * cols, reinterpret_cast<kernels::BlockQ4_0*>(dst), cols);
+        kernels::quantize_row_q4_0(values.data() + r * cols, reinterpret_cast<kernels::BlockQ4_0*>(dst),
+                                   cols);
       }
     }
   } else if (type == kernels::WeightType::F32) {

@@ -6,7 +6,6 @@
 #include "kernels/linear_fused.h"
 
 #include <gtest/gtest.h>
-
 #include <omp.h>
 
 #include <atomic>
@@ -65,8 +64,10 @@ void check_case(const FusedCase& fc, const std::string& label, bool null_scratch
   // The stored (widened) weights, as fp32 rows, for the reference bound.
   std::vector<std::vector<float>> stored_rows;
   for (const StoredMatrix& m : fc.weights) {
-    if (is_quantized(m.view.type)) stored_rows.emplace_back();
-    else stored_rows.push_back(gpstream::testing::matrix_rows_f32(m.view));
+    if (is_quantized(m.view.type))
+      stored_rows.emplace_back();
+    else
+      stored_rows.push_back(gpstream::testing::matrix_rows_f32(m.view));
   }
   for (int64_t n_tok = 1; n_tok <= 12; ++n_tok) {
     const WeightType type = fc.weights.front().view.type;
@@ -110,8 +111,7 @@ void check_case(const FusedCase& fc, const std::string& label, bool null_scratch
               const double tol = gpstream::testing::linear_output_bound(
                   x.data() + t * ldx, stored_rows[i].data() + r * fc.cols, fc.cols,
                   with_bias ? fc.biases[i][static_cast<size_t>(r)] : 0.0, ref_buf[i][at]);
-              ASSERT_NEAR(got, ref_buf[i][at], tol)
-                  << where << ": output " << i << " t " << t << " r " << r;
+              ASSERT_NEAR(got, ref_buf[i][at], tol) << where << ": output " << i << " t " << t << " r " << r;
             }
           }
         }
@@ -168,9 +168,11 @@ TEST(LinearFused, WithoutScratch) {
 // linear_share_dynamic: two threads taking guided pieces of 64 KB and more from a shared counter give the
 // rows of separate calls, bit for bit, for the fp types and the quantized ones, at 1..8 tokens.
 TEST(LinearFused, DynamicSharesEqualSeparateCalls) {
-  const std::vector<std::pair<WeightType, int64_t>> cases = {
-      {WeightType::BF16, 449}, {WeightType::F32, 449}, {WeightType::F16, 449}, {WeightType::Q8_0, 448},
-      {WeightType::Q4_0, 448}};
+  const std::vector<std::pair<WeightType, int64_t>> cases = {{WeightType::BF16, 449},
+                                                             {WeightType::F32, 449},
+                                                             {WeightType::F16, 449},
+                                                             {WeightType::Q8_0, 448},
+                                                             {WeightType::Q4_0, 448}};
   for (const auto& [type, cols] : cases) {
     const FusedCase fc({1202, 34, 31}, cols, {type, type, type}, 19);
     for (int64_t n_tok = 1; n_tok <= 8; ++n_tok) {
@@ -188,13 +190,12 @@ TEST(LinearFused, DynamicSharesEqualSeparateCalls) {
       {
         const int id = omp_get_thread_num();
         if (id == 0) team_seen = omp_get_num_threads();
-        linear_share_dynamic(dyn, x.data(), cols, n_tok, scratch.data() + id * per_thread, omp_get_num_threads(),
-                             next);
+        linear_share_dynamic(dyn, x.data(), cols, n_tok, scratch.data() + id * per_thread,
+                             omp_get_num_threads(), next);
       }
       EXPECT_EQ(team_seen, 2);
-      std::vector<float> sep_scratch(static_cast<size_t>(std::max<int64_t>(
-                                         1, linear_fused_scratch_floats(sep, n_tok, 1))),
-                                     kNaN);
+      std::vector<float> sep_scratch(
+          static_cast<size_t>(std::max<int64_t>(1, linear_fused_scratch_floats(sep, n_tok, 1))), kNaN);
       for (const LinearOutput& o : sep)
         linear_forward(o.out, o.ldo, x.data(), cols, o.w, o.bias, n_tok, sep_scratch.data(), 1);
       for (size_t i = 0; i < dyn_buf.size(); ++i)
@@ -203,8 +204,8 @@ TEST(LinearFused, DynamicSharesEqualSeparateCalls) {
             ASSERT_TRUE(std::isnan(dyn_buf[i][j])) << type_name(type) << " wrote padding";
             continue;
           }
-          ASSERT_EQ(dyn_buf[i][j], sep_buf[i][j]) << type_name(type) << " n_tok " << n_tok << " output " << i
-                                                  << " at " << j;
+          ASSERT_EQ(dyn_buf[i][j], sep_buf[i][j])
+              << type_name(type) << " n_tok " << n_tok << " output " << i << " at " << j;
         }
     }
   }

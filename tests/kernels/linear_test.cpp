@@ -56,7 +56,8 @@ TEST(LinearForward, FewTokensWithoutScratch) {
       for (size_t i = 0; i < out.size(); ++i) {
         const size_t t = i / rows, r = i % rows;
         ASSERT_NEAR(out[i], ref[i],
-                    gpstream::testing::linear_output_bound(x.data() + t * cols, wf.data() + r * cols, cols, 0, ref[i]))
+                    gpstream::testing::linear_output_bound(x.data() + t * cols, wf.data() + r * cols, cols, 0,
+                                                           ref[i]))
             << type_name(type) << " n_tok " << n_tok << " i " << i;
       }
     }
@@ -95,11 +96,11 @@ TEST_P(LinearForward, MatchesReference) {
         // reference: γ_{cols+1} Σ|x w| (Higham (3.5)) plus the reference's rounding to fp32.
         const double want = ref[static_cast<size_t>(t) * ldo + r];
         const double tol = gpstream::testing::linear_output_bound(x.data() + static_cast<size_t>(t) * ldx,
-                                                                  wf.data() + static_cast<size_t>(r) * cols, cols,
-                                                                  b ? b[r] : 0.0, want);
-        ASSERT_NEAR(got, want, tol)
-            << type_name(type) << " rows " << rows << " cols " << cols << " n_tok " << n_tok << " threads "
-            << threads << " bias " << (b != nullptr) << " at t=" << t << " r=" << r;
+                                                                  wf.data() + static_cast<size_t>(r) * cols,
+                                                                  cols, b ? b[r] : 0.0, want);
+        ASSERT_NEAR(got, want, tol) << type_name(type) << " rows " << rows << " cols " << cols << " n_tok "
+                                    << n_tok << " threads " << threads << " bias " << (b != nullptr)
+                                    << " at t=" << t << " r=" << r;
       }
     }
   }

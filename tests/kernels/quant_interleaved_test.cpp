@@ -86,8 +86,8 @@ float reference(const StoredMatrix& plain, int r, const std::vector<BlockQ8_0>& 
 TEST_P(InterleavedKernel, MatchesScalarReferenceOfPlainRows) {
   const auto [rows, cols, n_tok, threads, type] = GetParam();
   const int64_t ldx = cols + 3, ldo = rows + 5;
-  const StoredMatrix plain = store_matrix(random_floats(static_cast<size_t>(rows) * cols, 7 + rows + cols), rows,
-                                          cols, type);
+  const StoredMatrix plain =
+      store_matrix(random_floats(static_cast<size_t>(rows) * cols, 7 + rows + cols), rows, cols, type);
   const StoredMatrix x8 = interleaved(plain);
   const auto x = random_floats(static_cast<size_t>(n_tok) * ldx, 50 + n_tok, -3.0f, 3.0f);
   const auto bias = random_floats(rows, 3);
@@ -105,25 +105,28 @@ TEST_P(InterleavedKernel, MatchesScalarReferenceOfPlainRows) {
         continue;
       }
       const float want = reference(plain, r, xq, t, nb) + bias[r];
-      const double mag =
-          gpstream::testing::quantized_dot_magnitude(plain.view.row(r), plain.view.type, xq.data() + t * nb, nb);
+      const double mag = gpstream::testing::quantized_dot_magnitude(plain.view.row(r), plain.view.type,
+                                                                    xq.data() + t * nb, nb);
       ASSERT_NEAR(got, want, gpstream::testing::quantized_linear_bound(mag + std::fabs(bias[r]), nb, want))
           << "t=" << t << " r=" << r;
     }
 }
 
-// Two interleaved matrices and a plain (Q8_0, 12 rows: not interleavable) one computed as one fused share: every row once, whichever
-// thread's share (multiples of eight rows) it falls in.
+// Two interleaved matrices and a plain (Q8_0, 12 rows: not interleavable) one computed as one fused share:
+// every row once, whichever thread's share (multiples of eight rows) it falls in.
 TEST_P(InterleavedKernel, FusedShareMatchesReference) {
   const auto [rows, cols, n_tok, threads, type] = GetParam();
   const StoredMatrix a = store_matrix(random_floats(static_cast<size_t>(rows) * cols, 1), rows, cols, type);
-  const StoredMatrix b = store_matrix(random_floats(static_cast<size_t>(16) * cols, 2), 16, cols, WeightType::Q4_0);
-  const StoredMatrix c = store_matrix(random_floats(static_cast<size_t>(12) * cols, 3), 12, cols, WeightType::Q8_0);
+  const StoredMatrix b =
+      store_matrix(random_floats(static_cast<size_t>(16) * cols, 2), 16, cols, WeightType::Q4_0);
+  const StoredMatrix c =
+      store_matrix(random_floats(static_cast<size_t>(12) * cols, 3), 12, cols, WeightType::Q8_0);
   const StoredMatrix a8 = interleaved(a), b8 = interleaved(b);
   const auto x = random_floats(static_cast<size_t>(n_tok) * cols, 4, -2.0f, 2.0f);
   std::vector<float> oa(static_cast<size_t>(n_tok) * rows), ob(static_cast<size_t>(n_tok) * 16),
       oc(static_cast<size_t>(n_tok) * 12);
-  const LinearOutput outs[] = {{oa.data(), rows, a8.view, nullptr}, {ob.data(), 16, b8.view, nullptr},
+  const LinearOutput outs[] = {{oa.data(), rows, a8.view, nullptr},
+                               {ob.data(), 16, b8.view, nullptr},
                                {oc.data(), 12, c.view, nullptr}};
   ASSERT_TRUE(linear_share_applies(outs, n_tok));
   std::vector<float> scratch(static_cast<size_t>(linear_fused_scratch_floats(outs, n_tok, threads)));
@@ -137,8 +140,10 @@ TEST_P(InterleavedKernel, FusedShareMatchesReference) {
     for (int t = 0; t < n_tok; ++t)
       for (int r = 0; r < n_rows; ++r) {
         const float want = quant_dot_ref(m->view.row(r), type, xq.data() + t * nb, nb);
-        const double mag = gpstream::testing::quantized_dot_magnitude(m->view.row(r), type, xq.data() + t * nb, nb);
-        ASSERT_NEAR((*o)[static_cast<size_t>(t) * n_rows + r], want, gpstream::testing::quantized_linear_bound(mag, nb, want))
+        const double mag =
+            gpstream::testing::quantized_dot_magnitude(m->view.row(r), type, xq.data() + t * nb, nb);
+        ASSERT_NEAR((*o)[static_cast<size_t>(t) * n_rows + r], want,
+                    gpstream::testing::quantized_linear_bound(mag, nb, want))
             << "rows=" << n_rows << " t=" << t << " r=" << r;
       }
 }
@@ -152,7 +157,8 @@ TEST(InterleavedQuant, Q8_0ExtremesAreExact) {
   std::mt19937 rng(3);
   std::vector<int8_t> w(static_cast<size_t>(rows * cols));
   const int8_t ends[] = {-128, -127, 127, 126, 0};
-  for (auto& v : w) v = rng() % 2 ? ends[rng() % 5] : static_cast<int8_t>(static_cast<int>(rng() % 256) - 128);
+  for (auto& v : w)
+    v = rng() % 2 ? ends[rng() % 5] : static_cast<int8_t>(static_cast<int>(rng() % 256) - 128);
   for (int64_t j = 0; j < cols; ++j) w[static_cast<size_t>(j)] = 127, w[static_cast<size_t>(cols + j)] = -128;
   StoredMatrix plain;
   plain.bytes.resize(static_cast<size_t>(rows * nb) * kQ8_0Bytes);
@@ -170,7 +176,8 @@ TEST(InterleavedQuant, Q8_0ExtremesAreExact) {
   for (int n_tok : {1, 2, 3, 4, 5, 9}) {
     std::vector<float> x(static_cast<size_t>(n_tok * cols));
     for (int64_t i = 0; i < n_tok * cols; ++i) x[static_cast<size_t>(i)] = rng() % 2 ? 127.0f : -127.0f;
-    if (n_tok > 1) std::fill(x.begin() + cols, x.begin() + 2 * cols, 127.0f);  // with row 0: 32 * 127 * 127 a block
+    if (n_tok > 1)
+      std::fill(x.begin() + cols, x.begin() + 2 * cols, 127.0f);  // with row 0: 32 * 127 * 127 a block
     std::vector<float> out(static_cast<size_t>(n_tok * rows));
     std::vector<float> scratch(static_cast<size_t>(linear_scratch_floats(x8.view, n_tok, 1)));
     linear_forward(out.data(), rows, x.data(), cols, x8.view, nullptr, n_tok, scratch.data(), 1);

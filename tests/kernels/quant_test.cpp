@@ -29,7 +29,8 @@ using gpstream::testing::type_name;
 
 std::vector<uint8_t> hex_bytes(const std::string& hex) {
   std::vector<uint8_t> out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  for (size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
   return out;
 }
 
@@ -41,9 +42,9 @@ TEST(QuantBlocks, Q8_0HandBlock) {
   EXPECT_EQ(b.d, f32_to_f16(16.0f / 127.0f));
   EXPECT_EQ(b.qs[0], -127);  // -16 * 127/16
   EXPECT_EQ(b.qs[16], 0);
-  EXPECT_EQ(b.qs[17], 8);     // 1 * 7.9375 = 7.94
-  EXPECT_EQ(b.qs[31], 119);   // 15 * 7.9375 = 119.06
-  EXPECT_EQ(b.qs[13], -24);   // -3 * 7.9375 = -23.81
+  EXPECT_EQ(b.qs[17], 8);    // 1 * 7.9375 = 7.94
+  EXPECT_EQ(b.qs[31], 119);  // 15 * 7.9375 = 119.06
+  EXPECT_EQ(b.qs[13], -24);  // -3 * 7.9375 = -23.81
   float y[32];
   dequantize_row_q8_0(&b, y, 32);
   EXPECT_EQ(y[0], f16_to_f32(b.d) * -127.0f);
@@ -51,7 +52,8 @@ TEST(QuantBlocks, Q8_0HandBlock) {
 
 TEST(QuantBlocks, Q4_0HandBlock) {
   float x[32];
-  for (int j = 0; j < 32; ++j) x[j] = static_cast<float>(j - 16);  // largest magnitude: -16, so d = -16/-8 = 2
+  for (int j = 0; j < 32; ++j)
+    x[j] = static_cast<float>(j - 16);  // largest magnitude: -16, so d = -16/-8 = 2
   BlockQ4_0 b;
   quantize_row_q4_0(x, &b, 32);
   EXPECT_EQ(b.d, 0x4000);  // 2.0 in fp16
@@ -78,7 +80,8 @@ TEST(QuantBlocks, MatchGgufPy) {
     const auto x = c["x"].get<std::vector<float>>();
     const auto want = hex_bytes(c["bytes"]);
     const int64_t n = static_cast<int64_t>(x.size());
-    std::vector<uint8_t> got(type == "Q8_0" ? row_bytes(WeightType::Q8_0, n) : row_bytes(WeightType::Q4_0, n));
+    std::vector<uint8_t> got(type == "Q8_0" ? row_bytes(WeightType::Q8_0, n)
+                                            : row_bytes(WeightType::Q4_0, n));
     if (type == "Q8_0") {
       quantize_row_q8_0(x.data(), reinterpret_cast<BlockQ8_0*>(got.data()), n);
     } else {
@@ -163,8 +166,10 @@ TEST(QuantBlocks, ConvertRowDequantizes) {
     auto m = store_matrix(x, 1, 96, type);
     std::vector<float> a(96), b(96);
     convert_row(a.data(), m.view.row(0), type, 96);
-    if (type == WeightType::Q8_0) dequantize_row_q8_0(m.view.row(0), b.data(), 96);
-    else dequantize_row_q4_0(m.view.row(0), b.data(), 96);
+    if (type == WeightType::Q8_0)
+      dequantize_row_q8_0(m.view.row(0), b.data(), 96);
+    else
+      dequantize_row_q4_0(m.view.row(0), b.data(), 96);
     EXPECT_EQ(a, b) << type_name(type);
     convert_row_ref(a.data(), m.view.row(0), type, 96);
     EXPECT_EQ(a, b) << type_name(type);
@@ -207,17 +212,18 @@ TEST_P(QuantLinear, KernelMatchesScalarReference) {
         continue;
       }
       const float want = quant_dot_ref(m.view.row(r), type, xq.data() + t * nb, nb) + bias[r];
-      const double mag = gpstream::testing::quantized_dot_magnitude(m.view.row(r), type, xq.data() + t * nb, nb);
+      const double mag =
+          gpstream::testing::quantized_dot_magnitude(m.view.row(r), type, xq.data() + t * nb, nb);
       ASSERT_NEAR(got, want, gpstream::testing::quantized_linear_bound(mag + std::fabs(bias[r]), nb, want))
           << type_name(type) << " t=" << t << " r=" << r;
     }
   }
 }
 
-// Against the exact product of the unquantized data: |sum w x - sum ŵ x̂| <= sum |x| |w - ŵ| + sum |ŵ| |x - x̂|,
-// with |w - ŵ| bounded per block as above and |x - x̂| by the Q8_0 activation bound (d/2 with d = max|x|/127,
-// the same fp16 term; round-half-even does not change it). Plus fp32 accumulation of the nb block terms
-// (two products each): γ_{nb+2} Σ|ŵ x̂| ≤ γ_{nb+2} Σ|ŵ|(|x| + e_x).
+// Against the exact product of the unquantized data: |sum w x - sum ŵ x̂| <= sum |x| |w - ŵ| + sum |ŵ| |x -
+// x̂|, with |w - ŵ| bounded per block as above and |x - x̂| by the Q8_0 activation bound (d/2 with d =
+// max|x|/127, the same fp16 term; round-half-even does not change it). Plus fp32 accumulation of the nb block
+// terms (two products each): γ_{nb+2} Σ|ŵ x̂| ≤ γ_{nb+2} Σ|ŵ|(|x| + e_x).
 TEST_P(QuantLinear, WithinFormatBoundOfFp32Product) {
   const auto [rows, cols, n_tok, type, threads] = GetParam();
   const auto wv = random_floats(static_cast<size_t>(rows) * cols, 300 + rows + cols);
@@ -252,16 +258,17 @@ TEST_P(QuantLinear, WithinFormatBoundOfFp32Product) {
   EXPECT_GT(worst, 1e-3) << "errors implausibly small: is the quantized path running?";
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, QuantLinear,
-                         ::testing::Combine(::testing::Values(1, 5, 36, 67), ::testing::Values(32, 96, 320),
-                                            ::testing::Values(1, 2, 3, 9, 17, 50),  // 50: past one 48-token block
-                                            ::testing::Values(WeightType::Q8_0, WeightType::Q4_0),
-                                            ::testing::Values(1, 2)));
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, QuantLinear,
+    ::testing::Combine(::testing::Values(1, 5, 36, 67), ::testing::Values(32, 96, 320),
+                       ::testing::Values(1, 2, 3, 9, 17, 50),  // 50: past one 48-token block
+                       ::testing::Values(WeightType::Q8_0, WeightType::Q4_0), ::testing::Values(1, 2)));
 
 // Large enough for the parallel regime (rows * cols * n_tok >= 2^18) with two threads.
 INSTANTIATE_TEST_SUITE_P(Parallel, QuantLinear,
                          ::testing::Combine(::testing::Values(130), ::testing::Values(1024),
-                                            ::testing::Values(1, 4), ::testing::Values(WeightType::Q8_0, WeightType::Q4_0),
+                                            ::testing::Values(1, 4),
+                                            ::testing::Values(WeightType::Q8_0, WeightType::Q4_0),
                                             ::testing::Values(2)));
 
 }  // namespace

@@ -46,7 +46,8 @@ TEST(Rope, HandValuesOfTheRotateHalfForm) {
   // Against the exact angles: fp32 π/2 is off by ≤ u relative (|Δθ| ≤ u·θ), cos and sin round (u each), and
   // a·c − b·s rounds (γ_2): |err| ≤ (|a| + |b|)(u·θ + γ_3).
   auto tol = [](double a, double b, double theta) {
-    return (std::fabs(a) + std::fabs(b)) * (gpstream::testing::kUnitF32 * theta + gpstream::testing::gamma_n(3));
+    return (std::fabs(a) + std::fabs(b)) *
+           (gpstream::testing::kUnitF32 * theta + gpstream::testing::gamma_n(3));
   };
   EXPECT_NEAR(x[0], -3.0, tol(1, 3, M_PI / 2));           // 1·0 − 3·1
   EXPECT_NEAR(x[2], 1.0, tol(3, 1, M_PI / 2));            // 3·0 + 1·1
@@ -107,7 +108,8 @@ TEST(Rope, RotationsCompose) {
     for (size_t i = 0; i < x0.size(); ++i) {
       const size_t p0 = i / head_dim * head_dim + i % head_dim % (head_dim / 2);
       const double norm = std::hypot(static_cast<double>(x0[p0]), static_cast<double>(x0[p0 + head_dim / 2]));
-      ASSERT_NEAR(two[i], one[i], 6 * gpstream::testing::gamma_n(3) * norm) << "a=" << a << " b=" << b << " i=" << i;
+      ASSERT_NEAR(two[i], one[i], 6 * gpstream::testing::gamma_n(3) * norm)
+          << "a=" << a << " b=" << b << " i=" << i;
     }
   }
 }
@@ -172,7 +174,9 @@ TEST(RmsNorm, RowsStridesAndInPlace) {
 constexpr double kFastExpRel = 4 * gpstream::testing::kUnitF32;
 // silu(x) = x / (1 + e^-x): fast_exp's error passes at most fully (E/(1+E) ≤ 1), then 1 + E and the
 // division round: ≤ (kFastExpRel + 2u) relative; the decimal literals (10 digits) are exact enough.
-double silu_tol(double want) { return (kFastExpRel + 2 * gpstream::testing::kUnitF32) * std::fabs(want); }
+double silu_tol(double want) {
+  return (kFastExpRel + 2 * gpstream::testing::kUnitF32) * std::fabs(want);
+}
 
 TEST(Activation, HandValues) {
   // silu(x) = x / (1 + e^-x): silu(1) = 0.7310585786, silu(-2) = -0.2384058440, silu(0) = 0.
@@ -224,8 +228,10 @@ TEST(Activation, GatedSiluIsSiluTimesUpAtEveryLengthAndStride) {
     for (int64_t t = 0; t < 3; ++t)
       for (int64_t i = 0; i < 21; ++i) {
         const size_t k = static_cast<size_t>(t * 21 + i);
-        if (i < n) EXPECT_EQ(out[k], silu(gate[k]) * up[k]) << n << " " << t << " " << i;
-        else EXPECT_EQ(out[k], 42.0f) << n << " " << t << " " << i;
+        if (i < n)
+          EXPECT_EQ(out[k], silu(gate[k]) * up[k]) << n << " " << t << " " << i;
+        else
+          EXPECT_EQ(out[k], 42.0f) << n << " " << t << " " << i;
       }
   }
 }

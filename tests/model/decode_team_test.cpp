@@ -28,16 +28,26 @@ struct Row {
   bool logits;
 };
 const std::vector<std::vector<Row>> kSchedule = {
-    {{0, Group::Source, false}, {0, Group::Source, false}, {0, Group::Source, false}, {0, Group::Source, false},
-     {0, Group::Source, false}, {0, Group::Source, true}},                           // prefill, 6 rows
-    {{0, Group::Target, true}},                                                      // decode
-    {{0, Group::Target, true}},                                                      // decode
+    {{0, Group::Source, false},
+     {0, Group::Source, false},
+     {0, Group::Source, false},
+     {0, Group::Source, false},
+     {0, Group::Source, false},
+     {0, Group::Source, true}},                                                        // prefill, 6 rows
+    {{0, Group::Target, true}},                                                        // decode
+    {{0, Group::Target, true}},                                                        // decode
     {{0, Group::Source, false}, {0, Group::Source, false}, {0, Group::Target, true}},  // read, then re-feed
     {{1, Group::Source, false}, {1, Group::Source, true}, {0, Group::Target, true}},   // two sequences
     {{1, Group::Target, true}, {0, Group::Target, true}},
-    {{0, Group::Source, false}, {1, Group::Source, false}, {0, Group::Source, false}, {1, Group::Source, false},
-     {0, Group::Source, false}, {1, Group::Source, false}, {0, Group::Source, false}, {1, Group::Source, false},
-     {0, Group::Target, true}},                                                      // 9 rows
+    {{0, Group::Source, false},
+     {1, Group::Source, false},
+     {0, Group::Source, false},
+     {1, Group::Source, false},
+     {0, Group::Source, false},
+     {1, Group::Source, false},
+     {0, Group::Source, false},
+     {1, Group::Source, false},
+     {0, Group::Target, true}},  // 9 rows
     {{0, Group::Target, true}, {1, Group::Target, false}, {1, Group::Target, true}},
     {},  // 65 source rows, both sequences, filled in below: past the team's size
 };

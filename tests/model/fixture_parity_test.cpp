@@ -2,9 +2,9 @@
 // a float64 PyTorch implementation written from the Hugging Face modeling code (every case: causal,
 // group layouts at φ = 0, 0.5, 512.25, batch-stream, interleaved) and llama.cpp's own forward
 // (consecutive positions). Tolerance: forward_order_bound (testing/forward_bounds.h) — against the float64
-// reference one fp32 side, against llama.cpp two fp32 sides with their own code, and for llama.cpp on Gemma 2,
-// whose CPU GELU reads an fp16 table, that table's rounding per layer. The files' "tolerance" fields (1e-4,
-// 1e-2) were measured, not derived, and are not read.
+// reference one fp32 side, against llama.cpp two fp32 sides with their own code, and for llama.cpp on Gemma
+// 2, whose CPU GELU reads an fp16 table, that table's rounding per layer. The files' "tolerance" fields
+// (1e-4, 1e-2) were measured, not derived, and are not read.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -62,12 +62,17 @@ void check_cases(const std::string& fixture, const std::string& file) {
 
 class FixtureParity : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(FixtureParity, MatchesPythonReference) { check_cases(GetParam(), "expected.json"); }
-TEST_P(FixtureParity, MatchesLlamaCpp) { check_cases(GetParam(), "expected_llamacpp.json"); }
+TEST_P(FixtureParity, MatchesPythonReference) {
+  check_cases(GetParam(), "expected.json");
+}
+TEST_P(FixtureParity, MatchesLlamaCpp) {
+  check_cases(GetParam(), "expected_llamacpp.json");
+}
 
 INSTANTIATE_TEST_SUITE_P(Models, FixtureParity,
-                         ::testing::Values("llama3_untied_f32", "llama_tied_bf16", "qwen2_tied_f32", "qwen2_untied_f16",
-                                           "gemma2_tied_f32", "gemma2_tied_bf16", "phi3_longrope_f32"));
+                         ::testing::Values("llama3_untied_f32", "llama_tied_bf16", "qwen2_tied_f32",
+                                           "qwen2_untied_f16", "gemma2_tied_f32", "gemma2_tied_bf16",
+                                           "phi3_longrope_f32"));
 
 }  // namespace
 }  // namespace gpstream

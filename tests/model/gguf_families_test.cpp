@@ -1,26 +1,28 @@
 // Gemma 2 and Phi-3 through GGUF (model/gguf_families.h).
-//  - Round trip: a tiny Gemma 2 / Phi-3 (soft-caps, windows, query_pre_attn_scalar ≠ head_dim, partial rotary,
-//    longrope) stored as F32 / F16 / BF16 / Q8_0 / Q4_0, put in llama.cpp form, written as GGUF and read back,
-//    gives bit-identical logits to the in-memory llama.cpp-form model, the same config fields, and (F32) the
-//    Hugging Face-form model's logits up to the rounding of the folded query scale.
+//  - Round trip: a tiny Gemma 2 / Phi-3 (soft-caps, windows, query_pre_attn_scalar ≠ head_dim, partial
+//  rotary,
+//    longrope) stored as F32 / F16 / BF16 / Q8_0 / Q4_0, put in llama.cpp form, written as GGUF and read
+//    back, gives bit-identical logits to the in-memory llama.cpp-form model, the same config fields, and
+//    (F32) the Hugging Face-form model's logits up to the rounding of the folded query scale.
 //  - GGUF → Hugging Face form restores Gemma 2's norms.
 //  - Errors name the key or tensor (unrepresentable window patterns, bad longrope factors, untied Gemma 2).
 // The llama.cpp interoperability cases (LlamaCppWritten, GpstreamWritten) are in gguf_model_test.cpp.
+#include "model/gguf_families.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <functional>
 
+#include "../testing/forward_bounds.h"
+#include "../testing/fp_bounds.h"
 #include "../testing/temp_dir.h"
+#include "gguf_test_util.h"
 #include "io/gguf.h"
-#include "model/gguf_families.h"
 #include "model/gguf_model.h"
 #include "model/quantize_model.h"
 #include "model/tensor_names.h"
 #include "model/transformer.h"
-#include "../testing/forward_bounds.h"
-#include "../testing/fp_bounds.h"
-#include "gguf_test_util.h"
 #include "tiny_models.h"
 
 namespace gpstream {
@@ -104,12 +106,15 @@ TEST_P(GgufFamilyRoundTrip, LogitsOfTheInMemoryModel) {
     const auto want = causal_logits(*in_memory, ids, first);
     const auto got = causal_logits(**loaded, ids, first);
     ASSERT_EQ(got.size(), want.size());
-    for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << "logit " << i << " from position " << first;
-    if (type == io::DType::F32) {  // llama.cpp form computes the Hugging Face model: the folded scale rounds in fp32
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_EQ(got[i], want[i]) << "logit " << i << " from position " << first;
+    if (type ==
+        io::DType::F32) {  // llama.cpp form computes the Hugging Face model: the folded scale rounds in fp32
       auto hf = testing::tiny_transformer(c, f32, 2);
       const auto exact = causal_logits(*hf, ids, first);
       double worst = 0;
-      for (size_t i = 0; i < exact.size(); ++i) worst = std::max(worst, static_cast<double>(std::fabs(exact[i] - got[i])));
+      for (size_t i = 0; i < exact.size(); ++i)
+        worst = std::max(worst, static_cast<double>(std::fabs(exact[i] - got[i])));
       // Two fp32 forwards of the same model whose weights differ by the folding's roundings
       // (forward_order_bound, testing/forward_bounds.h): per layer Gemma 2's four norm weights 1 + w (u each,
       // relative in the normed rows), attn_q·fold and the fold factor (2u in q), the two score scales 1/√12
@@ -134,11 +139,13 @@ TEST(GgufFamilies, HfFormRestoresGemma2Norms) {
   const model::ModelForm back = model::to_hf_form(form->config, form->tensors);
   EXPECT_EQ(back.config.norm_weight_offset, 1.0f);
   for (const char* n : {"model.norm.weight", "model.layers.1.post_feedforward_layernorm.weight",
-                        "model.layers.2.pre_feedforward_layernorm.weight", "model.layers.0.post_attention_layernorm.weight"}) {
+                        "model.layers.2.pre_feedforward_layernorm.weight",
+                        "model.layers.0.post_attention_layernorm.weight"}) {
     const auto a = io::tensor_to_f32(*f32.find(n)), b = io::tensor_to_f32(*back.tensors.find(n));
     ASSERT_EQ(a.size(), b.size()) << n;
     // w → fp32(w + 1) → fp32(· − 1): the add rounds (≤ u·|1 + w|), the subtraction is exact (Sterbenz).
-    for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], testing::kUnitF32 * std::fabs(1.0 + a[i])) << n;
+    for (size_t i = 0; i < a.size(); ++i)
+      EXPECT_NEAR(a[i], b[i], testing::kUnitF32 * std::fabs(1.0 + a[i])) << n;
   }
 }
 
@@ -189,35 +196,70 @@ TEST_F(GgufFamilyErrors, NameTheKeyOrTensor) {
   const model::ModelConfig g = gemma2_config();
   const io::TensorMap gt = model::random_tensors(g, testing::tiny_init(1));
   using Tensors = std::vector<io::GgufTensorToWrite>;
-  expect_error(g, gt, [](io::GgufMetadata& m, Tensors&) {
-    m.set("gemma2.attention.sliding_window_pattern", io::GgufValue::int_array(io::GgufType::Bool, {0, 1, 1}));
-  }, "gemma2.attention.sliding_window_pattern");
-  expect_error(g, gt, [](io::GgufMetadata& m, Tensors&) {
-    m.set("gemma2.attention.sliding_window_pattern", io::GgufValue::int_array(io::GgufType::Bool, {1, 0}));
-  }, "gemma2.attention.sliding_window_pattern");
-  expect_error(g, gt, [](io::GgufMetadata& m, Tensors&) { m.set("gemma2.attn_logit_softcapping", io::GgufValue::f32(-1)); },
-               "gemma2.attn_logit_softcapping");
-  expect_error(g, gt, [](io::GgufMetadata& m, Tensors&) { m.set("gemma2.attention.sliding_window", io::GgufValue::string("4")); },
-               "gemma2.attention.sliding_window");
-  expect_error(g, gt, [](io::GgufMetadata& m, Tensors&) { m.set("gemma2.rope.dimension_count", io::GgufValue::u32(4)); },
-               "gemma2.rope.dimension_count");
-  expect_error(g, gt, [&](io::GgufMetadata&, Tensors& t) { t.push_back({"output.weight", t.front().data}); }, "output.weight");
+  expect_error(
+      g, gt,
+      [](io::GgufMetadata& m, Tensors&) {
+        m.set("gemma2.attention.sliding_window_pattern",
+              io::GgufValue::int_array(io::GgufType::Bool, {0, 1, 1}));
+      },
+      "gemma2.attention.sliding_window_pattern");
+  expect_error(
+      g, gt,
+      [](io::GgufMetadata& m, Tensors&) {
+        m.set("gemma2.attention.sliding_window_pattern",
+              io::GgufValue::int_array(io::GgufType::Bool, {1, 0}));
+      },
+      "gemma2.attention.sliding_window_pattern");
+  expect_error(
+      g, gt,
+      [](io::GgufMetadata& m, Tensors&) { m.set("gemma2.attn_logit_softcapping", io::GgufValue::f32(-1)); },
+      "gemma2.attn_logit_softcapping");
+  expect_error(
+      g, gt,
+      [](io::GgufMetadata& m, Tensors&) {
+        m.set("gemma2.attention.sliding_window", io::GgufValue::string("4"));
+      },
+      "gemma2.attention.sliding_window");
+  expect_error(
+      g, gt,
+      [](io::GgufMetadata& m, Tensors&) { m.set("gemma2.rope.dimension_count", io::GgufValue::u32(4)); },
+      "gemma2.rope.dimension_count");
+  expect_error(
+      g, gt,
+      [&](io::GgufMetadata&, Tensors& t) {
+        t.push_back({"output.weight", t.front().data});
+      },
+      "output.weight");
 
   const model::ModelConfig p = phi3_config();
   const io::TensorMap pt = model::random_tensors(p, testing::tiny_init(2));
-  expect_error(p, pt, [](io::GgufMetadata& m, Tensors&) { m.set("phi3.rope.dimension_count", io::GgufValue::u32(10)); },
-               "phi3.rope.dimension_count");
-  expect_error(p, pt, [](io::GgufMetadata& m, Tensors&) { m.set("phi3.rope.dimension_count", io::GgufValue::u32(4)); },
-               "rope_factors_long.weight");  // 3 factors for 4 rotated dims
-  expect_error(p, pt, [](io::GgufMetadata&, Tensors& t) {
-    std::erase_if(t, [](const io::GgufTensorToWrite& x) { return x.name == "rope_factors_short.weight"; });
-  }, "rope_factors_short.weight");
-  expect_error(p, pt, [](io::GgufMetadata& m, Tensors&) { m.set("phi3.rope.scaling.original_context_length", io::GgufValue::u32(0)); },
-               "phi3.rope.scaling.original_context_length");
-  expect_error(p, pt, [](io::GgufMetadata&, Tensors& t) {
-    for (auto& x : t)
-      if (x.name == "blk.0.attn_qkv.weight") x.name = "blk.0.attn_q.weight";
-  }, "blk.0.attn_q.weight");
+  expect_error(
+      p, pt,
+      [](io::GgufMetadata& m, Tensors&) { m.set("phi3.rope.dimension_count", io::GgufValue::u32(10)); },
+      "phi3.rope.dimension_count");
+  expect_error(
+      p, pt, [](io::GgufMetadata& m, Tensors&) { m.set("phi3.rope.dimension_count", io::GgufValue::u32(4)); },
+      "rope_factors_long.weight");  // 3 factors for 4 rotated dims
+  expect_error(
+      p, pt,
+      [](io::GgufMetadata&, Tensors& t) {
+        std::erase_if(t,
+                      [](const io::GgufTensorToWrite& x) { return x.name == "rope_factors_short.weight"; });
+      },
+      "rope_factors_short.weight");
+  expect_error(
+      p, pt,
+      [](io::GgufMetadata& m, Tensors&) {
+        m.set("phi3.rope.scaling.original_context_length", io::GgufValue::u32(0));
+      },
+      "phi3.rope.scaling.original_context_length");
+  expect_error(
+      p, pt,
+      [](io::GgufMetadata&, Tensors& t) {
+        for (auto& x : t)
+          if (x.name == "blk.0.attn_qkv.weight") x.name = "blk.0.attn_q.weight";
+      },
+      "blk.0.attn_q.weight");
 }
 
 TEST(GgufFamilies, UnrepresentableModelsAreRefusedWhenWriting) {

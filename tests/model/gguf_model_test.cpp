@@ -1,12 +1,14 @@
 // Models through GGUF files.
-//  - Round trip: a model stored as F32 / F16 / BF16 / Q8_0 / Q4_0 (quantize_model.h), written as GGUF and read
+//  - Round trip: a model stored as F32 / F16 / BF16 / Q8_0 / Q4_0 (quantize_model.h), written as GGUF and
+//  read
 //    back, gives bit-identical logits to the in-memory model (llama and qwen2, tied and untied; llama's Q/K
 //    rows go through the interleaving and back).
-//  - gpstream reads llama.cpp's converter output: tests/model/data/gguf/*.llamacpp-f16.gguf / -f32.gguf (written
-//    by llama-anchor.sh convert from the Hugging Face fixtures; F16 holds their BF16 / F16 weights exactly, F32
-//    fixtures are converted as F32) gives the fixtures' reference logits (expected.json, float64 PyTorch) within
-//    forward_order_bound (llama, qwen2, gemma2, phi3 incl. longrope's long factors; gemma2_tied_bf16: see its
-//    case).
+//  - gpstream reads llama.cpp's converter output: tests/model/data/gguf/*.llamacpp-f16.gguf / -f32.gguf
+//  (written
+//    by llama-anchor.sh convert from the Hugging Face fixtures; F16 holds their BF16 / F16 weights exactly,
+//    F32 fixtures are converted as F32) gives the fixtures' reference logits (expected.json, float64 PyTorch)
+//    within forward_order_bound (llama, qwen2, gemma2, phi3 incl. longrope's long factors; gemma2_tied_bf16:
+//    see its case).
 //  - llama.cpp reads gpstream's files: *.gpstream-<type>.gguf were written by
 //    `gpstream convert`, and *.llamacpp.json holds llama.cpp's logits for them (scripts/make-gguf-fixtures).
 //    The test checks that today's writer still produces those exact bytes, and that gpstream's logits on the
@@ -70,7 +72,8 @@ TEST_P(GgufRoundTrip, LogitsOfTheInMemoryModel) {
   EXPECT_EQ(r.n_head_kv, c.n_head_kv);
   EXPECT_EQ(r.rope_theta, c.rope_theta);
   EXPECT_EQ(r.norm_eps, c.norm_eps);
-  const std::vector<int> ids = {3, 96, 0, 41, 7, 7, 58, 12, 1, 88};  // 10 tokens: the GEMM and the matvec regimes
+  const std::vector<int> ids = {3, 96, 0,  41, 7,
+                                7, 58, 12, 1,  88};  // 10 tokens: the GEMM and the matvec regimes
   const auto want = causal_logits(*in_memory, ids);
   const auto got = causal_logits(**loaded, ids);
   ASSERT_EQ(got.size(), want.size());
@@ -85,7 +88,8 @@ TEST_P(GgufRoundTrip, LogitsOfTheInMemoryModel) {
       scale = std::max(scale, static_cast<double>(std::fabs(exact[i])));
     }
     EXPECT_GT(worst, 0.0);
-    EXPECT_LT(worst, (type == io::DType::Q8_0 ? 0.15 : 0.8) * scale);  // loose: tiny random models amplify noise
+    EXPECT_LT(worst,
+              (type == io::DType::Q8_0 ? 0.15 : 0.8) * scale);  // loose: tiny random models amplify noise
   }
 }
 
@@ -97,7 +101,8 @@ INSTANTIATE_TEST_SUITE_P(All, GgufRoundTrip,
 double max_diff_vs(const std::vector<float>& logits, const nlohmann::json& rows, int V) {
   double worst = 0;
   for (size_t r = 0; r < rows.size(); ++r)
-    for (int v = 0; v < V; ++v) worst = std::max(worst, std::fabs(logits[r * V + v] - rows[r][v].get<double>()));
+    for (int v = 0; v < V; ++v)
+      worst = std::max(worst, std::fabs(logits[r * V + v] - rows[r][v].get<double>()));
   return worst;
 }
 
@@ -132,7 +137,8 @@ TEST_P(LlamaCppWritten, GivesTheReferenceLogits) {
   EXPECT_EQ(g.rope_scaling.long_factor, h.rope_scaling.long_factor);
   EXPECT_EQ(g.rope_scaling.attention_factor, h.rope_scaling.attention_factor);
   const auto j = load_json(kData + name + "/expected.json");
-  // The single-sequence cases: "causal" (positions 0..) and Phi-3's "causal_long" (positions 300.., long factors).
+  // The single-sequence cases: "causal" (positions 0..) and Phi-3's "causal_long" (positions 300.., long
+  // factors).
   int checked = 0;
   for (const auto& c : j["cases"]) {
     const std::string case_name = c["name"];
@@ -152,10 +158,10 @@ TEST_P(LlamaCppWritten, GivesTheReferenceLogits) {
   EXPECT_GE(checked, 1);
 }
 
-// gemma2_tied_bf16: transformers rounds Gemma's embedding normalizer sqrt(48) to bfloat16 (6.9375); a llama.cpp
-// file does not say the source dtype, so gpstream scales as llama.cpp does (sqrtf(48) = 6.9282): a different
-// model (1.3e-3 relative in the embedding part of the residual stream), not rounding; its effect on the logits
-// is the difference measured in docs/gguf.md, 3e-3 here, not derived.
+// gemma2_tied_bf16: transformers rounds Gemma's embedding normalizer sqrt(48) to bfloat16 (6.9375); a
+// llama.cpp file does not say the source dtype, so gpstream scales as llama.cpp does (sqrtf(48) = 6.9282): a
+// different model (1.3e-3 relative in the embedding part of the residual stream), not rounding; its effect on
+// the logits is the difference measured in docs/gguf.md, 3e-3 here, not derived.
 INSTANTIATE_TEST_SUITE_P(Fixtures, LlamaCppWritten,
                          ::testing::Values(std::make_tuple("llama_tied_bf16", "f16", 0.0),
                                            std::make_tuple("qwen2_untied_f16", "f16", 0.0),
@@ -178,7 +184,8 @@ TEST_P(GpstreamWritten, WriterIsStableAndLlamaCppAgrees) {
   TempDir dir;
   const std::string path = dir.file("w.gguf");
   {
-    auto form = model::to_llamacpp_form(*config, *hf);  // as `gpstream convert` (Gemma 2: norms 1 + w, q scale)
+    auto form =
+        model::to_llamacpp_form(*config, *hf);  // as `gpstream convert` (Gemma 2: norms 1 + w, q scale)
     ASSERT_TRUE(form.ok()) << form.error().message();
     auto meta = model::gguf_metadata_for(form->config, name, model::gguf_file_type(type));
     ASSERT_TRUE(meta.ok()) << meta.error().message();
@@ -191,15 +198,17 @@ TEST_P(GpstreamWritten, WriterIsStableAndLlamaCppAgrees) {
   }
   // scripts/make-gguf-fixtures sets this to (re)write the committed file, then asks llama.cpp for its logits.
   if (std::getenv("GPSTREAM_WRITE_GGUF_FIXTURES")) testing::write_bytes(committed, testing::read_bytes(path));
-  EXPECT_TRUE(testing::read_bytes(path) == testing::read_bytes(committed)) << "the writer's output changed: rerun "
-                                                                              "scripts/make-gguf-fixtures";
-  if (std::getenv("GPSTREAM_WRITE_GGUF_FIXTURES") && !std::filesystem::exists(committed.substr(0, committed.size() - 5) + ".llamacpp.json"))
+  EXPECT_TRUE(testing::read_bytes(path) == testing::read_bytes(committed))
+      << "the writer's output changed: rerun "
+         "scripts/make-gguf-fixtures";
+  if (std::getenv("GPSTREAM_WRITE_GGUF_FIXTURES") &&
+      !std::filesystem::exists(committed.substr(0, committed.size() - 5) + ".llamacpp.json"))
     GTEST_SKIP() << "fixture written; llama.cpp's logits still to come";
   auto tf = model::Transformer::load(committed, 2);
   ASSERT_TRUE(tf.ok()) << tf.error().message();
   const auto j = load_json(committed.substr(0, committed.size() - 5) + ".llamacpp.json");
-  // One case {ids, logits} at positions 0.., or "cases" of {ids, positions, logits} (Phi-3: window-length runs
-  // at 0.. and past the longrope threshold, since llama.cpp ignores Phi-3's window).
+  // One case {ids, logits} at positions 0.., or "cases" of {ids, positions, logits} (Phi-3: window-length
+  // runs at 0.. and past the longrope threshold, since llama.cpp ignores Phi-3's window).
   const auto cases = j.contains("cases") ? j["cases"] : nlohmann::json::array({j});
   ASSERT_FALSE(cases.empty());
   for (const auto& c : cases) {

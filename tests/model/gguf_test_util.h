@@ -2,10 +2,10 @@
 // without a tokenizer.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "io/gguf.h"
 #include "model/gguf_model.h"
@@ -15,7 +15,8 @@
 namespace gpstream::testing {
 
 // One causal sequence at positions first_pos, first_pos + 1, ...
-inline std::vector<float> causal_logits(model::Transformer& tf, const std::vector<int>& ids, int first_pos = 0) {
+inline std::vector<float> causal_logits(model::Transformer& tf, const std::vector<int>& ids,
+                                        int first_pos = 0) {
   model::KvCache cache(tf.config());
   model::Batch b;
   for (size_t i = 0; i < ids.size(); ++i)
@@ -30,7 +31,8 @@ inline std::vector<float> causal_logits(model::Transformer& tf, const std::vecto
   return logits;
 }
 
-// Writes the model (Hugging Face-named tensors `stored`, in llama.cpp's form) as a GGUF of `type`, no tokenizer.
+// Writes the model (Hugging Face-named tensors `stored`, in llama.cpp's form) as a GGUF of `type`, no
+// tokenizer.
 inline Status write_model_gguf(const model::ModelConfig& c, const io::TensorMap& stored, io::DType type,
                                const std::string& path) {
   GPS_ASSIGN(io::GgufMetadata meta, model::gguf_metadata_for(c, "tiny", model::gguf_file_type(type)));

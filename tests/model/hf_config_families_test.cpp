@@ -117,13 +117,16 @@ TEST(HfConfigPhi3, ParsesPhi35MiniWithLongrope) {
   EXPECT_EQ(c->rope_scaling.original_max_position_embeddings, 4096);
   // factor = 131072 / 4096 = 32: sqrt(1 + ln 32 / ln 4096) = sqrt(1 + 5/12).
   // Computed in double and rounded to fp32 once.
-  EXPECT_NEAR(c->rope_scaling.attention_factor, std::sqrt(17.0 / 12.0), testing::rounding_bound(std::sqrt(17.0 / 12.0), 1));
+  EXPECT_NEAR(c->rope_scaling.attention_factor, std::sqrt(17.0 / 12.0),
+              testing::rounding_bound(std::sqrt(17.0 / 12.0), 1));
   // inv_freq_i = 1 / (factor_i · 10000^(2i/96)).
   const auto s = c->rope_inv_freq(), l = c->rope_inv_freq_long();
   ASSERT_EQ(s.size(), 48u);
   // fp32 rounds the exponent 2i/96 (u, amplified through θ^e to e·ln θ·u), the factor (3.35: u; 16 is
   // exact) and the result (u; the power is taken in double): ≤ (2 + e ln θ)·u relative.
-  auto inv_tol = [](double want, double e) { return testing::rounding_bound(want, 2.0 + e * std::log(10000.0)); };
+  auto inv_tol = [](double want, double e) {
+    return testing::rounding_bound(want, 2.0 + e * std::log(10000.0));
+  };
   EXPECT_EQ(s[0], 1.0f);  // θ^0: exact
   EXPECT_NEAR(l[10], 1.0 / (16.0 * std::pow(10000.0, 20.0 / 96.0)),
               inv_tol(1.0 / (16.0 * std::pow(10000.0, 20.0 / 96.0)), 20.0 / 96.0));

@@ -97,7 +97,8 @@ TEST(HfConfig, ParsesLlama3WithRopeScalingAndSeveralEos) {
   ASSERT_EQ(inv.size(), 32u);
   EXPECT_FLOAT_EQ(inv[0], 1.0f);
   // The exponent 62/64 and θ are exact in fp32, the power is taken in double and rounded once; /32 is exact.
-  EXPECT_NEAR(inv[31], std::pow(5e5, -62.0 / 64.0) / 32.0, testing::rounding_bound(std::pow(5e5, -62.0 / 64.0) / 32.0, 1));
+  EXPECT_NEAR(inv[31], std::pow(5e5, -62.0 / 64.0) / 32.0,
+              testing::rounding_bound(std::pow(5e5, -62.0 / 64.0) / 32.0, 1));
 }
 
 TEST(HfConfig, NumKeyValueHeadsDefaultsToNumAttentionHeads) {
@@ -258,8 +259,8 @@ TEST(HfConfig, DeeplyNestedValuesAreRefused) {
   ASSERT_FALSE(c.ok());
   expect_mentions(c.error(), "dir/config.json: JSON nested more than");
   json j = qwen2_config();
-  j["quantization_config"] = json::parse(std::string(kMaxConfigJsonDepth - 1, '[') +
-                                         std::string(kMaxConfigJsonDepth - 1, ']'));
+  j["quantization_config"] =
+      json::parse(std::string(kMaxConfigJsonDepth - 1, '[') + std::string(kMaxConfigJsonDepth - 1, ']'));
   EXPECT_TRUE(config_from_hf_json(j.dump()).ok());
 }
 

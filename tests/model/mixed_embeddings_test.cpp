@@ -6,8 +6,8 @@
 
 #include <random>
 
-#include "model/tensor_names.h"
 #include "../testing/forward_bounds.h"
+#include "model/tensor_names.h"
 #include "tiny_models.h"
 
 namespace gpstream {
@@ -29,15 +29,17 @@ std::vector<Row> layout_rows(int vocab, uint32_t seed) {
   const int S = 7, N = 5;
   const int src_vis[N] = {3, 4, 6, 7, 7};
   std::vector<Row> v;
-  for (int s = 0; s < S; ++s) v.push_back({static_cast<int32_t>(rng() % vocab), static_cast<float>(s), Group::Source, s + 1, 0});
+  for (int s = 0; s < S; ++s)
+    v.push_back({static_cast<int32_t>(rng() % vocab), static_cast<float>(s), Group::Source, s + 1, 0});
   for (int t = 0; t < N; ++t)
-    v.push_back({static_cast<int32_t>(rng() % vocab), 0.5f + static_cast<float>(t), Group::Target, src_vis[t], t + 1});
+    v.push_back({static_cast<int32_t>(rng() % vocab), 0.5f + static_cast<float>(t), Group::Target, src_vis[t],
+                 t + 1});
   return v;
 }
 
 // Rows in `as_embedding` take `table` row id (or `override_row` when given) as an input embedding row.
-Batch make_batch(const std::vector<Row>& rows, const std::vector<bool>& as_embedding, const std::vector<float>& table,
-                 int E, const std::vector<float>* override_row = nullptr) {
+Batch make_batch(const std::vector<Row>& rows, const std::vector<bool>& as_embedding,
+                 const std::vector<float>& table, int E, const std::vector<float>* override_row = nullptr) {
   Batch b;
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
@@ -45,8 +47,9 @@ Batch make_batch(const std::vector<Row>& rows, const std::vector<bool>& as_embed
       b.add({.id = r.id, .pos = r.pos, .group = r.group, .n_src = r.n_src, .n_tgt = r.n_tgt, .logits = true});
       continue;
     }
-    std::span<const float> input = override_row ? std::span<const float>(*override_row)
-                                                : std::span<const float>(table.data() + static_cast<size_t>(r.id) * E, E);
+    std::span<const float> input =
+        override_row ? std::span<const float>(*override_row)
+                     : std::span<const float>(table.data() + static_cast<size_t>(r.id) * E, E);
     EXPECT_GE(
         b.add_embedded(input,
                        {.pos = r.pos, .group = r.group, .n_src = r.n_src, .n_tgt = r.n_tgt, .logits = true}),
@@ -142,7 +145,8 @@ TEST(MixedBatch, AnArbitraryRowEqualsAnIdWhoseTableRowHoldsIt) {
     KvCache a(f.cfg), b(f.cfg);
     std::vector<float> got, want;
     ASSERT_TRUE(tf->forward(make_batch(rows, which, table, E, &x), a, got).ok());
-    ASSERT_TRUE(tf_edited->forward(make_batch(rows, std::vector<bool>(rows.size(), false), table, E), b, want).ok());
+    ASSERT_TRUE(
+        tf_edited->forward(make_batch(rows, std::vector<bool>(rows.size(), false), table, E), b, want).ok());
     for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << "logit " << i;
     expect_caches_equal_exactly(a, b, f.cfg.n_layer);
     // The row matters: the same batch with the original table row gives other logits.

@@ -56,7 +56,8 @@ inline model::ModelConfig tiny_gemma2_config(int window = 3) {
 }
 
 // Phi-3 features: fused qkv / gate_up, partial rotary (6 of 8 dims), longrope with a small original
-// context (positions p with p + 1 > 16 use the long factors), a window of `window` rows per group on every layer.
+// context (positions p with p + 1 > 16 use the long factors), a window of `window` rows per group on every
+// layer.
 inline model::ModelConfig tiny_phi3_config(int window = 3) {
   model::ModelConfig c = tiny_config(false, false, false);
   c.architecture = "Phi3ForCausalLM";
@@ -83,8 +84,8 @@ inline model::RandomInitOptions tiny_init(uint64_t seed, io::DType dtype = io::D
   return o;
 }
 
-inline std::unique_ptr<model::Transformer> tiny_transformer(const model::ModelConfig& c, const io::TensorMap& t,
-                                                            int threads = 1) {
+inline std::unique_ptr<model::Transformer> tiny_transformer(const model::ModelConfig& c,
+                                                            const io::TensorMap& t, int threads = 1) {
   auto w = model::weights_from_tensors(c, t);
   GPS_ASSERT(w.ok(), "tiny model weights");
   return std::make_unique<model::Transformer>(c, std::move(w).value(), threads);

@@ -4,8 +4,8 @@
 
 #include <random>
 
-#include "reference_transformer.h"
 #include "../testing/forward_bounds.h"
+#include "reference_transformer.h"
 #include "tiny_models.h"
 
 namespace gpstream {
@@ -37,12 +37,15 @@ std::vector<std::vector<bool>> dense_mask(const std::vector<LayoutTok>& toks) {
 }
 
 // Source of S tokens at 0..S-1, then target of N tokens at phi.., target i sees src_vis[i] source rows.
-std::vector<LayoutTok> group_layout(int S, int N, float phi, const std::vector<int>& src_vis, uint32_t seed, int vocab) {
+std::vector<LayoutTok> group_layout(int S, int N, float phi, const std::vector<int>& src_vis, uint32_t seed,
+                                    int vocab) {
   std::mt19937 rng(seed);
   std::vector<LayoutTok> v;
-  for (int s = 0; s < S; ++s) v.push_back({static_cast<int>(rng() % vocab), static_cast<float>(s), Group::Source, s + 1, 0});
+  for (int s = 0; s < S; ++s)
+    v.push_back({static_cast<int>(rng() % vocab), static_cast<float>(s), Group::Source, s + 1, 0});
   for (int t = 0; t < N; ++t)
-    v.push_back({static_cast<int>(rng() % vocab), phi + static_cast<float>(t), Group::Target, src_vis[t], t + 1});
+    v.push_back(
+        {static_cast<int>(rng() % vocab), phi + static_cast<float>(t), Group::Target, src_vis[t], t + 1});
   return v;
 }
 
@@ -85,11 +88,14 @@ TEST_P(TransformerTest, StructuredMaskMatchesDenseReference) {
     auto want = testing::reference_forward(cfg, tensors, rt, dense_mask(toks));
     // One fp32 forward against the double reference over the same (widened) weights: forward_order_bound
     // against a reference (testing/forward_bounds.h), every row seeing at most all toks.size() rows.
-    const double tol = testing::forward_order_bound(
-        cfg, tf->weights(), {.against_reference = true, .max_rows = static_cast<int64_t>(toks.size())}).logits;
+    const double tol =
+        testing::forward_order_bound(
+            cfg, tf->weights(), {.against_reference = true, .max_rows = static_cast<int64_t>(toks.size())})
+            .logits;
     for (size_t r = 0; r < toks.size(); ++r)
       for (int i = 0; i < cfg.n_vocab; ++i)
-        ASSERT_NEAR(got[r * cfg.n_vocab + i], want[r][i], tol) << "phi " << phi << " row " << r << " col " << i;
+        ASSERT_NEAR(got[r * cfg.n_vocab + i], want[r][i], tol)
+            << "phi " << phi << " row " << r << " col " << i;
   }
 }
 
@@ -99,7 +105,8 @@ void check_incremental_equals_full(const model::ModelConfig& cfg, const io::Tens
 TEST_P(TransformerTest, IncrementalDecodingEqualsFullForward) {
   const Variant v = GetParam();
   auto cfg = testing::tiny_config(v.qwen2, v.tied, v.llama3);
-  check_incremental_equals_full(cfg, model::random_tensors(cfg, testing::tiny_init(9, v.dtype)), {-1.0f, 0.0f, 0.5f});
+  check_incremental_equals_full(cfg, model::random_tensors(cfg, testing::tiny_init(9, v.dtype)),
+                                {-1.0f, 0.0f, 0.5f});
 }
 
 // Gemma 2 (windows of 3 per group on layers 0 and 2, soft-caps) and Phi-3 (window 3 on every layer,
@@ -107,7 +114,8 @@ TEST_P(TransformerTest, IncrementalDecodingEqualsFullForward) {
 TEST(TransformerFamilies, IncrementalDecodingEqualsFullForward) {
   for (const auto& cfg : {testing::tiny_gemma2_config(), testing::tiny_phi3_config()}) {
     SCOPED_TRACE(cfg.model_type);
-    check_incremental_equals_full(cfg, model::random_tensors(cfg, testing::tiny_init(9)), {-1.0f, 0.5f, 14.0f});
+    check_incremental_equals_full(cfg, model::random_tensors(cfg, testing::tiny_init(9)),
+                                  {-1.0f, 0.5f, 14.0f});
   }
 }
 
@@ -138,7 +146,8 @@ void check_incremental_equals_full(const model::ModelConfig& cfg, const io::Tens
                .logits = true});
       ASSERT_TRUE(tf->forward(b, cache, logits).ok());
       for (size_t r = first; r < chunk_end; ++r)
-        rows[r].assign(logits.begin() + (r - first) * cfg.n_vocab, logits.begin() + (r - first + 1) * cfg.n_vocab);
+        rows[r].assign(logits.begin() + (r - first) * cfg.n_vocab,
+                       logits.begin() + (r - first + 1) * cfg.n_vocab);
     }
     for (; i < toks.size(); ++i) {
       Batch b;
@@ -163,7 +172,8 @@ void check_incremental_equals_full(const model::ModelConfig& cfg, const io::Tens
     // above gpe.md §8's 1e-4 / 1e-5 for these models.
     const testing::ForwardOrderBound tol = testing::forward_order_bound(cfg, tf->weights());
     for (size_t r = 0; r < toks.size(); ++r)
-      EXPECT_LE(max_abs_diff(rows[r].data(), full.data() + r * cfg.n_vocab, cfg.n_vocab), tol.logits) << "row " << r;
+      EXPECT_LE(max_abs_diff(rows[r].data(), full.data() + r * cfg.n_vocab, cfg.n_vocab), tol.logits)
+          << "row " << r;
     // Cached K/V equal.
     for (int l = 0; l < cfg.n_layer; ++l)
       for (Group g : {Group::Source, Group::Target}) {
@@ -194,8 +204,8 @@ struct RerotateDiff {
   double k = 0, v = 0, k_bound = 0;
   float last_position = 0;
 };
-RerotateDiff rerotate_against_direct(const model::ModelConfig& cfg, const float old_pos[3], const float new_pos[3],
-                                     uint64_t seed) {
+RerotateDiff rerotate_against_direct(const model::ModelConfig& cfg, const float old_pos[3],
+                                     const float new_pos[3], uint64_t seed) {
   auto tf = testing::tiny_transformer(cfg, model::random_tensors(cfg, testing::tiny_init(seed)));
   KvCache a(cfg), b(cfg);
   std::vector<float> logits;
@@ -223,7 +233,8 @@ RerotateDiff rerotate_against_direct(const model::ModelConfig& cfg, const float 
 
 TEST(Transformer, RerotateMovesLayerZeroKeysToNewPositions) {
   const float old_pos[3] = {0.0f, 1.0f, 2.0f}, new_pos[3] = {7.5f, 8.5f, 300.0f};
-  const RerotateDiff d = rerotate_against_direct(testing::tiny_config(false, true, false), old_pos, new_pos, 3);
+  const RerotateDiff d =
+      rerotate_against_direct(testing::tiny_config(false, true, false), old_pos, new_pos, 3);
   EXPECT_LE(d.k, d.k_bound);
   EXPECT_EQ(d.v, 0.0);  // values are not rotated: both are the same layer-0 computation of the same tokens
   EXPECT_EQ(d.last_position, 300.0f);

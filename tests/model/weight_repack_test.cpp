@@ -44,7 +44,8 @@ io::TensorMap q4_model(const model::ModelConfig& c, bool q4_vocab) {
     if (!f32.find(name)) continue;  // tied: no separate head
     const std::vector<float> e = io::tensor_to_f32(*f32.find(name));
     std::vector<std::byte> bytes(static_cast<size_t>(c.n_vocab) * (c.n_embd / 32) * kernels::kQ4_0Bytes);
-    kernels::quantize_row_q4_0(e.data(), reinterpret_cast<kernels::BlockQ4_0*>(bytes.data()), c.n_vocab * c.n_embd);
+    kernels::quantize_row_q4_0(e.data(), reinterpret_cast<kernels::BlockQ4_0*>(bytes.data()),
+                               c.n_vocab * c.n_embd);
     stored.add_raw(name, io::DType::Q4_0, {c.n_vocab, c.n_embd}, std::move(bytes));
   }
   return stored;
@@ -132,7 +133,8 @@ TEST_P(WeightRepack, LoadedModelGivesUnrepackedLogits) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, WeightRepack, ::testing::Combine(::testing::Bool(), ::testing::Bool(), ::testing::Bool()));
+INSTANTIATE_TEST_SUITE_P(All, WeightRepack,
+                         ::testing::Combine(::testing::Bool(), ::testing::Bool(), ::testing::Bool()));
 
 // qwen2?, tied. Paneled BF16 rows are summed by the panel kernel (one fp32 FMA per column, in order), plain
 // ones by the few-token kernel or sgemm (OpenBLAS's per-CPU blocking): other orders of the same products, all
@@ -180,7 +182,8 @@ TEST_P(Bf16Repack, LoadedModelGivesUnrepackedLogits) {
   TempDir dir;
   const std::string path = dir.file("m.gguf");
   ASSERT_TRUE(testing::write_model_gguf(c, model::random_tensors(c, testing::tiny_init(6, io::DType::BF16)),
-                                        io::DType::BF16, path).ok());
+                                        io::DType::BF16, path)
+                  .ok());
   std::vector<float> plain;
   {
     ScopedEnv off("GPSTREAM_REPACK", "0");

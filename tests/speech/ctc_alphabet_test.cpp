@@ -28,8 +28,10 @@ TEST(CtcAlphabet, GreedyDecodingMergesRunsAndDropsBlanks) {
   std::vector<float> scores(best.size() * kCtcAlphabetSize, -1.0f);
   for (size_t t = 0; t < best.size(); ++t) {
     float* row = scores.data() + t * kCtcAlphabetSize;
-    if (best[t] >= 0) row[best[t]] = 2.0f + static_cast<float>(t);
-    else row[2] = row[3] = 0.5f;  // the tie
+    if (best[t] >= 0)
+      row[best[t]] = 2.0f + static_cast<float>(t);
+    else
+      row[2] = row[3] = 0.5f;  // the tie
   }
   EXPECT_EQ(ctc_greedy_labels(scores.data(), static_cast<int64_t>(best.size())),
             (std::vector<int32_t>{1, 1, 2, 28, 3, 2}));

@@ -1,6 +1,7 @@
 // evaluate_speech over a small manifest: each record holds what a separately driven SpeechTranscriber writes
-// for the loader's audio (noised when asked; clean by default), with SimulEval's speech fields (source list, source_length in ms, float
-// delays), and passes the speech log validation that `gpstream score --speech` applies.
+// for the loader's audio (noised when asked; clean by default), with SimulEval's speech fields (source list,
+// source_length in ms, float delays), and passes the speech log validation that `gpstream score --speech`
+// applies.
 #include "speech/speech_evaluation.h"
 
 #include <gtest/gtest.h>

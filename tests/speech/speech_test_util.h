@@ -13,8 +13,12 @@
 
 namespace gpstream::testing {
 
-inline std::string shipped_model_dir() { return std::string(GPSTREAM_SOURCE_DIR) + "/models/gpstream-en-fr"; }
-inline std::string speech_sample_dir() { return std::string(GPSTREAM_SOURCE_DIR) + "/tests/audio/data/speech"; }
+inline std::string shipped_model_dir() {
+  return std::string(GPSTREAM_SOURCE_DIR) + "/models/gpstream-en-fr";
+}
+inline std::string speech_sample_dir() {
+  return std::string(GPSTREAM_SOURCE_DIR) + "/tests/audio/data/speech";
+}
 
 // tiny_models.h's Llama (tied, no rope scaling) with the shipped tokenizer's vocabulary and a wider MLP.
 inline model::ModelConfig tiny_speech_llm_config() {

@@ -13,23 +13,23 @@
 #include <memory>
 #include <random>
 
-#include "audio/log_mel.h"
-#include "audio/speech_encoder.h"
-#include "audio/speech_loader.h"
-#include "audio/speech_manifest.h"
-#include "util/mapped_file.h"
-#include "speech/speech_model.h"
-#include "stream/layout.h"
-#include "stream/model_meta.h"
-#include "stream/tokenizer_codec.h"
-#include "train/checkpoint.h"
-#include "train/dataset.h"
 #include "../audio/speech_encoder_reference.h"
 #include "../model/reference_transformer.h"
 #include "../testing/forward_bounds.h"
 #include "../testing/speech_encoder_bounds.h"
 #include "../testing/temp_dir.h"
+#include "audio/log_mel.h"
+#include "audio/speech_encoder.h"
+#include "audio/speech_loader.h"
+#include "audio/speech_manifest.h"
+#include "speech/speech_model.h"
 #include "speech_test_util.h"
+#include "stream/layout.h"
+#include "stream/model_meta.h"
+#include "stream/tokenizer_codec.h"
+#include "train/checkpoint.h"
+#include "train/dataset.h"
+#include "util/mapped_file.h"
 
 namespace gpstream::speech {
 namespace {
@@ -64,7 +64,6 @@ struct Chain {
   }
   int64_t pass_rows_per_chunk = 2;
 };
-
 
 // The chain in float64: speech_encoder_reference's rows as the LLM's input rows, through reference_forward
 // (tests/model/reference_transformer.h) on the given (merged, fp32) LLM weights. An input row enters as an
@@ -107,8 +106,9 @@ TEST(SpeechTraining, JointGradientMatchesFiniteDifferences) {
   ASSERT_TRUE(meta.ok());
   auto tok = tokenizer::Tokenizer::load(dir.path());
   ASSERT_TRUE(tok.ok()) << tok.error().message();
-  ch.codec = std::make_unique<stream::TokenizerCodec>(
-      std::make_shared<const tokenizer::Tokenizer>(std::move(*tok)), meta->prompt_template.with_languages("English", "English"));
+  ch.codec =
+      std::make_unique<stream::TokenizerCodec>(std::make_shared<const tokenizer::Tokenizer>(std::move(*tok)),
+                                               meta->prompt_template.with_languages("English", "English"));
   const model::ModelConfig c = testing::tiny_speech_llm_config();
   model::RandomInitOptions ro;
   ro.seed = 5;
@@ -229,10 +229,13 @@ std::string config_json(const std::string& llm, const std::string& out, int64_t 
                         const std::string& training = "full") {
   const std::string data = testing::speech_sample_dir();
   return R"({"llm": ")" + llm + R"(", "train_manifest": ")" + data + R"(/train/manifest.tsv",
-    "dev_manifest": ")" + data + R"(/dev/manifest.tsv", "output_dir": ")" + out + R"(",
+    "dev_manifest": ")" +
+         data + R"(/dev/manifest.tsv", "output_dir": ")" + out + R"(",
     "encoder": {"conv_channels": 16, "d_model": 16, "n_layer": 1, "n_head": 2, "n_ff": 32, "chunk_frames": 4,
                 "proj_hidden": 32},
-    "llm_training": ")" + training + R"(", "lora_rank": 4, "lora_alpha": 8, "k_min": 1, "k_max": 3, "phi": [0, 256], "batch_utterances": 2, "steps": )" +
+    "llm_training": ")" +
+         training +
+         R"(", "lora_rank": 4, "lora_alpha": 8, "k_min": 1, "k_max": 3, "phi": [0, 256], "batch_utterances": 2, "steps": )" +
          std::to_string(steps) + R"(, "lr": 0.02, "warmup_steps": 2, "schedule": "constant", "noise": true,
     "threads": 1, "dev_every": 0, "ckpt_every_steps": 3, "seed": 4})";
 }
@@ -332,9 +335,9 @@ TEST(SpeechTraining, TwoThreadsTrainWhatOneDoes) {
   EXPECT_EQ(losses[1][0], losses[0][0]);
 }
 
-// Trains a 6-step run to its step-3 checkpoint (stopped as if killed at step 4), then resumes it with export_k 2
-// after `adjust` has changed the config and the options; expects no step trained and returns the export's
-// gpstream.json metadata.
+// Trains a 6-step run to its step-3 checkpoint (stopped as if killed at step 4), then resumes it with
+// export_k 2 after `adjust` has changed the config and the options; expects no step trained and returns the
+// export's gpstream.json metadata.
 void resume_expecting_no_step(const std::function<void(SpeechTrainConfig&, SpeechTrainOptions&)>& adjust,
                               stream::ModelMeta& meta) {
   TempDir dir;
@@ -429,10 +432,11 @@ TEST(SpeechTraining, CtcOnlyStepsTrainTheEncoderAloneAndLeaveTheLlm) {
     ASSERT_TRUE(r.ctc_loss.has_value());
     EXPECT_EQ(r.loss, *r.ctc_loss);
   }
-  // The LLM did not move (its export equals the frozen run's), and the encoder learned from CTC alone (it does
-  // not depend on the LLM).
+  // The LLM did not move (its export equals the frozen run's), and the encoder learned from CTC alone (it
+  // does not depend on the LLM).
   ASSERT_FALSE(full.model_dir.empty());
-  EXPECT_EQ(file_bytes(full.model_dir + "/model.safetensors"), file_bytes(frozen.model_dir + "/model.safetensors"));
+  EXPECT_EQ(file_bytes(full.model_dir + "/model.safetensors"),
+            file_bytes(frozen.model_dir + "/model.safetensors"));
   const std::string enc = file_bytes(full.model_dir + "/speech_encoder.safetensors");
   EXPECT_EQ(enc, file_bytes(frozen.model_dir + "/speech_encoder.safetensors"));
   EXPECT_EQ(enc, file_bytes(other.model_dir + "/speech_encoder.safetensors"));
@@ -446,22 +450,24 @@ TEST(SpeechTraining, CtcOnlyStepsTrainTheEncoderAloneAndLeaveTheLlm) {
   ASSERT_EQ(both.steps.size(), 5u);
   EXPECT_TRUE(both.steps[2].ctc_only);
   EXPECT_FALSE(both.steps[3].ctc_only);
-  EXPECT_NE(file_bytes(both.model_dir + "/model.safetensors"), file_bytes(frozen.model_dir + "/model.safetensors"));
+  EXPECT_NE(file_bytes(both.model_dir + "/model.safetensors"),
+            file_bytes(frozen.model_dir + "/model.safetensors"));
 }
 
 TEST(SpeechTraining, AugmentationChangesTrainingUtterancesOnly) {
   TempDir dir;
   const std::string llm = dir.file("llm");
   testing::write_tiny_speech_llm(llm);
-  // One step at a negligible learning rate: the step's training loss sees the augmented features, the dev loss
-  // after it (the unaugmented dev set through unchanged weights) is the same as without augmentation.
+  // One step at a negligible learning rate: the step's training loss sees the augmented features, the dev
+  // loss after it (the unaugmented dev set through unchanged weights) is the same as without augmentation.
   auto run = [&](const std::string& name, bool augment) {
     std::string json = config_json(llm, dir.file(name), 1, "frozen");
     json.replace(json.find(R"("lr": 0.02)"), 10, R"("lr": 1e-9)");
     const std::string warmup = R"("warmup_steps": 2)";
     json.replace(json.find(warmup), warmup.size(), R"("warmup_steps": 1000000)");
     if (augment)
-      json.insert(1, R"("warp_min": 0.8, "warp_max": 0.85, "freq_masks": 2, "freq_mask_bins": 20, "time_masks": 2,
+      json.insert(
+          1, R"("warp_min": 0.8, "warp_max": 0.85, "freq_masks": 2, "freq_mask_bins": 20, "time_masks": 2,
                         "time_mask_frames": 30, )");
     auto cfg = parse_speech_train_config(json);
     EXPECT_TRUE(cfg.ok()) << (cfg.ok() ? "" : cfg.error().message());
@@ -581,7 +587,8 @@ TEST(SpeechTraining, ResumeAfterACheckpointByMinutesIsBitIdentical) {
   auto newest = [](const std::string& run) {
     const std::vector<std::string> all = train::list_checkpoints(run + "/checkpoints");
     EXPECT_FALSE(all.empty()) << run;
-    auto s = all.empty() ? Result<train::CheckpointState>(not_found(run)) : train::read_checkpoint(all.back());
+    auto s =
+        all.empty() ? Result<train::CheckpointState>(not_found(run)) : train::read_checkpoint(all.back());
     EXPECT_TRUE(s.ok()) << s.error().message();
     return s.ok() ? *s : train::CheckpointState{};
   };

@@ -1,7 +1,8 @@
 // SpeechTranscriber on a tiny random speech model: the words and delays do not depend on how the samples are
 // split into push() calls; they equal a Session fed by hand with the whole-utterance encoder rows (log_mel +
 // SpeechEncoderPass::forward, not the streaming path) cut into chunks, its delays read off SimulEval's clock
-// (eval::SpeechSourceClock with one chunk per segment); delays are chunk multiples capped at the audio length.
+// (eval::SpeechSourceClock with one chunk per segment); delays are chunk multiples capped at the audio
+// length.
 #include "speech/speech_transcriber.h"
 
 #include <gtest/gtest.h>

@@ -69,7 +69,8 @@ LiveOutput run_audio(stream::Session& s, const Audio& audio) {
     if (!e.ok()) break;
     if (e->kind == stream::EventKind::NeedSource) {
       if (pushed < audio.chunk_rows.size()) {
-        const Status st = s.push_source_embeddings(audio.chunk(pushed), audio.width, audio.duration_ms[pushed]);
+        const Status st =
+            s.push_source_embeddings(audio.chunk(pushed), audio.width, audio.duration_ms[pushed]);
         EXPECT_TRUE(st.ok()) << st.error().message();
         ++pushed;
       } else {
@@ -108,8 +109,8 @@ TEST(AudioLayout, SmallGroupLayoutMatchesAHandDerivation) {
     int32_t label;
   };
   const std::vector<Want> want = {
-      {p, -1, 0, S, 1, 0, -1},  {-1, 0, 1, S, 2, 0, -1}, {-1, 1, 2, S, 3, 0, -1}, {h1, -1, 0, T, 3, 1, -1},
-      {h2, -1, 1, T, 3, 2, a},  {a, -1, 2, T, 3, 3, b},  {-1, 2, 3, S, 4, 0, -1}, {b, -1, 3, T, 4, 4, eos},
+      {p, -1, 0, S, 1, 0, -1}, {-1, 0, 1, S, 2, 0, -1}, {-1, 1, 2, S, 3, 0, -1}, {h1, -1, 0, T, 3, 1, -1},
+      {h2, -1, 1, T, 3, 2, a}, {a, -1, 2, T, 3, 3, b},  {-1, 2, 3, S, 4, 0, -1}, {b, -1, 3, T, 4, 4, eos},
   };
   ASSERT_EQ(layout->rows.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
@@ -160,86 +161,90 @@ TEST_P(AudioEquivalence, ForcedSessionMatchesFullForwardOverLayout) {
       {{2, 1, 3, 2}, "bonjour le grand monde .", 1},
       {{2, 1, 3, 2}, "bonjour le grand monde .", 2},
       {{2, 1, 3, 2}, "bonjour le grand monde .", 5},  // k = M + 1
-      {{1, 2}, "a b c d e f g h i", 2},                // N > M + k
-      {{3, 1, 2}, "x", 7},                             // M < k
-      {{1, 1, 2, 1, 1, 3, 1}, "un deux", 1},           // N + k < M: EOS before the end marker
+      {{1, 2}, "a b c d e f g h i", 2},               // N > M + k
+      {{3, 1, 2}, "x", 7},                            // M < k
+      {{1, 1, 2, 1, 1, 3, 1}, "un deux", 1},          // N + k < M: EOS before the end marker
       {{4}, "je suis", 1},
   };
   uint32_t seed = 100;
   for (const auto& c : cases)
     for (stream::Phi phi : {stream::Phi{0.0f, false}, stream::Phi{0.5f, false}, stream::Phi{0.0f, true}})
-    for (bool end_after_source : {false, true}) {
-      SCOPED_TRACE(c.target + " | M=" + std::to_string(c.chunk_rows.size()) + " k=" + std::to_string(c.k) +
-                   " phi=" + phi.to_string() + (end_after_source ? " end after source" : ""));
-      const Audio audio = random_audio(c.chunk_rows, cfg.n_embd, ++seed);
-      stream::LayoutOptions lo{paradigm, c.k, phi, cfg.n_vocab, end_after_source};
-      auto layout = stream::make_layout(codec, c.chunk_rows, c.target, lo);
-      ASSERT_TRUE(layout.ok()) << layout.error().message();
-      // The layout holds the chunks read (all but those after an early EOS), in chunk order: audio row
-      // indices count up in arrival order over a prefix of the chunks.
-      int read_rows = 0, next = 0;
-      for (size_t i = 0; i < c.chunk_rows.size() && read_rows < layout->n_embedding_rows; ++i) read_rows += c.chunk_rows[i];
-      ASSERT_EQ(layout->n_embedding_rows, read_rows);
-      for (const auto& r : layout->rows)
-        if (r.embedding >= 0) {
-          EXPECT_EQ(r.embedding, next++);
-        }
-      if (end_after_source) {
-        // Every chunk is read, and the row that predicts the end marker sees all of them and the end marker.
-        int all_rows = 0;
-        for (int n : c.chunk_rows) all_rows += n;
-        EXPECT_EQ(layout->n_embedding_rows, all_rows);
-        int eos_rows = 0;
+      for (bool end_after_source : {false, true}) {
+        SCOPED_TRACE(c.target + " | M=" + std::to_string(c.chunk_rows.size()) + " k=" + std::to_string(c.k) +
+                     " phi=" + phi.to_string() + (end_after_source ? " end after source" : ""));
+        const Audio audio = random_audio(c.chunk_rows, cfg.n_embd, ++seed);
+        stream::LayoutOptions lo{paradigm, c.k, phi, cfg.n_vocab, end_after_source};
+        auto layout = stream::make_layout(codec, c.chunk_rows, c.target, lo);
+        ASSERT_TRUE(layout.ok()) << layout.error().message();
+        // The layout holds the chunks read (all but those after an early EOS), in chunk order: audio row
+        // indices count up in arrival order over a prefix of the chunks.
+        int read_rows = 0, next = 0;
+        for (size_t i = 0; i < c.chunk_rows.size() && read_rows < layout->n_embedding_rows; ++i)
+          read_rows += c.chunk_rows[i];
+        ASSERT_EQ(layout->n_embedding_rows, read_rows);
         for (const auto& r : layout->rows)
-          if (r.label == CharCodec::kEos) {
-            ++eos_rows;
-            EXPECT_EQ(r.n_src, layout->n_source_rows);
+          if (r.embedding >= 0) {
+            EXPECT_EQ(r.embedding, next++);
           }
-        EXPECT_EQ(eos_rows, 1);
-      }
-      auto batch = layout->to_batch(std::span<const float>(audio.rows).first(static_cast<size_t>(read_rows) * cfg.n_embd),
-                                    cfg.n_embd);
-      ASSERT_TRUE(batch.ok()) << batch.error().message();
-      model::KvCache full_cache(cfg);
-      std::vector<float> full;
-      ASSERT_TRUE(tf->forward(*batch, full_cache, full).ok());
+        if (end_after_source) {
+          // Every chunk is read, and the row that predicts the end marker sees all of them and the end
+          // marker.
+          int all_rows = 0;
+          for (int n : c.chunk_rows) all_rows += n;
+          EXPECT_EQ(layout->n_embedding_rows, all_rows);
+          int eos_rows = 0;
+          for (const auto& r : layout->rows)
+            if (r.label == CharCodec::kEos) {
+              ++eos_rows;
+              EXPECT_EQ(r.n_src, layout->n_source_rows);
+            }
+          EXPECT_EQ(eos_rows, 1);
+        }
+        auto batch = layout->to_batch(
+            std::span<const float>(audio.rows).first(static_cast<size_t>(read_rows) * cfg.n_embd),
+            cfg.n_embd);
+        ASSERT_TRUE(batch.ok()) << batch.error().message();
+        model::KvCache full_cache(cfg);
+        std::vector<float> full;
+        ASSERT_TRUE(tf->forward(*batch, full_cache, full).ok());
 
-      testing::Recorder rec(*tf);
-      stream::SessionOptions so;
-      so.paradigm = paradigm;
-      so.k = c.k;
-      so.phi = phi;
-      so.end_after_source = end_after_source;
-      so.forced_target = testing::forced_target(*layout, CharCodec::kEos);
-      auto session = stream::Session::create(rec, codec, so);
-      ASSERT_TRUE(session.ok());
-      const LiveOutput out = run_audio(**session, audio);
-      ASSERT_TRUE((*session)->finished());
-      EXPECT_EQ(out.delays, layout->delays);
-      // Delays in chunks follow wait-k; delay_ms is the duration of the chunks read.
-      const int M = static_cast<int>(c.chunk_rows.size());
-      for (size_t j = 0; j < out.delays.size(); ++j) {
-        EXPECT_EQ(out.delays[j], std::min<int>(c.k + static_cast<int>(j), M));
-        double ms = 0;
-        for (int i = 0; i < out.delays[j]; ++i) ms += audio.duration_ms[i];
-        EXPECT_EQ(out.delay_ms[j], ms);
-      }
+        testing::Recorder rec(*tf);
+        stream::SessionOptions so;
+        so.paradigm = paradigm;
+        so.k = c.k;
+        so.phi = phi;
+        so.end_after_source = end_after_source;
+        so.forced_target = testing::forced_target(*layout, CharCodec::kEos);
+        auto session = stream::Session::create(rec, codec, so);
+        ASSERT_TRUE(session.ok());
+        const LiveOutput out = run_audio(**session, audio);
+        ASSERT_TRUE((*session)->finished());
+        EXPECT_EQ(out.delays, layout->delays);
+        // Delays in chunks follow wait-k; delay_ms is the duration of the chunks read.
+        const int M = static_cast<int>(c.chunk_rows.size());
+        for (size_t j = 0; j < out.delays.size(); ++j) {
+          EXPECT_EQ(out.delays[j], std::min<int>(c.k + static_cast<int>(j), M));
+          double ms = 0;
+          for (int i = 0; i < out.delays[j]; ++i) ms += audio.duration_ms[i];
+          EXPECT_EQ(out.delay_ms[j], ms);
+        }
 
-      testing::expect_session_matches_full_forward(*layout, full_cache, full, (*session)->cache(), rec, cfg,
-                                                    tf->weights());
-      // §8.3: every audio row forwarded exactly once, target rows once plus the re-feeds.
-      // With end_after_source every end marker chosen before the end marker is read reads one more unit and
-      // re-feeds once more: M + 1 − min(k + N, M + 1) re-feeds beyond wait-k's.
-      const int N = static_cast<int>(out.delays.size());
-      const int extra = end_after_source ? M + 1 - std::min(c.k + N, M + 1) : 0;
-      testing::expect_forward_counts(*layout, rec, **session, M, N, c.k, extra);
-      EXPECT_EQ(rec.embedding_rows, layout->n_embedding_rows);
-    }
+        testing::expect_session_matches_full_forward(*layout, full_cache, full, (*session)->cache(), rec, cfg,
+                                                     tf->weights());
+        // §8.3: every audio row forwarded exactly once, target rows once plus the re-feeds.
+        // With end_after_source every end marker chosen before the end marker is read reads one more unit and
+        // re-feeds once more: M + 1 − min(k + N, M + 1) re-feeds beyond wait-k's.
+        const int N = static_cast<int>(out.delays.size());
+        const int extra = end_after_source ? M + 1 - std::min(c.k + N, M + 1) : 0;
+        testing::expect_forward_counts(*layout, rec, **session, M, N, c.k, extra);
+        EXPECT_EQ(rec.embedding_rows, layout->n_embedding_rows);
+      }
 }
 
 INSTANTIATE_TEST_SUITE_P(Paradigms, AudioEquivalence,
                          ::testing::Combine(::testing::Values(Paradigm::Group, Paradigm::BatchStream,
-                                                              Paradigm::Interleaved, Paradigm::InterleavedBlocked),
+                                                              Paradigm::Interleaved,
+                                                              Paradigm::InterleavedBlocked),
                                             ::testing::Values("llama", "gemma2", "phi3")),
                          [](const auto& info) {
                            std::string n = stream::paradigm_name(std::get<0>(info.param));
@@ -286,7 +291,8 @@ TEST_P(AudioOfflineEquality, ReadingEveryChunkFirstGivesOfflineWords) {
   for (Paradigm p : {Paradigm::Group, Paradigm::BatchStream, Paradigm::ReencodePos, Paradigm::Reencode,
                      Paradigm::Interleaved, Paradigm::InterleavedBlocked})
     for (int k : {M + 1, M + 4}) EXPECT_EQ(run(p, k, S), offline) << stream::paradigm_name(p) << " k=" << k;
-  EXPECT_EQ(run(Paradigm::Group, M + 1, stream::Phi{0.0f, false}), run(Paradigm::Offline, 1, stream::Phi{0.0f, false}));
+  EXPECT_EQ(run(Paradigm::Group, M + 1, stream::Phi{0.0f, false}),
+            run(Paradigm::Offline, 1, stream::Phi{0.0f, false}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, AudioOfflineEquality, ::testing::Values("qwen2", "gemma2", "phi3"));

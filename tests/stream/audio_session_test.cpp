@@ -89,11 +89,13 @@ model::ModelConfig codec_config(model::ModelConfig cfg) {
 // remaining chunks to a fresh segment, as with text (and as when the chunks arrive live).
 TEST(AudioContinuousStream, EachSegmentEqualsAFreshSession) {
   CharCodec codec;
-  for (auto cfg : {codec_config(testing::tiny_config(false, true, false)), codec_config(testing::tiny_gemma2_config(3)),
-                   codec_config(testing::tiny_phi3_config(3))}) {
+  for (auto cfg :
+       {codec_config(testing::tiny_config(false, true, false)), codec_config(testing::tiny_gemma2_config(3)),
+        codec_config(testing::tiny_phi3_config(3))}) {
     SCOPED_TRACE(cfg.model_type);
     const int E = cfg.n_embd;
-    const std::vector<Utterance> utterances = {random_utterance({2, 1, 3}, E, 1), random_utterance({1, 2}, E, 2),
+    const std::vector<Utterance> utterances = {random_utterance({2, 1, 3}, E, 1),
+                                               random_utterance({1, 2}, E, 2),
                                                random_utterance({3, 1, 1, 2}, E, 3)};
     // A random model may write nothing; take the first seed whose segments hold words.
     bool compared_words = false;
@@ -113,7 +115,8 @@ TEST(AudioContinuousStream, EachSegmentEqualsAFreshSession) {
       const Output all = run_live(**cont, {}, E);
       ASSERT_TRUE(all.finished);
       EXPECT_EQ((*cont)->stream_words_read(), 3 + 2 + 4);  // every chunk of the three utterances
-      EXPECT_LE(all.max_source_rows, 1 + 7 + 1);  // prompt + the longest utterance + end marker, not the stream
+      EXPECT_LE(all.max_source_rows,
+                1 + 7 + 1);  // prompt + the longest utterance + end marker, not the stream
       // Expected independently: each utterance alone in a fresh session, and the chunks such a session left
       // unread (its model ended early, or ran out of target tokens) again in a fresh session, until every
       // chunk is read; every segment ends with SegmentEnd, the stream with Finished: one empty tail.
@@ -124,7 +127,8 @@ TEST(AudioContinuousStream, EachSegmentEqualsAFreshSession) {
           fo.continuous = false;
           auto fresh = stream::Session::create(*tf, codec, fo);
           ASSERT_TRUE(fresh.ok());
-          const Output alone = run_live(**fresh, {Utterance(u.begin() + static_cast<std::ptrdiff_t>(from), u.end())}, E);
+          const Output alone =
+              run_live(**fresh, {Utterance(u.begin() + static_cast<std::ptrdiff_t>(from), u.end())}, E);
           expected.push_back(alone.segments[0]);
           compared_words = compared_words || !alone.segments[0].empty();
           ASSERT_GE((*fresh)->words_read(), 1);
@@ -150,7 +154,8 @@ TEST(AudioContinuousStream, EndSourceAfterASegmentEndDecodesNoEmptySegment) {
   so.max_target_tokens = 6;
   so.continuous = true;
   auto s = std::move(stream::Session::create(*tf, codec, so)).value();
-  for (const auto& chunk : random_utterance({1, 2}, E, 5)) ASSERT_TRUE(s->push_source_embeddings(chunk, E).ok());
+  for (const auto& chunk : random_utterance({1, 2}, E, 5))
+    ASSERT_TRUE(s->push_source_embeddings(chunk, E).ok());
   ASSERT_TRUE(s->end_segment().ok());
   const Output out = run_live(*s, {}, E);  // calls end_source at the first NeedSource
   ASSERT_TRUE(out.finished);
@@ -227,7 +232,8 @@ class AudioReencodeChecker final : public model::ForwardModel {
   explicit AudioReencodeChecker(model::Transformer& tf) : tf_(tf) {}
   const model::ModelConfig& config() const override { return tf_.config(); }
   const model::RopeFrequencies& rope() const override { return tf_.rope(); }
-  Status forward(const model::Batch& b, std::span<model::KvCache* const> caches, std::vector<float>& logits) override {
+  Status forward(const model::Batch& b, std::span<model::KvCache* const> caches,
+                 std::vector<float>& logits) override {
     GPS_TRY(tf_.forward(b, caches, logits));
     auto& c = *caches[0];
     const size_t E = static_cast<size_t>(tf_.config().n_embd);
@@ -238,7 +244,8 @@ class AudioReencodeChecker final : public model::ForwardModel {
     }
     for (const auto& t : b.tokens) {
       Row r{t.id, {}};
-      if (t.embedding >= 0) r.input.assign(b.embeddings.begin() + t.embedding * E, b.embeddings.begin() + (t.embedding + 1) * E);
+      if (t.embedding >= 0)
+        r.input.assign(b.embeddings.begin() + t.embedding * E, b.embeddings.begin() + (t.embedding + 1) * E);
       rows_[static_cast<int>(t.group)].push_back(std::move(r));
     }
     if (logits.empty()) return {};
@@ -258,7 +265,8 @@ class AudioReencodeChecker final : public model::ForwardModel {
     plain.tokens.back().logits = true;
     std::vector<float> want;
     GPS_TRY(tf_.forward(plain, fresh, want));
-    for (size_t i = 0; i < want.size(); ++i) max_diff = std::max(max_diff, static_cast<double>(std::fabs(want[i] - logits[i])));
+    for (size_t i = 0; i < want.size(); ++i)
+      max_diff = std::max(max_diff, static_cast<double>(std::fabs(want[i] - logits[i])));
     ++checked;
     return {};
   }
@@ -329,7 +337,8 @@ TEST(AudioInput, BadChunksAreRefusedAndLeaveTheSessionUnchanged) {
   refused(s->push_source_embeddings(bad, E), "non-finite value in row 1");
   refused(s->push_source_embeddings(audio[0], E, -1.0), "duration");
   refused(s->push_source_embeddings(audio[0], E, std::nan("")), "duration");
-  refused(s->push_source_embeddings(std::vector<float>(static_cast<size_t>(E) * 65, 0.0f), E), "max_cache_rows");
+  refused(s->push_source_embeddings(std::vector<float>(static_cast<size_t>(E) * 65, 0.0f), E),
+          "max_cache_rows");
   refused(s->end_segment(), "only continuous streams");
   // One kind of source per session: audio after text and text after audio are refused.
   ASSERT_TRUE(s->push_source("").ok());  // no words: not a text source yet
@@ -385,7 +394,7 @@ TEST(AudioInput, EndSegmentNeedsAUnitSinceTheLastSegmentEnd) {
   EXPECT_FALSE(s->end_segment().ok());  // nothing pushed
   ASSERT_TRUE(s->push_source_embeddings(audio[0], E).ok());
   ASSERT_TRUE(s->end_segment().ok());
-  EXPECT_FALSE(s->end_segment().ok());  // twice in a row
+  EXPECT_FALSE(s->end_segment().ok());                       // twice in a row
   ASSERT_TRUE(s->push_source_embeddings(audio[1], E).ok());  // queued for the next segment
   ASSERT_TRUE(s->end_segment().ok());
   EXPECT_FALSE(s->end_segment().ok());

@@ -22,7 +22,8 @@ class Recorder final : public model::ForwardModel {
   explicit Recorder(model::ForwardModel& inner) : inner_(inner) {}
   const model::ModelConfig& config() const override { return inner_.config(); }
   const model::RopeFrequencies& rope() const override { return inner_.rope(); }
-  Status forward(const model::Batch& b, std::span<model::KvCache* const> caches, std::vector<float>& logits) override {
+  Status forward(const model::Batch& b, std::span<model::KvCache* const> caches,
+                 std::vector<float>& logits) override {
     GPS_TRY(inner_.forward(b, caches, logits));
     int r = 0;
     const int V = config().n_vocab;
@@ -69,10 +70,12 @@ inline std::vector<int32_t> forced_target(const stream::Layout& layout, int32_t 
 // last forward equal the full forward's row. The session forwards a few rows at a time (the few-token linear
 // kernel), the full forward all rows at once (OpenBLAS sgemm, whose kernel follows the CPU: SkylakeX on
 // AVX-512, Haswell on AVX2): the same operations with each linear layer's dots summed in other orders. The
-// tolerance is forward_order_bound (forward_bounds.h): per layer l, 2·γ_n·max_r‖W_r∘g‖₂√E with n = n_embd plus l
-// layers of (n_embd + head_dim + n_head·head_dim + n_embd + n_ff) accumulations. For the tiny models it
-// exceeds gpe.md §8's 1e-5 (K/V, from layer 0: n = 32, magnitude ≈ 10) and 1e-4 (logits): the derivation wins.
-inline void expect_session_matches_full_forward(const stream::Layout& layout, const model::KvCache& full_cache,
+// tolerance is forward_order_bound (forward_bounds.h): per layer l, 2·γ_n·max_r‖W_r∘g‖₂√E with n = n_embd
+// plus l layers of (n_embd + head_dim + n_head·head_dim + n_embd + n_ff) accumulations. For the tiny models
+// it exceeds gpe.md §8's 1e-5 (K/V, from layer 0: n = 32, magnitude ≈ 10) and 1e-4 (logits): the derivation
+// wins.
+inline void expect_session_matches_full_forward(const stream::Layout& layout,
+                                                const model::KvCache& full_cache,
                                                 const std::vector<float>& full, const model::KvCache& cache,
                                                 const Recorder& rec, const model::ModelConfig& cfg,
                                                 const model::Weights& weights) {
@@ -106,8 +109,9 @@ inline void expect_session_matches_full_forward(const stream::Layout& layout, co
 // gpe.md §8.3 for wait-k with M source units and N target words: each source row forwarded once, each
 // target row once plus one re-feed per boundary at which a unit was read: max(0, min(N, M + 1 − k)), plus
 // extra_refeeds (the early end markers of end_after_source).
-inline void expect_forward_counts(const stream::Layout& layout, const Recorder& rec, const stream::Session& session,
-                                  int M, int N, int k, int extra_refeeds = 0) {
+inline void expect_forward_counts(const stream::Layout& layout, const Recorder& rec,
+                                  const stream::Session& session, int M, int N, int k,
+                                  int extra_refeeds = 0) {
   const int read_boundaries = std::max(0, std::min(N, M + 1 - k)) + extra_refeeds;
   EXPECT_EQ(rec.forwarded.at(model::Group::Source), layout.n_source_rows);
   EXPECT_EQ(rec.forwarded.at(model::Group::Target), layout.n_target_rows + read_boundaries);

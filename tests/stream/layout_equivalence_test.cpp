@@ -46,10 +46,10 @@ TEST_P(Equivalence, ForcedSessionMatchesFullForwardOverLayout) {
   const std::vector<Case> cases = {
       {"hello big world .", "bonjour le grand monde .", 1},
       {"hello big world .", "bonjour le grand monde .", 2},
-      {"hello big world .", "bonjour le grand monde .", 5},      // k = M + 1
-      {"ab cd", "a b c d e f g h i", 2},                          // N > M + k
-      {"ab cd ef", "x", 7},                                      // M < k
-      {"one two three four five six seven", "un deux", 1},       // N + k < M: EOS before the end marker
+      {"hello big world .", "bonjour le grand monde .", 5},  // k = M + 1
+      {"ab cd", "a b c d e f g h i", 2},                     // N > M + k
+      {"ab cd ef", "x", 7},                                  // M < k
+      {"one two three four five six seven", "un deux", 1},   // N + k < M: EOS before the end marker
       {"i", "je suis", 1},
   };
   for (const auto& c : cases)
@@ -84,8 +84,10 @@ TEST_P(Equivalence, ForcedSessionMatchesFullForwardOverLayout) {
         auto e = (*session)->step();
         ASSERT_TRUE(e.ok()) << e.error().message();
         if (e->kind == stream::EventKind::NeedSource) {
-          if (pushed < words.size()) ASSERT_TRUE((*session)->push_source(words[pushed++]).ok());
-          else ASSERT_TRUE((*session)->end_source().ok());
+          if (pushed < words.size())
+            ASSERT_TRUE((*session)->push_source(words[pushed++]).ok());
+          else
+            ASSERT_TRUE((*session)->end_source().ok());
         } else if (e->kind == stream::EventKind::Word) {
           delays.push_back(e->delay);
         } else if (e->kind == stream::EventKind::Finished) {
@@ -95,10 +97,11 @@ TEST_P(Equivalence, ForcedSessionMatchesFullForwardOverLayout) {
       EXPECT_EQ(delays, layout->delays);
       // Delays follow wait-k: word j after min(k + j − 1, M) source words.
       const int M = count_words(c.source);
-      for (size_t j = 0; j < delays.size(); ++j) EXPECT_EQ(delays[j], std::min<int>(c.k + static_cast<int>(j), M));
+      for (size_t j = 0; j < delays.size(); ++j)
+        EXPECT_EQ(delays[j], std::min<int>(c.k + static_cast<int>(j), M));
 
       testing::expect_session_matches_full_forward(*layout, full_cache, full, (*session)->cache(), rec, cfg,
-                                                    tf->weights());
+                                                   tf->weights());
       // §8.3: forward counts.
       testing::expect_forward_counts(*layout, rec, **session, M, static_cast<int>(delays.size()), c.k);
     }
@@ -106,7 +109,8 @@ TEST_P(Equivalence, ForcedSessionMatchesFullForwardOverLayout) {
 
 INSTANTIATE_TEST_SUITE_P(Paradigms, Equivalence,
                          ::testing::Combine(::testing::Values(Paradigm::Group, Paradigm::BatchStream,
-                                                              Paradigm::Interleaved, Paradigm::InterleavedBlocked),
+                                                              Paradigm::Interleaved,
+                                                              Paradigm::InterleavedBlocked),
                                             ::testing::Values("llama", "gemma2", "phi3")),
                          [](const auto& info) {
                            std::string n = stream::paradigm_name(std::get<0>(info.param));
@@ -160,7 +164,8 @@ TEST_P(OfflineEquality, ReadingEverythingFirstGivesOfflineTokens) {
                      Paradigm::Interleaved, Paradigm::InterleavedBlocked})
     for (int k : {6, 9}) EXPECT_EQ(run(p, k, S), offline) << stream::paradigm_name(p) << " k=" << k;
   // φ = 0: group at k ≥ M + 1 equals offline at φ = 0.
-  EXPECT_EQ(run(Paradigm::Group, 6, stream::Phi{0.0f, false}), run(Paradigm::Offline, 1, stream::Phi{0.0f, false}));
+  EXPECT_EQ(run(Paradigm::Group, 6, stream::Phi{0.0f, false}),
+            run(Paradigm::Offline, 1, stream::Phi{0.0f, false}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, OfflineEquality, ::testing::Values("qwen2", "gemma2", "phi3"));

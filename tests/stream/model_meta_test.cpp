@@ -28,7 +28,8 @@ TEST(ModelMeta, EndAfterSourceRoundTrips) {
   EXPECT_EQ(again->k, 7);
   auto bad = ModelMeta::parse(R"({"end_after_source": 1})", "t.json");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message().find("t.json: field 'end_after_source' must be true or false"), std::string::npos);
+  EXPECT_NE(bad.error().message().find("t.json: field 'end_after_source' must be true or false"),
+            std::string::npos);
 }
 
 TEST(ModelMeta, BeamRoundTrips) {
@@ -75,8 +76,8 @@ TEST(ModelMeta, PhiIsReadFromTheNumberItself) {
   }
 }
 
-// A `trained` record nested 300,000 levels deep (600 KB) overflowed the stack where it was dumped back to text;
-// documents deeper than kMaxModelMetaJsonDepth are refused while parsing, naming the file. The shipped
+// A `trained` record nested 300,000 levels deep (600 KB) overflowed the stack where it was dumped back to
+// text; documents deeper than kMaxModelMetaJsonDepth are refused while parsing, naming the file. The shipped
 // models' records nest 3 levels; a record at the limit still loads.
 TEST(ModelMeta, DeeplyNestedDocumentsAreRefusedWithoutCrashing) {
   auto nested = [](int levels) {
@@ -85,7 +86,8 @@ TEST(ModelMeta, DeeplyNestedDocumentsAreRefusedWithoutCrashing) {
   };
   auto deep = ModelMeta::parse(nested(300000), "gpstream.json");
   ASSERT_FALSE(deep.ok());
-  EXPECT_NE(deep.error().message().find("gpstream.json: JSON nested more than 64 levels deep"), std::string::npos)
+  EXPECT_NE(deep.error().message().find("gpstream.json: JSON nested more than 64 levels deep"),
+            std::string::npos)
       << deep.error().message();
   // The top-level object is level 0, so `trained` may hold kMaxModelMetaJsonDepth levels of arrays.
   auto at_limit = ModelMeta::parse(nested(kMaxModelMetaJsonDepth), "gpstream.json");
@@ -102,9 +104,9 @@ TEST(ModelMeta, UnknownKeysAreRefusedNamingTheFileAndTheKey) {
     const char* text;
     const char* key;
   };
-  for (const Case& c : {Case{R"({"k": 3, "k_mx": 4})", "'k_mx'"},
-                        Case{R"({"languages": ["en"]})", "'languages'"},
-                        Case{R"({"template": {"name": "x", "prompt": "p", "sep": "|"}})", "'template.sep'"}}) {
+  for (const Case& c :
+       {Case{R"({"k": 3, "k_mx": 4})", "'k_mx'"}, Case{R"({"languages": ["en"]})", "'languages'"},
+        Case{R"({"template": {"name": "x", "prompt": "p", "sep": "|"}})", "'template.sep'"}}) {
     auto r = ModelMeta::parse(c.text, "models/m/gpstream.json");
     ASSERT_FALSE(r.ok()) << c.text;
     const std::string msg = r.error().message();
@@ -150,8 +152,8 @@ TEST(ModelMeta, EveryWrittenKeyAndTheShippedFilesAreAccepted) {
   const std::string text = all.to_json();
   for (const char* key : {"template", "source_lang", "target_lang", "phi", "k", "k_min", "k_max", "paradigm",
                           "end_after_source", "beam", "trained"})
-    EXPECT_NE(text.find(std::string("\"") + key + "\":"), std::string::npos)
-        << key << " not written:\n" << text;
+    EXPECT_NE(text.find(std::string("\"") + key + "\":"), std::string::npos) << key << " not written:\n"
+                                                                             << text;
   auto back = ModelMeta::parse(text, "written");
   ASSERT_TRUE(back.ok()) << back.error().message();
   EXPECT_EQ(back->to_json(), text);

@@ -12,9 +12,9 @@
 
 #include "../model/tiny_models.h"
 #include "../testing/forward_bounds.h"
+#include "live_run.h"
 #include "stream/scheduler.h"
 #include "stream/session.h"
-#include "live_run.h"
 #include "test_codec.h"
 
 namespace gpstream {

@@ -7,8 +7,8 @@
 
 #include "../model/tiny_models.h"
 #include "copy_model.h"
-#include "shadow_model.h"
 #include "live_run.h"
+#include "shadow_model.h"
 #include "stream/scheduler.h"
 #include "stream/session.h"
 #include "test_codec.h"
@@ -37,7 +37,8 @@ class TableModel final : public testing::ShadowModel {
 
  private:
   std::vector<float> row_logits(const Rows& rows, const model::BatchToken& t) const override {
-    const std::vector<int32_t> prefix(rows[1].begin() + 2, rows[1].begin() + t.n_tgt);  // after the 2-token header
+    const std::vector<int32_t> prefix(rows[1].begin() + 2,
+                                      rows[1].begin() + t.n_tgt);  // after the 2-token header
     return table_row(config().n_vocab, prefix);
   }
 };

@@ -13,7 +13,8 @@ namespace gpstream::testing {
 
 class ShadowModel : public model::ForwardModel {
  public:
-  using Rows = std::array<std::vector<int32_t>, 2>;  // token ids of the source and target rows, in cache order
+  using Rows =
+      std::array<std::vector<int32_t>, 2>;  // token ids of the source and target rows, in cache order
 
   explicit ShadowModel(int32_t n_vocab) {
     config_.n_vocab = n_vocab;
@@ -23,7 +24,8 @@ class ShadowModel : public model::ForwardModel {
   }
   const model::ModelConfig& config() const override { return config_; }
   const model::RopeFrequencies& rope() const override { return rope_; }
-  Status forward(const model::Batch& b, std::span<model::KvCache* const> caches, std::vector<float>& logits) override {
+  Status forward(const model::Batch& b, std::span<model::KvCache* const> caches,
+                 std::vector<float>& logits) override {
     logits.clear();
     for (const auto& t : b.tokens) {
       model::KvCache& c = *caches[t.seq];

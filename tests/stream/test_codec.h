@@ -23,18 +23,25 @@ class CharCodec final : public stream::SegmentCodec {
     GPS_ASSERT(i != std::string::npos, "CharCodec: unsupported character");
     return kFirstChar + static_cast<int32_t>(i) + (word_start ? n_chars() : 0);
   }
-  Result<std::vector<int32_t>> encode(stream::SegmentKind kind, std::string_view text, bool first) const override {
+  Result<std::vector<int32_t>> encode(stream::SegmentKind kind, std::string_view text,
+                                      bool first) const override {
     using K = stream::SegmentKind;
     switch (kind) {
-      case K::Prompt: return std::vector<int32_t>{kPrompt};
-      case K::SourceEnd: return std::vector<int32_t>{kSourceEnd};
-      case K::Header: return std::vector<int32_t>{kHeader1, kHeader2};
-      case K::TargetEnd: return std::vector<int32_t>{kEos};
-      default: break;
+      case K::Prompt:
+        return std::vector<int32_t>{kPrompt};
+      case K::SourceEnd:
+        return std::vector<int32_t>{kSourceEnd};
+      case K::Header:
+        return std::vector<int32_t>{kHeader1, kHeader2};
+      case K::TargetEnd:
+        return std::vector<int32_t>{kEos};
+      default:
+        break;
     }
     std::vector<int32_t> ids;
     for (size_t i = 0; i < text.size(); ++i) {
-      if (std::string(kChars).find(text[i]) == std::string::npos) return invalid_argument("CharCodec: bad char");
+      if (std::string(kChars).find(text[i]) == std::string::npos)
+        return invalid_argument("CharCodec: bad char");
       ids.push_back(char_id(text[i], i == 0 && !first));
     }
     return ids;

@@ -17,8 +17,10 @@
 
 namespace gpstream::testing {
 
-// A logits row uniform in [-3, 3), a pseudo-random function of (state, prefix): the "model" of the search tests.
-inline std::vector<float> pseudo_random_logits(uint64_t state, std::span<const int32_t> prefix, size_t n_vocab) {
+// A logits row uniform in [-3, 3), a pseudo-random function of (state, prefix): the "model" of the search
+// tests.
+inline std::vector<float> pseudo_random_logits(uint64_t state, std::span<const int32_t> prefix,
+                                               size_t n_vocab) {
   for (int32_t id : prefix) state = splitmix64_mix(state ^ static_cast<uint64_t>(id + 1));
   std::vector<float> row(n_vocab);
   for (float& v : row) {

@@ -91,7 +91,8 @@ TEST(WordBeam, ANarrowBeamReportsItsWordsTrueScore) {
       // The end is decided token by token, whatever the beam.
       ASSERT_EQ(got.choice.end, best.end) << seed << " beam " << beam;
       if (got.choice.end) continue;
-      EXPECT_NEAR(got.choice.score, o.score(got.choice.ids, max_tokens), kScoreTol) << seed << " beam " << beam;
+      EXPECT_NEAR(got.choice.score, o.score(got.choice.ids, max_tokens), kScoreTol)
+          << seed << " beam " << beam;
       EXPECT_LE(got.choice.score, best.score + kScoreTol);
       worse += got.choice.score < best.score - kScoreTol;
       EXPECT_TRUE(has_text(got.choice.ids));

@@ -16,12 +16,14 @@
 
 namespace gpstream::testing {
 
-inline bool make_fifo(const std::string& path) { return ::mkfifo(path.c_str(), 0600) == 0; }
+inline bool make_fifo(const std::string& path) {
+  return ::mkfifo(path.c_str(), 0600) == 0;
+}
 
 struct FifoLoad {
-  bool hung = false;     // had not returned after `limit`: blocked on the FIFO
-  bool ok = false;       // the load succeeded
-  std::string message;   // its error otherwise
+  bool hung = false;    // had not returned after `limit`: blocked on the FIFO
+  bool ok = false;      // the load succeeded
+  std::string message;  // its error otherwise
 };
 
 // `load` returns a Status or Result<T>; `fifo` is the FIFO it reads.

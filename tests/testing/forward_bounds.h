@@ -99,8 +99,8 @@ inline ForwardOrderBound forward_order_bound(const model::ModelConfig& c, const 
   // Cross-entropy lse(z) − z_y moves by ≤ 2 max|Δz| (both terms 1-Lipschitz in max|Δz|); in fp32 its n_vocab
   // exps and their sum, the log and the subtractions add γ_{n_vocab+4} (absolute, through the log) and
   // u(|lse| + |z_y|) ≤ u(2·head + ln n_vocab), |z| ≤ head; a mean of such terms keeps the bound.
-  b.loss = 2.0 * b.logits +
-           sides * (gamma_n(c.n_vocab + 4) + kUnitF32 * (2.0 * head + std::log(static_cast<double>(c.n_vocab))));
+  b.loss = 2.0 * b.logits + sides * (gamma_n(c.n_vocab + 4) +
+                                     kUnitF32 * (2.0 * head + std::log(static_cast<double>(c.n_vocab))));
   return b;
 }
 

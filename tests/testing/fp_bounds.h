@@ -22,9 +22,9 @@
 
 namespace gpstream::testing {
 
-inline constexpr double kUnitF32 = 0x1p-24;   // fp32 unit roundoff (24-bit significand)
-inline constexpr double kUnitBf16 = 0x1p-8;   // bf16 (8-bit significand)
-inline constexpr double kUnitF16 = 0x1p-11;   // fp16 (11-bit significand)
+inline constexpr double kUnitF32 = 0x1p-24;  // fp32 unit roundoff (24-bit significand)
+inline constexpr double kUnitBf16 = 0x1p-8;  // bf16 (8-bit significand)
+inline constexpr double kUnitF16 = 0x1p-11;  // fp16 (11-bit significand)
 inline constexpr double kUnitF64 = 0x1p-53;
 
 // γ_n (Higham Lemma 3.1): the bound on |θ_n| for n roundings of unit roundoff u.
@@ -48,7 +48,8 @@ inline double abs_dot(const float* a, const float* b, int64_t n, int64_t stride_
 }
 
 // |fl(aᵀb) − aᵀb| ≤ γ_n Σ|a_i b_i| (Higham (3.5)), any order; stride_b walks a column.
-inline double dot_error_bound(const float* a, const float* b, int64_t n, double u = kUnitF32, int64_t stride_b = 1) {
+inline double dot_error_bound(const float* a, const float* b, int64_t n, double u = kUnitF32,
+                              int64_t stride_b = 1) {
   return gamma_n(n, u) * abs_dot(a, b, n, stride_b);
 }
 inline double dot_error_bound(std::span<const float> a, std::span<const float> b, double u = kUnitF32) {
@@ -119,8 +120,8 @@ inline double divided_difference(std::span<const double> t, std::span<const doub
 struct CentralDifference {
   double slope = 0, error = 0;
 };
-// third_derivative_bound ≥ 0: a bound on |f'''| over [t₋₂, t₂] known from the function's form, used instead of
-// the divided differences' (whose own rounding, e·Σ|w| ≈ 16e/h⁴ in the fourth difference, dominates when
+// third_derivative_bound ≥ 0: a bound on |f'''| over [t₋₂, t₂] known from the function's form, used instead
+// of the divided differences' (whose own rounding, e·Σ|w| ≈ 16e/h⁴ in the fourth difference, dominates when
 // the evaluations are fp32).
 inline CentralDifference central_difference(const std::array<double, 5>& t, const std::array<double, 5>& fv,
                                             double eval_error, double third_derivative_bound = -1) {
@@ -210,15 +211,16 @@ inline std::vector<float> matrix_rows_f32(const kernels::MatrixView& w) {
   for (int64_t r = 0; r < w.rows; ++r) {
     if (w.layout == kernels::RowLayout::Paneled16)
       kernels::panel_bf16_read_row(out.data() + r * w.cols, w, r);
-    else kernels::convert_row(out.data() + r * w.cols, w.row(r), w.type, w.cols);
+    else
+      kernels::convert_row(out.data() + r * w.cols, w.row(r), w.type, w.cols);
   }
   return out;
 }
 
 // Σ_j |ŵ_j| |x̂_j| of a quantized row (Q8_0 / Q4_0) and Q8_0 activations, dequantized: the magnitude the fp32
 // block sums of a quantized dot round against (the int32 block sums are exact).
-inline double quantized_dot_magnitude(const void* w_row, kernels::WeightType type, const kernels::BlockQ8_0* xq,
-                                      int64_t n_blocks) {
+inline double quantized_dot_magnitude(const void* w_row, kernels::WeightType type,
+                                      const kernels::BlockQ8_0* xq, int64_t n_blocks) {
   std::vector<float> w(static_cast<size_t>(n_blocks * 32)), x(w.size());
   kernels::convert_row(w.data(), w_row, type, n_blocks * 32);
   kernels::dequantize_row_q8_0(xq, x.data(), n_blocks * 32);

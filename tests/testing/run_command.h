@@ -1,5 +1,5 @@
-// Running a shell command line from a test: its exit code, stdout and (when asked for) stderr. Also the digest
-// GNU coreutils' `sha256sum` prints for a file, the oracle of the SHA-256 tests.
+// Running a shell command line from a test: its exit code, stdout and (when asked for) stderr. Also the
+// digest GNU coreutils' `sha256sum` prints for a file, the oracle of the SHA-256 tests.
 #pragma once
 
 #include <sys/wait.h>

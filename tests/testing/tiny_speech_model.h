@@ -1,7 +1,8 @@
 // A tiny random speech model directory for tests (docs/speech.md, speech/speech_model.h): a llama-style LLM
 // with random weights (config.json, model.safetensors, gpstream.json, the small trained BPE tokenizer of
-// tests/tokenizer/data/trained) and a random streaming speech encoder whose projector writes rows of the LLM's
-// width (speech_encoder.safetensors). Chunks of 4 encoder frames (160 ms, 16 log-mel frames) of 2 rows each.
+// tests/tokenizer/data/trained) and a random streaming speech encoder whose projector writes rows of the
+// LLM's width (speech_encoder.safetensors). Chunks of 4 encoder frames (160 ms, 16 log-mel frames) of 2 rows
+// each.
 #pragma once
 
 #include <filesystem>
@@ -28,7 +29,7 @@ struct TinySpeechModelOptions {
 };
 
 inline audio::SpeechEncoderConfig tiny_speech_encoder_config(int64_t llm_hidden, int64_t chunk_frames = 4,
-                                                              int64_t stack = 2) {
+                                                             int64_t stack = 2) {
   audio::SpeechEncoderConfig c;
   c.conv_channels = 16;
   c.d_model = 16;

@@ -34,7 +34,8 @@ inline std::string chunk(const std::string& id, const std::string& payload, int6
   return c;
 }
 // The 16 basic bytes of a fmt chunk; block align channels x bits / 8 unless `block_align` overrides it.
-inline std::string fmt_payload(uint16_t tag, uint16_t channels, uint32_t rate, uint16_t bits, int block_align = -1) {
+inline std::string fmt_payload(uint16_t tag, uint16_t channels, uint32_t rate, uint16_t bits,
+                               int block_align = -1) {
   const uint16_t align =
       block_align < 0 ? static_cast<uint16_t>(channels * bits / 8) : static_cast<uint16_t>(block_align);
   return le16(tag) + le16(channels) + le32(rate) + le32(rate * align) + le16(align) + le16(bits);

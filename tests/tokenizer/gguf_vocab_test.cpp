@@ -4,6 +4,8 @@
 // tokenizer.huggingface.json present the stored file is used as is; llama.cpp's own Qwen2 vocabulary
 // (ggml-vocab-qwen2.gguf) encodes its test strings to llama.cpp's ids (skipped without /tmp/llama-anchor);
 // SentencePiece and unknown pre-tokenizers are refused by name.
+#include "tokenizer/gguf_vocab.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -11,7 +13,6 @@
 #include <nlohmann/json.hpp>
 
 #include "test_data.h"
-#include "tokenizer/gguf_vocab.h"
 #include "util/mapped_file.h"
 
 namespace gpstream::tokenizer {
@@ -44,7 +45,8 @@ TEST(GgufVocabKeys, BadAddedTokensAreNamed) {
     const std::string text =
         R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]},
         "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "use_regex": true},
-        "added_tokens": [)" + added + "]}";
+        "added_tokens": [)" +
+        added + "]}";
     io::GgufMetadata m;
     Status s = add_tokenizer_to_gguf(text, "", 4, std::nullopt, std::nullopt, m);
     return s.ok() ? std::string("<accepted>") : s.error().message();
@@ -80,7 +82,8 @@ TEST_P(GgufVocab, RebuiltFromGgmlKeysEncodesLikeTheOriginal) {
         text = line.get<std::string>();
       } else {
         const std::string hex = line["hex"].get<std::string>();
-        for (size_t k = 0; k + 1 < hex.size(); k += 2) text.push_back(static_cast<char>(std::stoi(hex.substr(k, 2), nullptr, 16)));
+        for (size_t k = 0; k + 1 < hex.size(); k += 2)
+          text.push_back(static_cast<char>(std::stoi(hex.substr(k, 2), nullptr, 16)));
       }
       const auto want = nlohmann::json::parse(expected[i])["ids"].get<std::vector<int32_t>>();
       EXPECT_EQ(tok->encode(text), want) << name << (keep ? " (tokenizer.huggingface.json)" : " (ggml keys)")

@@ -36,8 +36,9 @@ TEST(Template, ReferenceTemplatesByteForByte) {
   EXPECT_EQ(g.header, "<start_of_turn>model");
   EXPECT_EQ(g.target_end, "<end_of_turn>");
   Template p = Template::builtin("phi3").value().with_languages("English", "German");
-  EXPECT_EQ(p.joined({"a", "b"}, {"c"}),
-            "<|user|>\nTranslate the following English paragraph to German\na b<|end|>\n<|assistant|>\nc<|end|>\n");
+  EXPECT_EQ(
+      p.joined({"a", "b"}, {"c"}),
+      "<|user|>\nTranslate the following English paragraph to German\na b<|end|>\n<|assistant|>\nc<|end|>\n");
   Template d = Template::builtin("gpstream").value().with_languages(language_name("en"), language_name("fr"));
   EXPECT_EQ(d.prompt, "<s>English:");
   EXPECT_EQ(d.header, "French:");

@@ -37,11 +37,12 @@ inline bool have_fixture(const std::string& name) {
   return std::ifstream(fixture_tokenizer(name) + "/tokenizer.json").good();
 }
 // At the top of a test that reads fixture `name`: skips it, naming what is missing, when it is absent.
-#define GPS_SKIP_WITHOUT_FIXTURE(name)                                                                        \
-  if (!::gpstream::tokenizer::testing::have_fixture(name))                                                   \
-  GTEST_SKIP() << "fixture tokenizer " << (name) << " not found at "                                           \
-               << ::gpstream::tokenizer::testing::fixture_tokenizer(name)                                      \
-               << "/tokenizer.json (set GPSTREAM_TOKENIZER_FIXTURES; docs/tokenizer.md, \"Tests and fixtures\")"
+#define GPS_SKIP_WITHOUT_FIXTURE(name)                           \
+  if (!::gpstream::tokenizer::testing::have_fixture(name))       \
+  GTEST_SKIP()                                                   \
+      << "fixture tokenizer " << (name) << " not found at "      \
+      << ::gpstream::tokenizer::testing::fixture_tokenizer(name) \
+      << "/tokenizer.json (set GPSTREAM_TOKENIZER_FIXTURES; docs/tokenizer.md, \"Tests and fixtures\")"
 
 inline const Tokenizer& load_fixture(const std::string& name) {
   static std::map<std::string, std::unique_ptr<Tokenizer>> cache;

@@ -75,10 +75,11 @@ TEST(Dataset, LossOnAllKeepsTheEndMarker) {
   auto b = d->next_batch();
   ASSERT_TRUE(b.ok());
   const TrainSequence& s = b->seqs[0];
-  const std::vector<int32_t> ids = {ByteCodec::kPrompt, 'a', 'b', ByteCodec::kSourceEnd, ByteCodec::kHeader, 'x', 'y'};
+  const std::vector<int32_t> ids = {ByteCodec::kPrompt, 'a', 'b', ByteCodec::kSourceEnd,
+                                    ByteCodec::kHeader, 'x', 'y'};
   ASSERT_EQ(s.ids, ids);
-  const std::vector<int32_t> labels = {'a', 'b', ByteCodec::kSourceEnd, ByteCodec::kHeader, 'x', 'y',
-                                       ByteCodec::kTargetEnd};
+  const std::vector<int32_t> labels = {'a', 'b', ByteCodec::kSourceEnd, ByteCodec::kHeader,
+                                       'x', 'y', ByteCodec::kTargetEnd};
   EXPECT_EQ(s.labels, labels);
 }
 

@@ -19,7 +19,8 @@ using gpstream::testing::kUnitF32;
 // use); lr and wd carry their fp32 representation (u each), wd·p, the bracket's sum and lr·(…) one rounding
 // each, and p − step a final u·|p_new|. eps_share: the exact step's departure from m̂/√v̂ (eps/√v̂) when the
 // expectation leaves eps out.
-double adamw_tol(double p_new, double lr, double update, double wd_p, double update_roundings, double eps_share) {
+double adamw_tol(double p_new, double lr, double update, double wd_p, double update_roundings,
+                 double eps_share) {
   return lr * std::fabs(update) * gamma_n(static_cast<int64_t>(update_roundings) + 3) +
          lr * std::fabs(wd_p) * gamma_n(5) + lr * eps_share + kUnitF32 * std::fabs(p_new);
 }
@@ -41,7 +42,8 @@ TEST(AdamW, TwoStepsMatchHandComputation) {
   // In fp32 the representation error of β cancels (m̂ = ((1−β₁)g)·(1/(1−β₁)), 1 − β exact by Sterbenz):
   // m̂ has 3 roundings, v̂ 4, √ halves them and adds 1, + eps and the division 1 each: 8 in all.
   EXPECT_NEAR(p.values[0], 1.0 - 0.01 * (1.0 + 0.1 * 1.0), adamw_tol(0.989, 0.01, 1.0, 0.1, 8, 1e-8 / 0.5));
-  EXPECT_NEAR(p.values[1], -2.0 - 0.01 * (-1.0 + 0.1 * -2.0), adamw_tol(-1.988, 0.01, 1.0, 0.2, 8, 1e-8 / 1.0));
+  EXPECT_NEAR(p.values[1], -2.0 - 0.01 * (-1.0 + 0.1 * -2.0),
+              adamw_tol(-1.988, 0.01, 1.0, 0.2, 8, 1e-8 / 1.0));
   EXPECT_NEAR(p.values[2], 0.5 - 0.01 * 1.0, adamw_tol(0.49, 0.01, 1.0, 0.0, 8, 1e-8 / 2.0));
   // Step 2 with g2 for element 0: m = 0.9·0.05·... computed by hand in double.
   const double w1 = p.values[0];

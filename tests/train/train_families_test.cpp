@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <random>
 
+#include "../testing/forward_bounds.h"
 #include "model/kv_cache.h"
 #include "train/train_model.h"
-#include "../testing/forward_bounds.h"
 #include "train_test_util.h"
 
 namespace gpstream::train {
@@ -30,13 +30,16 @@ TrainBatch family_batch(int n_vocab) {
   return b;
 }
 
-std::unique_ptr<TrainModel> make_model(const model::ModelConfig& c, const io::TensorMap& t, const LoraOptions& lora) {
+std::unique_ptr<TrainModel> make_model(const model::ModelConfig& c, const io::TensorMap& t,
+                                       const LoraOptions& lora) {
   auto m = TrainModel::create(c, t, lora, 7, TrainShape{64, 32}, 2);
   EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
   return std::move(m).value();
 }
 
-std::vector<model::ModelConfig> families() { return {testing::tiny_gemma2_config(), testing::tiny_phi3_config()}; }
+std::vector<model::ModelConfig> families() {
+  return {testing::tiny_gemma2_config(), testing::tiny_phi3_config()};
+}
 
 TEST(TrainFamilies, LogitsEqualInferenceForward) {
   for (const auto& c : families()) {
@@ -63,9 +66,10 @@ TEST(TrainFamilies, LogitsEqualInferenceForward) {
       ASSERT_TRUE(inf->forward(mb, cache, logits).ok());
       // The training forward (its own attention, norm and activation code, sgemm over all rows) against
       // the inference one: forward_order_bound with other code on both sides (testing/forward_bounds.h).
-      const double tol = gpstream::testing::forward_order_bound(
-                             c, inf->weights(), {.shared_code = false, .max_rows = static_cast<int64_t>(s.size())})
-                             .logits;
+      const double tol =
+          gpstream::testing::forward_order_bound(
+              c, inf->weights(), {.shared_code = false, .max_rows = static_cast<int64_t>(s.size())})
+              .logits;
       for (size_t i = 0; i < logits.size(); ++i)
         ASSERT_NEAR(tm->logits()[row * c.n_vocab + static_cast<int64_t>(i)], logits[i], tol) << "row " << row;
       row += static_cast<int64_t>(s.size());
@@ -75,7 +79,8 @@ TEST(TrainFamilies, LogitsEqualInferenceForward) {
 
 // The base tensor a LoRA target adapts and the first row of its block (Phi-3's fused tensors hold q, k, v
 // and gate, up as row blocks).
-std::pair<const ParamTensor*, int64_t> base_of(const ParamSet& base, const model::ModelConfig& c, std::string stem) {
+std::pair<const ParamTensor*, int64_t> base_of(const ParamSet& base, const model::ModelConfig& c,
+                                               std::string stem) {
   stem = stem.substr(std::string("base_model.model.").size());
   const std::string layer = stem.substr(0, stem.rfind('.') + 1);
   const std::string module = stem.substr(stem.rfind('.') + 1);

@@ -14,10 +14,10 @@
 #include <random>
 #include <sstream>
 
+#include "../testing/forward_bounds.h"
+#include "../testing/scoped_env.h"
 #include "io/safetensors.h"
 #include "model/kv_cache.h"
-#include "../testing/scoped_env.h"
-#include "../testing/forward_bounds.h"
 #include "train_test_util.h"
 
 namespace gpstream::train {
@@ -98,9 +98,10 @@ TEST(TrainModel, LogitsEqualInferenceForward) {
       ASSERT_TRUE(inf->forward(mb, cache, logits).ok());
       // The training forward (its own attention, norm and activation code, sgemm over all rows) against
       // the inference one: forward_order_bound with other code on both sides (testing/forward_bounds.h).
-      const double tol = gpstream::testing::forward_order_bound(
-                             c, inf->weights(), {.shared_code = false, .max_rows = static_cast<int64_t>(s.size())})
-                             .logits;
+      const double tol =
+          gpstream::testing::forward_order_bound(
+              c, inf->weights(), {.shared_code = false, .max_rows = static_cast<int64_t>(s.size())})
+              .logits;
       for (size_t i = 0; i < logits.size(); ++i)
         ASSERT_NEAR(tm->logits()[row * c.n_vocab + static_cast<int64_t>(i)], logits[i], tol) << "row " << row;
       row += static_cast<int64_t>(s.size());
@@ -184,7 +185,8 @@ TEST(TrainModel, FullGradientMatchesReferenceFiniteDifferences) {
     // fp32 training forward against the double reference: forward_order_bound's loss bound.
     const auto inf = testing::tiny_transformer(c, t);
     const double loss_tol =
-        testing::forward_order_bound(c, inf->weights(), {.against_reference = true, .max_rows = b.n_tokens()}).loss;
+        testing::forward_order_bound(c, inf->weights(), {.against_reference = true, .max_rows = b.n_tokens()})
+            .loss;
     EXPECT_NEAR(*loss_sum / static_cast<double>(n_lab), ref0, loss_tol);
     tm->zero_grad();
     tm->backward(1.0f / static_cast<float>(n_lab));
@@ -339,8 +341,9 @@ TEST(TrainModel, InputRowGradientMatchesReferenceFiniteDifferences) {
     }
     si.inputs.resize(static_cast<size_t>(n_in * c.n_embd));
     for (int r = 0; r < n_in; ++r)
-      std::copy_n(tm->base().values.data() + emb->offset + static_cast<size_t>(c.n_vocab - n_in + r) * c.n_embd,
-                  c.n_embd, si.inputs.data() + static_cast<size_t>((r + 1) % n_in) * c.n_embd);
+      std::copy_n(
+          tm->base().values.data() + emb->offset + static_cast<size_t>(c.n_vocab - n_in + r) * c.n_embd,
+          c.n_embd, si.inputs.data() + static_cast<size_t>((r + 1) % n_in) * c.n_embd);
     const double l_id = *tm->forward(by_id, ForwardOptions{false, false, 0});
     auto l_in = tm->forward(by_input, ForwardOptions{false, false, 0});
     ASSERT_TRUE(l_in.ok()) << l_in.error().message();
@@ -436,8 +439,8 @@ TEST(TrainModel, RefusesBadBatches) {
 
 // Gradients against the PyTorch float64 autograd fixtures (scripts/make-model-fixtures), stored as fp32.
 TEST(TrainModel, GradientsMatchPyTorchFixtures) {
-  for (const char* name : {"grad_llama3_untied_f32", "grad_qwen2_tied_f32", "grad_gemma2_tied_f32",
-                           "grad_phi3_longrope_f32"}) {
+  for (const char* name :
+       {"grad_llama3_untied_f32", "grad_qwen2_tied_f32", "grad_gemma2_tied_f32", "grad_phi3_longrope_f32"}) {
     const std::string dir = std::string(GPSTREAM_SOURCE_DIR) + "/tests/train/data/" + name;
     std::ifstream in(dir + "/inputs.json");
     ASSERT_TRUE(in) << dir;

@@ -1,5 +1,5 @@
-// MappedFile: both residencies hand back exactly the bytes written (generated here, not read through the class),
-// the resident copy starts on a 2 MiB boundary, empty and missing files behave alike in both modes,
+// MappedFile: both residencies hand back exactly the bytes written (generated here, not read through the
+// class), the resident copy starts on a 2 MiB boundary, empty and missing files behave alike in both modes,
 // GPSTREAM_MMAP picks the default, and a FIFO, a device or a directory is refused at once, naming it.
 #include "util/mapped_file.h"
 
@@ -77,7 +77,8 @@ TEST(MappedFile, ResidentCopyIsCheckedAgainstTheMemoryBudget) {
   testing::ScopedEnv limit("GPSTREAM_MEMORY_LIMIT", "4K");
   auto resident = MappedFile::open(path, Residency::Resident);
   ASSERT_FALSE(resident.ok());
-  EXPECT_NE(resident.error().message().find("GPSTREAM_MMAP=1"), std::string::npos) << resident.error().message();
+  EXPECT_NE(resident.error().message().find("GPSTREAM_MMAP=1"), std::string::npos)
+      << resident.error().message();
   EXPECT_TRUE(MappedFile::open(path, Residency::Mapped).ok());  // a mapping costs no memory of its own
 }
 

@@ -49,14 +49,16 @@ TEST(MemoryBudget, DefaultIsAtMostThePhysicalMemory) {
   ::unsetenv("GPSTREAM_MEMORY_LIMIT");
   const auto budget = memory_budget_bytes();
   ASSERT_TRUE(budget.has_value());
-  const uint64_t physical = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
+  const uint64_t physical =
+      static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
   EXPECT_GT(*budget, 0u);
   EXPECT_LE(*budget, physical);
   EXPECT_TRUE(check_memory_budget(1 << 20, "a small thing").ok());
   const Status huge = check_memory_budget(std::numeric_limits<uint64_t>::max(), "an absurd model");
   ASSERT_FALSE(huge.ok());
   EXPECT_EQ(huge.error().code(), ErrorCode::OutOfRange);
-  EXPECT_NE(huge.error().message().find("an absurd model needs about"), std::string::npos) << huge.error().message();
+  EXPECT_NE(huge.error().message().find("an absurd model needs about"), std::string::npos)
+      << huge.error().message();
 }
 
 TEST(MemoryBudget, EnvironmentLimitAppliesAndCanBeTurnedOff) {
