@@ -1,7 +1,7 @@
 // Building blocks of the speech encoder that the kernel layer does not have: the causal strided
 // convolution as im2col + linear (and its scatter back for the backward), the RoPE frequencies, the chunked
-// causal attention mask, and fp32 matrix views of the parameter buffer (GELU: kernels/gelu.h). Shapes are
-// row-major [rows, width].
+// causal attention mask (GELU: kernels/gelu.h; fp32 views of the parameter buffer: kernels/kernels.h). Shapes
+// are row-major [rows, width].
 #pragma once
 
 #include <cstdint>
@@ -11,10 +11,7 @@
 
 namespace gpstream::audio {
 
-// The encoder's parameters are one fp32 buffer: a [rows, cols] matrix inside it as the kernels see it.
-inline kernels::MatrixView f32_view(const float* w, int64_t rows, int64_t cols) {
-  return kernels::MatrixView{kernels::WeightType::F32, rows, cols, w};
-}
+using kernels::f32_view;  // the encoder's parameters are one fp32 buffer (kernels/kernels.h)
 
 inline constexpr int64_t kConvStride = 2;
 

@@ -60,4 +60,10 @@ struct MatrixView {
   }
 };
 
+// A plain fp32 matrix [rows, cols] at w: training parameters and the speech encoder's weights, each one flat
+// fp32 buffer, as the kernels see a matrix inside it.
+inline MatrixView f32_view(const float* w, int64_t rows, int64_t cols) {
+  return MatrixView{WeightType::F32, rows, cols, w};
+}
+
 }  // namespace gpstream::kernels

@@ -30,9 +30,7 @@ inline void chunk(int64_t n, int nt, int tid, int64_t& b, int64_t& e) {
   e = std::min(n, b + per);
 }
 
-kernels::MatrixView f32_view(const float* w, int64_t rows, int64_t cols) {
-  return kernels::MatrixView{kernels::WeightType::F32, rows, cols, w};
-}
+using kernels::f32_view;
 
 }  // namespace
 
