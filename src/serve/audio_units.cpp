@@ -11,11 +11,12 @@ Result<AudioUnits> AudioUnits::create(const audio::SpeechEncoderModel& model, ui
   if (model.config().n_mels != audio::kLogMelBins)
     return invalid_argument("the speech encoder takes " + std::to_string(model.config().n_mels) + " mel bins, not " +
                             std::to_string(audio::kLogMelBins));
-  return AudioUnits(model, std::move(*resampler));
+  return AudioUnits(model, std::move(*resampler), sample_rate);
 }
 
-AudioUnits::AudioUnits(const audio::SpeechEncoderModel& model, audio::ResampleStream resampler)
-    : model_(&model), resampler_(std::move(resampler)), embeddings_(model) {}
+AudioUnits::AudioUnits(const audio::SpeechEncoderModel& model, audio::ResampleStream resampler,
+                       uint32_t sample_rate)
+    : model_(&model), sample_rate_(sample_rate), resampler_(std::move(resampler)), embeddings_(model) {}
 
 double AudioUnits::row_ms() const {
   return 10.0 * static_cast<double>(model_->config().mel_frames_per_row());

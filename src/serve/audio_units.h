@@ -34,12 +34,15 @@ class AudioUnits {
   // Audio per full chunk and per row, in ms.
   double chunk_ms() const;
   double row_ms() const;
+  // The rate of the samples push() takes.
+  uint32_t sample_rate() const { return sample_rate_; }
 
  private:
-  AudioUnits(const audio::SpeechEncoderModel& model, audio::ResampleStream resampler);
+  AudioUnits(const audio::SpeechEncoderModel& model, audio::ResampleStream resampler, uint32_t sample_rate);
   void cut(std::vector<AudioUnit>& out, bool last);
 
   const audio::SpeechEncoderModel* model_;
+  uint32_t sample_rate_ = 0;
   audio::ResampleStream resampler_;
   audio::SpeechEmbeddingStream embeddings_;
   std::vector<float> samples_16k_, rows_;

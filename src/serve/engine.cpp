@@ -2,8 +2,11 @@
 #include "serve/engine.h"
 
 #include <chrono>
+#include <cmath>
+#include <span>
 
 #include "tokenizer/prompt_template.h"
+#include "util/memory_budget.h"
 
 namespace gpstream::serve {
 
@@ -25,11 +28,23 @@ struct Engine::Stream {
   int handle = -1;
   WordBuffer buffer;
   double opened_ms = 0;
-  // Sentences not yet finished by the session, oldest first: arrival time of each word, and whether
-  // the sentence's last word has arrived (continuous streams; a plain stream has one sentence).
+  uint64_t cache_bytes = 0;  // the worst case of its session's KV cache
+  // Audio streams: samples → source units, and the samples not yet through it, oldest first.
+  std::unique_ptr<AudioUnits> audio;
+  struct WaitingAudio {
+    std::vector<float> samples;
+    size_t encoded = 0;  // samples already through the encoder
+    double at_ms = 0;    // arrival
+  };
+  std::deque<WaitingAudio> unencoded;
+  size_t unencoded_samples = 0;
+  bool end_waits_for_audio = false;  // the end arrived while audio was still waiting
+  double end_arrival_ms = 0;
+  // Sentences not yet finished by the session, oldest first: the token bound of each word, and whether
+  // the sentence's last word has arrived (continuous streams; a plain stream has one sentence). For the
+  // limits only: the session keeps the words and their arrival times.
   struct Sentence {
-    std::vector<double> arrivals;
-    std::vector<int> costs;  // per word: its token bound (bytes + 1)
+    std::vector<int> costs;  // per word: its token bound (bytes + 1; audio: rows)
     bool closed = false;
   };
   std::deque<Sentence> sentences{Sentence{}};
@@ -39,7 +54,6 @@ struct Engine::Stream {
   int segment = 0;
   int words_in_segment = 0;
   bool ended = false;
-  double end_ms = 0;
   int64_t inputs_applied = 0;
   bool idle_reported = false;
   bool done = false;
@@ -115,14 +129,21 @@ Result<ResolvedOptions> Engine::resolve(const StreamOptions& o, bool continuous_
   return r;
 }
 
-Result<uint64_t> Engine::open(const ResolvedOptions& options, StreamSink sink) {
+Result<uint64_t> Engine::open(const ResolvedOptions& options, StreamSink sink,
+                              std::unique_ptr<AudioUnits> audio) {
   GPS_ASSIGN(const stream::SegmentCodec* codec, codec_for(options.source_lang, options.target_lang));
   if (options.audio && speech_encoder_ == nullptr) return invalid_argument("this server's model takes text, not audio");
+  if (options.audio != (audio != nullptr))
+    return invalid_argument(options.audio ? "an audio stream needs its AudioUnits"
+                                          : "a text stream takes no AudioUnits");
   auto s = std::make_unique<Stream>();
+  s->audio = std::move(audio);
   s->opts = options;
   s->codec = codec;
   s->sink = std::move(sink);
   s->opened_ms = steady_now_ms();
+  s->cache_bytes =
+      stream::Session::worst_case_cache_bytes(model_.model->config(), options.session.max_cache_rows);
   uint64_t id = 0;
   {
     std::lock_guard lock(mu_);
@@ -131,6 +152,12 @@ Result<uint64_t> Engine::open(const ResolvedOptions& options, StreamSink sink) {
       ++metrics_.sessions_rejected;
       return out_of_range("too many open streams (limit " + std::to_string(limits_.max_sessions) + ")");
     }
+    if (Status fits = fits_memory_budget(saturating_sum({reserved_cache_bytes_, s->cache_bytes}));
+        !fits.ok()) {
+      ++metrics_.sessions_rejected;
+      return fits.error();
+    }
+    reserved_cache_bytes_ += s->cache_bytes;
     ++reserved_;
     id = next_id_++;
     s->id = id;
@@ -142,6 +169,15 @@ Result<uint64_t> Engine::open(const ResolvedOptions& options, StreamSink sink) {
   ++metrics_.sessions_total;
   cv_.notify_one();
   return id;
+}
+
+Status Engine::fits_memory_budget(uint64_t cache_bytes) const {
+  const std::string what = "the KV caches of " + std::to_string(reserved_ + 1) + " open streams (" +
+                           std::to_string(defaults_.max_cache_rows) + " rows per region each, at most)";
+  if (!limits_.memory_budget_bytes) return check_memory_budget(cache_bytes, what);
+  if (cache_bytes <= *limits_.memory_budget_bytes) return {};
+  return out_of_range(what + " need about " + format_bytes(cache_bytes) + " of memory but the budget is " +
+                      format_bytes(*limits_.memory_budget_bytes) + "; try again later");
 }
 
 void Engine::enqueue(Command c) {
@@ -157,8 +193,8 @@ void Engine::enqueue(Command c) {
 void Engine::push(uint64_t id, std::string text) {
   enqueue(Command{Command::Kind::Push, id, std::move(text), {}, steady_now_ms(), nullptr});
 }
-void Engine::push_audio(uint64_t id, std::vector<AudioUnit> units) {
-  enqueue(Command{Command::Kind::Audio, id, {}, std::move(units), steady_now_ms(), nullptr});
+void Engine::push_audio(uint64_t id, std::vector<float> samples) {
+  enqueue(Command{Command::Kind::Audio, id, {}, std::move(samples), steady_now_ms(), nullptr});
 }
 void Engine::end(uint64_t id) { enqueue(Command{Command::Kind::End, id, {}, {}, steady_now_ms(), nullptr}); }
 void Engine::close(uint64_t id) { enqueue(Command{Command::Kind::Close, id, {}, {}, steady_now_ms(), nullptr}); }
@@ -186,7 +222,7 @@ void Engine::push_words(Stream& s, std::vector<std::string> words, double at_ms)
     if (s.done) return;
     const int cost = static_cast<int>(std::min<size_t>(w.size(), 1 << 20)) + 1;
     if (s.open_sentence_cost + cost > max_sentence_tokens_) {
-      if (!continuous || s.sentences.back().arrivals.empty()) {
+      if (!continuous || s.sentences.back().costs.empty()) {
         fail(s, "sentence_too_long", "a sentence may hold about " + std::to_string(max_sentence_tokens_) +
                                          " bytes of source (the model's cache)");
         return;
@@ -203,11 +239,11 @@ void Engine::push_words(Stream& s, std::vector<std::string> words, double at_ms)
                                   " source words are waiting to be translated; slow down");
       return;
     }
-    if (Status st = s.session->push_source(w); !st.ok()) {
+    if (Status st = s.session->push_source(w, at_ms); !st.ok()) {
       fail(s, "bad_source", st.error().message());
       return;
     }
-    count_source(s, cost, at_ms);
+    count_source(s, cost);
     ++metrics_.source_words;
     if (continuous && s.session->last_unit_ends_segment()) close_sentence(s);
   }
@@ -219,9 +255,8 @@ void Engine::close_sentence(Stream& s) {
   s.open_sentence_cost = 0;
 }
 
-void Engine::count_source(Stream& s, int cost, double at_ms) {
+void Engine::count_source(Stream& s, int cost) {
   s.open_sentence_cost += cost;
-  s.sentences.back().arrivals.push_back(at_ms);
   s.sentences.back().costs.push_back(cost);
   ++s.backlog;
   ++s.total_words;
@@ -242,12 +277,12 @@ void Engine::push_units(Stream& s, std::vector<AudioUnit> units, double at_ms) {
       return;
     }
     if (Status st = s.session->push_source_embeddings(u.rows, static_cast<int>(model_.model->config().n_embd),
-                                                       u.duration_ms);
+                                                       u.duration_ms, at_ms);
         !st.ok()) {
       fail(s, "bad_source", st.error().message());
       return;
     }
-    count_source(s, u.n_rows, at_ms);
+    count_source(s, u.n_rows);
     ++metrics_.audio_chunks;
     metrics_.audio_ms += u.duration_ms;
   }
@@ -304,34 +339,32 @@ void Engine::apply(Command& c) {
         fail(s, "binary_frame", "this stream takes text, not audio");
         return;
       }
-      if (s.ended) {
+      if (s.ended || s.end_waits_for_audio) {
         fail(s, "protocol", "audio after the end of the source");
         return;
       }
-      push_units(s, std::move(c.units), c.at_ms);
-      break;
+      if (const double rate = s.audio->sample_rate(),
+          waiting_ms = static_cast<double>(s.unencoded_samples + c.samples.size()) * 1000.0 / rate;
+          waiting_ms > limits_.max_unencoded_audio_ms) {
+        fail(s, "audio_backlog_full",
+             "more than " + std::to_string(static_cast<int64_t>(limits_.max_unencoded_audio_ms / 1000)) +
+                 " s of audio are waiting for the speech encoder; send audio no faster than real time");
+        return;
+      }
+      if (c.samples.empty() && s.unencoded.empty()) break;
+      // Counted in inputs_applied once its last sample is through the encoder (encode_waiting_audio).
+      s.unencoded_samples += c.samples.size();
+      s.unencoded.push_back(Stream::WaitingAudio{std::move(c.samples), 0, c.at_ms});
+      return;
     case Command::Kind::End: {
-      if (s.ended) return;
-      if (!s.opts.audio) push_words(s, s.buffer.finish(), c.at_ms);
+      if (s.ended || s.end_waits_for_audio) return;
+      if (!s.unencoded.empty()) {  // applied once the audio before it has reached the session
+        s.end_waits_for_audio = true;
+        s.end_arrival_ms = c.at_ms;
+        return;
+      }
+      end_source(s, c.at_ms);
       if (s.done) return;
-      s.ended = true;
-      s.end_ms = c.at_ms;
-      // Nothing left to translate: no word at all (as translate does for an empty line), or a continuous
-      // stream whose last sentence is finished — ending the session there would translate an empty one.
-      const bool at_boundary = s.sentences.size() == 1 && s.sentences.front().arrivals.empty();
-      if (s.total_words == 0 || at_boundary) {
-        s.done = true;
-        StreamEvent e;
-        e.kind = StreamEventKind::Finished;
-        e.segment = s.segment;
-        e.t_ms = steady_now_ms() - s.opened_ms;
-        s.sink(e);
-        return;
-      }
-      if (Status st = s.session->end_source(); !st.ok()) {
-        fail(s, "protocol", st.error().message());
-        return;
-      }
       break;
     }
     case Command::Kind::Close:
@@ -344,17 +377,69 @@ void Engine::apply(Command& c) {
   s.idle_reported = false;
 }
 
+void Engine::end_source(Stream& s, double at_ms) {
+  if (s.audio) {
+    std::vector<AudioUnit> units;
+    s.audio->finish(units);
+    push_units(s, std::move(units), at_ms);
+  } else {
+    push_words(s, s.buffer.finish(), at_ms);
+  }
+  if (s.done) return;
+  s.ended = true;
+  // Nothing left to translate: no word at all (as translate does for an empty line), or a continuous
+  // stream whose last sentence is finished — ending the session there would translate an empty one.
+  const bool at_boundary = s.sentences.size() == 1 && s.sentences.front().costs.empty();
+  if (s.total_words == 0 || at_boundary) {
+    s.done = true;
+    StreamEvent e;
+    e.kind = StreamEventKind::Finished;
+    e.segment = s.segment;
+    e.t_ms = steady_now_ms() - s.opened_ms;
+    s.sink(e);
+    return;
+  }
+  if (Status st = s.session->end_source(at_ms); !st.ok()) fail(s, "protocol", st.error().message());
+}
+
+bool Engine::encode_waiting_audio(Stream& s) {
+  if (s.done || !s.audio) return false;
+  const double samples_per_chunk = s.audio->chunk_ms() * s.audio->sample_rate() / 1000.0;
+  size_t budget = std::max<size_t>(
+      1, static_cast<size_t>(std::ceil(samples_per_chunk * std::max(1, limits_.encoder_chunks_per_round))));
+  while (budget > 0 && !s.unencoded.empty() && !s.done) {
+    Stream::WaitingAudio& front = s.unencoded.front();
+    const size_t n = std::min(budget, front.samples.size() - front.encoded);
+    std::vector<AudioUnit> units;
+    s.audio->push(std::span<const float>(front.samples).subspan(front.encoded, n), units);
+    front.encoded += n;
+    s.unencoded_samples -= n;
+    budget -= n;
+    push_units(s, std::move(units), front.at_ms);
+    if (front.encoded == front.samples.size()) {
+      s.unencoded.pop_front();
+      ++s.inputs_applied;
+      s.idle_reported = false;
+    }
+  }
+  if (s.done) return false;
+  if (s.unencoded.empty() && s.end_waits_for_audio) {
+    s.end_waits_for_audio = false;
+    end_source(s, s.end_arrival_ms);
+    ++s.inputs_applied;
+    s.idle_reported = false;
+  }
+  return !s.unencoded.empty();
+}
+
 void Engine::on_event(Stream& s, const stream::Event& e) {
   const double now = steady_now_ms();
   StreamEvent out;
   out.t_ms = now - s.opened_ms;
   switch (e.kind) {
     case stream::EventKind::Word: {
-      const Stream::Sentence& sent = s.sentences.front();
-      double ref = s.opened_ms;
-      if (e.delay >= 1 && static_cast<size_t>(e.delay) <= sent.arrivals.size()) ref = sent.arrivals[e.delay - 1];
-      const bool end_marker_read = s.session->units_read() > s.session->words_read();
-      if (end_marker_read && s.ended && s.sentences.size() == 1) ref = std::max(ref, s.end_ms);
+      // The arrival of the last source unit it read (or of the end), as pushed into the session.
+      const double ref = e.arrival_ms.value_or(s.opened_ms);
       out.kind = StreamEventKind::Word;
       out.word = e.word;
       out.index = s.words_in_segment++;
@@ -387,13 +472,12 @@ void Engine::on_event(Stream& s, const stream::Event& e) {
       // The session drops the finished sentence's words, except those it had not read: they start the
       // next segment (a sentence ended early by the model or cut short by the target limit).
       Stream::Sentence& front = s.sentences.front();
-      const size_t carried = std::min(static_cast<size_t>(e.units_carried), front.arrivals.size());
-      const size_t consumed = front.arrivals.size() - carried;
+      const size_t carried = std::min(static_cast<size_t>(e.units_carried), front.costs.size());
+      const size_t consumed = front.costs.size() - carried;
       s.backlog -= static_cast<int64_t>(consumed);
       metrics_.backlog_words -= static_cast<int64_t>(consumed);
-      front.arrivals.erase(front.arrivals.begin(), front.arrivals.begin() + static_cast<std::ptrdiff_t>(consumed));
       front.costs.erase(front.costs.begin(), front.costs.begin() + static_cast<std::ptrdiff_t>(consumed));
-      if (front.closed && front.arrivals.empty()) {
+      if (front.closed && front.costs.empty()) {
         s.sentences.pop_front();
         if (s.sentences.empty()) s.sentences.emplace_back();
       } else if (&front == &s.sentences.back()) {
@@ -420,6 +504,7 @@ void Engine::on_event(Stream& s, const stream::Event& e) {
 
 void Engine::retire_finished() {
   int retired = 0;
+  uint64_t retired_cache_bytes = 0;
   for (auto it = streams_.begin(); it != streams_.end();) {
     Stream& s = *it->second;
     if (!s.done) {
@@ -431,12 +516,14 @@ void Engine::retire_finished() {
       by_handle_.erase(s.handle);
     }
     metrics_.backlog_words -= s.backlog;
+    retired_cache_bytes += s.cache_bytes;
     it = streams_.erase(it);
     ++retired;
   }
   if (retired) {
     std::lock_guard lock(mu_);
     reserved_ -= retired;
+    reserved_cache_bytes_ -= retired_cache_bytes;
     metrics_.sessions_active -= retired;
   }
 }
@@ -454,6 +541,8 @@ void Engine::run() {
       metrics_.queue_depth -= static_cast<int64_t>(cmds.size());
     }
     for (Command& c : cmds) apply(c);
+    bool audio_waiting = false;
+    for (auto& [_, s] : streams_) audio_waiting |= encode_waiting_audio(*s);
     retire_finished();
     auto n = scheduler_.round([&](int handle, const stream::Event& e) {
       auto it = by_handle_.find(handle);
@@ -465,8 +554,8 @@ void Engine::run() {
       for (auto& [_, s] : streams_) fail(*s, "engine_error", n.error().message());
       busy = false;
     } else {
-      busy = *n > 0;
-      if (busy) ++metrics_.forwards;
+      if (*n > 0) ++metrics_.forwards;
+      busy = *n > 0 || audio_waiting;
     }
     int64_t tokens = 0;
     for (auto& [_, s] : streams_) {

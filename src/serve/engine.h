@@ -3,8 +3,9 @@
 // thread-safe calls (open, push, end, close) that queue commands; it answers through each stream's
 // sink, called on the engine thread. It enforces the per-stream limits (backlog of unread source words,
 // sentence size against the KV cache) so that one stream's input can never fail another's forward.
-// With a speech encoder (a speech model), a stream may take audio instead of text: its source units are
-// encoder chunks (serve/audio_units.h), pushed with push_audio() and batched like any other session.
+// With a speech encoder (a speech model), a stream may take audio instead of text: push_audio() queues
+// samples, and the engine thread turns them into source units (encoder chunks, serve/audio_units.h) a
+// bounded slice per stream per round, so that one stream's long recording never holds up the others.
 #pragma once
 
 #include <condition_variable>
@@ -14,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,6 +34,14 @@ struct EngineLimits {
   int max_backlog_words = 4096;  // per stream: words received but not yet in a finished sentence
   int max_pending_bytes = 4096;  // per stream: an unfinished word held back (no whitespace yet)
   int max_language_pairs = 16;   // distinct (source, target) codecs kept
+  // Per audio stream: audio received and not yet through the speech encoder (ms at the stream's rate).
+  double max_unencoded_audio_ms = 180000;
+  // Per audio stream and engine round: encoder chunks' worth of audio encoded at most.
+  int encoder_chunks_per_round = 4;
+  // Memory all open streams' KV caches may take at their worst (stream::Session::worst_case_cache_bytes);
+  // unset: util/memory_budget.h's budget (GPSTREAM_MEMORY_LIMIT, else the memory available), read at
+  // each open.
+  std::optional<uint64_t> memory_budget_bytes;
 };
 
 enum class StreamEventKind { Word, Idle, SegmentEnd, Finished, Error };
@@ -79,12 +89,16 @@ class Engine {
 
   // Settings a stream with these options would get (errors: bad language pair, bad options).
   Result<ResolvedOptions> resolve(const StreamOptions& options, bool continuous_default) const;
-  // Opens a stream. Fails at once when max_sessions are open. Words are pushed with push().
-  Result<uint64_t> open(const ResolvedOptions& options, StreamSink sink);
+  // Opens a stream. Fails at once when max_sessions are open, or when the worst-case KV caches of the open
+  // streams and this one would not fit the memory budget. Words are pushed with push(). An audio
+  // stream (options.audio) needs `audio`, which turns its samples into source units on the engine thread.
+  Result<uint64_t> open(const ResolvedOptions& options, StreamSink sink,
+                        std::unique_ptr<AudioUnits> audio = nullptr);
   // A chunk of source text (partial words allowed). Ignored for an unknown or closed id.
   void push(uint64_t id, std::string text);
-  // Audio streams: the encoder chunks of newly arrived audio (one source unit each), in order.
-  void push_audio(uint64_t id, std::vector<AudioUnit> units);
+  // Audio streams: newly arrived samples at the stream's rate, in order. Past max_unencoded_audio_ms
+  // waiting for the encoder, the stream fails with "audio_backlog_full".
+  void push_audio(uint64_t id, std::vector<float> samples);
   // End of source: the held-back partial word becomes a word, then the end marker.
   void end(uint64_t id);
   // Abandons a stream (client gone). Its sink is never called again after close() returns... unless
@@ -102,7 +116,7 @@ class Engine {
     enum class Kind { Open, Push, Audio, End, Close } kind;
     uint64_t id = 0;
     std::string text;
-    std::vector<AudioUnit> units;  // Audio
+    std::vector<float> samples;  // Audio
     double at_ms = 0;
     std::unique_ptr<Stream> stream;  // Open
   };
@@ -112,7 +126,11 @@ class Engine {
   std::shared_ptr<const stream::PromptCache> prompt_cache_for(const stream::SegmentCodec& codec);
   void push_words(Stream& s, std::vector<std::string> words, double at_ms);
   void push_units(Stream& s, std::vector<AudioUnit> units, double at_ms);
-  void count_source(Stream& s, int cost, double at_ms);
+  // Audio streams: a slice of the waiting audio through the encoder; true while audio is left waiting.
+  bool encode_waiting_audio(Stream& s);
+  // End of source, once every unit has reached the session.
+  void end_source(Stream& s, double at_ms);
+  void count_source(Stream& s, int cost);
   // Continuous streams: the open sentence's last word has arrived; later words start a new one.
   void close_sentence(Stream& s);
   void fail(Stream& s, const std::string& code, const std::string& message);
@@ -120,6 +138,8 @@ class Engine {
   void retire_finished();
   Result<const stream::SegmentCodec*> codec_for(const std::string& src, const std::string& tgt) const;
   void enqueue(Command c);
+  // Whether open streams' KV caches of `cache_bytes` at their worst fit the budget (with mu_ held).
+  Status fits_memory_budget(uint64_t cache_bytes) const;
 
   stream::StreamingModel& model_;
   stream::SessionOptions defaults_;
@@ -133,6 +153,7 @@ class Engine {
   std::deque<Command> commands_;
   bool running_ = false;
   int reserved_ = 0;  // streams opened and not yet retired (counted at open() for the limit)
+  uint64_t reserved_cache_bytes_ = 0;  // their worst-case KV caches
   uint64_t next_id_ = 1;
   mutable std::map<std::pair<std::string, std::string>, std::unique_ptr<stream::TokenizerCodec>> codecs_;
   std::thread thread_;

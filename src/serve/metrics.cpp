@@ -74,7 +74,8 @@ std::string Metrics::render() const {
   metric(out, "gpstream_sessions_active", "gauge", "Streams open now (WebSocket, translate requests, SimulEval).",
          static_cast<double>(sessions_active.load()));
   metric(out, "gpstream_sessions_total", "counter", "Streams opened since start.", static_cast<double>(sessions_total.load()));
-  metric(out, "gpstream_sessions_rejected_total", "counter", "Streams refused because max sessions were open.",
+  metric(out, "gpstream_sessions_rejected_total", "counter",
+         "Streams refused because max sessions were open or their caches would not fit the memory budget.",
          static_cast<double>(sessions_rejected.load()));
   metric(out, "gpstream_session_errors_total", "counter", "Streams ended by an error.",
          static_cast<double>(session_errors.load()));

@@ -33,7 +33,7 @@ class Histogram {
 struct Metrics {
   std::atomic<int64_t> sessions_active{0};
   std::atomic<int64_t> sessions_total{0};
-  std::atomic<int64_t> sessions_rejected{0};   // max sessions reached
+  std::atomic<int64_t> sessions_rejected{0};   // max sessions reached, or the memory budget
   std::atomic<int64_t> session_errors{0};      // streams ended by an error (client or engine)
   std::atomic<int64_t> source_words{0};
   std::atomic<int64_t> target_words{0};

@@ -1,8 +1,9 @@
 // One /v1/stream WebSocket connection: client messages → engine commands, engine events → JSON
 // frames. Every client mistake ends this stream only (an error event, then a close code); the
 // engine stream is closed whenever the connection goes away, however it goes. With a speech model the
-// stream takes audio: binary frames of PCM go through AudioUnits (resampling, log-mel, the speech encoder,
-// on this connection's network thread) and reach the engine as one source unit per encoder chunk.
+// stream takes audio: binary frames of PCM are decoded into samples here and queued to the engine, whose
+// thread runs the stream's AudioUnits (resampling, log-mel, the speech encoder): no encoding on the
+// network threads.
 #include "serve/server_impl.h"
 #include "audio/log_mel.h"
 #include "serve/stream_protocol.h"
@@ -131,12 +132,15 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
       const StartMessage& start = std::get<StartMessage>(*msg);
       auto resolved = srv_.engine.resolve(start.options, /*continuous_default=*/true);
       if (!resolved) return protocol_error("bad_options", resolved.error().message(), websocket::close_code::policy_error);
+      std::unique_ptr<AudioUnits> audio_units;
       if (const audio::SpeechEncoderModel* encoder = srv_.engine.speech_encoder()) {
         format_ = start.audio.format.value_or(PcmFormat::F32LE);
         sample_rate_ = start.audio.sample_rate.value_or(audio::kLogMelSampleRate);
         auto units = AudioUnits::create(*encoder, sample_rate_);
         if (!units) return protocol_error("bad_options", units.error().message(), websocket::close_code::policy_error);
-        audio_ = std::make_unique<AudioUnits>(std::move(*units));
+        audio_units = std::make_unique<AudioUnits>(std::move(*units));
+        audio_ = true;
+        chunk_ms_ = audio_units->chunk_ms();
         resolved->audio = true;
       } else if (start.audio.any()) {
         return protocol_error("bad_options",
@@ -150,7 +154,7 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
         net::post(ex, [weak, e] {
           if (auto self = weak.lock()) self->on_stream_event(e);
         });
-      });
+      }, std::move(audio_units));
       if (!id) {
         ++srv_.metrics.ws_protocol_errors;
         return protocol_error("busy", id.error().message(), websocket::close_code::try_again_later);
@@ -173,7 +177,7 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
         ready["input"] = "audio";
         ready["audio_format"] = pcm_format_name(format_);
         ready["sample_rate"] = sample_rate_;
-        ready["chunk_ms"] = ms_value(audio_->chunk_ms());
+        ready["chunk_ms"] = ms_value(chunk_ms_);
       } else {
         ready["input"] = "text";
       }
@@ -199,13 +203,9 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
     end_source();
   }
 
-  // End of source (the client's "end", or a drain): the audio held back becomes the last chunk.
+  // End of source (the client's "end", or a drain); for audio, the engine encodes what it holds back as
+  // the last chunk.
   void end_source() {
-    if (audio_) {
-      std::vector<AudioUnit> units;
-      audio_->finish(units);
-      if (!units.empty()) srv_.engine.push_audio(stream_, std::move(units));
-    }
     srv_.engine.end(stream_);
     state_ = State::Ended;
     idle_timer_.cancel();  // the client has said everything; the translation may take its time
@@ -246,9 +246,7 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
                             websocket::close_code::unknown_data);
     auto samples = decode_pcm(std::as_bytes(std::span(bytes.data(), bytes.size())), format_);
     if (!samples) return protocol_error("bad_audio", samples.error().message(), websocket::close_code::bad_payload);
-    std::vector<AudioUnit> units;
-    audio_->push(*samples, units);
-    if (!units.empty()) srv_.engine.push_audio(stream_, std::move(units));
+    srv_.engine.push_audio(stream_, std::move(*samples));
   }
 
   void on_stream_event(const StreamEvent& e) {
@@ -387,7 +385,8 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
   bool writing_ = false;
   State state_ = State::AwaitStart;
   uint64_t stream_ = 0;
-  std::unique_ptr<AudioUnits> audio_;  // audio streams only
+  bool audio_ = false;                 // the stream takes audio
+  double chunk_ms_ = 0;                // audio streams: audio per encoder chunk
   ClientQuota::Lease quota_slot_;      // the client's slot, returned when the connection ends
   PcmFormat format_ = PcmFormat::F32LE;
   uint32_t sample_rate_ = 0;

@@ -52,7 +52,8 @@ std::string_view strip_closers(std::string_view w) {
       w.remove_suffix(1);
     } else if (w.size() >= 2 && w.substr(w.size() - 2) == "\xC2\xBB") {  // »
       w.remove_suffix(2);
-    } else if (w.size() >= 3 && (w.substr(w.size() - 3) == "\xE2\x80\x9D" || w.substr(w.size() - 3) == "\xE2\x80\x99")) {
+    } else if (w.size() >= 3 &&
+               (w.substr(w.size() - 3) == "\xE2\x80\x9D" || w.substr(w.size() - 3) == "\xE2\x80\x99")) {
       w.remove_suffix(3);  // ” ’
     } else {
       return w;
@@ -84,40 +85,46 @@ Session::Session(model::ForwardModel& model, const SegmentCodec& codec, SessionO
       opts_(std::move(options)),
       sampler_(opts_.decoding),
       cache_(model.config(), opts_.max_cache_rows) {
-  if (opts_.paradigm == Paradigm::Offline) policy_ = std::make_unique<ReadAllPolicy>();
-  else policy_ = std::make_unique<WaitKPolicy>(opts_.k, opts_.end_after_source);
+  if (opts_.paradigm == Paradigm::Offline)
+    policy_ = std::make_unique<ReadAllPolicy>();
+  else
+    policy_ = std::make_unique<WaitKPolicy>(opts_.k, opts_.end_after_source);
   if (!opts_.clock) {
     opts_.clock = [] { return steady_ms(); };
   }
 }
 
+uint64_t Session::worst_case_cache_bytes(const model::ModelConfig& config, int max_cache_rows) {
+  auto u = [](int x) { return static_cast<uint64_t>(std::max(x, 0)); };
+  return saturating_product({2 /* regions */, 2 /* K and V */, sizeof(float), u(max_cache_rows),
+                             u(config.n_layer), u(config.n_head_kv), u(config.head_dim)});
+}
+
 Result<std::unique_ptr<Session>> Session::create(model::ForwardModel& model, const SegmentCodec& codec,
                                                  SessionOptions options) {
-  if (options.k < 1) return invalid_argument("wait-k: k must be at least 1 (got " + std::to_string(options.k) + ")");
+  if (options.k < 1)
+    return invalid_argument("wait-k: k must be at least 1 (got " + std::to_string(options.k) + ")");
   if (options.max_segment_words < 0) return invalid_argument("max_segment_words must be at least 0");
   if (options.max_tokens_per_word < 1 || options.max_target_tokens < 1)
     return invalid_argument("max tokens per word and per sentence must be positive");
   if (options.max_cache_rows < 1) return invalid_argument("max_cache_rows must be positive");
-  if (options.beam < 1) return invalid_argument("the word beam must be at least 1 (got " + std::to_string(options.beam) + ")");
+  if (options.beam < 1)
+    return invalid_argument("the word beam must be at least 1 (got " + std::to_string(options.beam) + ")");
   if (options.beam > 1 && (options.decoding.temperature > 0 || options.decoding.repetition_penalty != 1.0f))
     return invalid_argument("word beam search (beam " + std::to_string(options.beam) +
                             ") needs greedy decoding: no temperature, no repetition penalty");
-  {  // The cache grows on demand up to max_cache_rows per region; that bound must fit in memory.
-    const model::ModelConfig& c = model.config();
-    auto u = [](int x) { return static_cast<uint64_t>(std::max(x, 0)); };
-    GPS_TRY(check_memory_budget(saturating_product({2 /* regions */, 2 /* K and V */, sizeof(float),
-                                                    u(options.max_cache_rows), u(c.n_layer), u(c.n_head_kv),
-                                                    u(c.head_dim)}),
-                                "a session's cache of " + std::to_string(options.max_cache_rows) +
-                                    " rows per region (max_cache_rows)"));
-  }
+  // The cache grows on demand up to max_cache_rows per region; that bound must fit in memory.
+  GPS_TRY(check_memory_budget(worst_case_cache_bytes(model.config(), options.max_cache_rows),
+                              "a session's cache of " + std::to_string(options.max_cache_rows) +
+                                  " rows per region (max_cache_rows)"));
   auto s = std::unique_ptr<Session>(new Session(model, codec, std::move(options)));
   GPS_ASSIGN(s->prompt_ids_, codec.encode(SegmentKind::Prompt, "", true));
   GPS_ASSIGN(s->header_ids_, codec.encode(SegmentKind::Header, "", true));
   GPS_ASSIGN(s->source_end_ids_, codec.encode(SegmentKind::SourceEnd, "", true));
   GPS_ASSIGN(std::vector<int32_t> target_end, codec.encode(SegmentKind::TargetEnd, "", true));
   if (target_end.empty()) return invalid_argument("the template's target end marker encodes to no token");
-  if (s->source_end_ids_.empty()) return invalid_argument("the template's source end marker encodes to no token");
+  if (s->source_end_ids_.empty())
+    return invalid_argument("the template's source end marker encodes to no token");
   s->eos_id_ = target_end[0];
   if (const auto& pc = s->opts_.prompt_cache; pc && (pc->model() != &model || pc->ids() != s->prompt_ids_))
     return invalid_argument("the prompt cache was built for another model or another prompt");
@@ -134,7 +141,9 @@ Result<std::unique_ptr<Session>> Session::create(model::ForwardModel& model, con
   return s;
 }
 
-double Session::now_ms() const { return opts_.clock(); }
+double Session::now_ms() const {
+  return opts_.clock();
+}
 
 void Session::add_unit(SourceUnit unit) {
   last_unit_ends_segment_ = unit.ends_segment;
@@ -148,17 +157,19 @@ void Session::add_unit(SourceUnit unit) {
   if (units_.back().ends_segment) source_finished_ = true;
 }
 
-Status Session::push_source(std::string_view text) {
+Status Session::push_source(std::string_view text, std::optional<double> arrival_ms) {
   if (stream_finished_) return invalid_argument("push_source after end_source");
   if (!tokenizer::is_valid_utf8(text)) return invalid_argument("source text is not valid UTF-8");
   std::vector<std::string> words = tokenizer::split_words(text);
   if (words.empty()) return {};
   if (source_kind_ == SourceKind::Embeddings)
-    return invalid_argument("push_source: this session's source is audio (input embeddings); a session takes one kind");
+    return invalid_argument(
+        "push_source: this session's source is audio (input embeddings); a session takes one kind");
   source_kind_ = SourceKind::Text;
   for (std::string& w : words) {
     SourceUnit u;
     u.word = std::move(w);
+    u.arrival_ms = arrival_ms;
     if (opts_.continuous) {
       u.ends_segment = segment_ends_at(u.word, ++open_segment_words_, opts_.max_segment_words);
       if (u.ends_segment) open_segment_words_ = 0;
@@ -168,26 +179,28 @@ Status Session::push_source(std::string_view text) {
   return {};
 }
 
-Status Session::push_source_embeddings(std::span<const float> rows, int row_width, double duration_ms) {
+Status Session::push_source_embeddings(std::span<const float> rows, int row_width, double duration_ms,
+                                       std::optional<double> arrival_ms) {
   const std::string what = "audio chunk: ";
   if (stream_finished_) return invalid_argument(what + "pushed after end_source");
   if (source_kind_ == SourceKind::Text)
     return invalid_argument(what + "this session's source is text words; a session takes one kind");
   const int n_embd = model_.config().n_embd;
   if (row_width != n_embd)
-    return invalid_argument(what + "rows of " + std::to_string(row_width) + " floats, the model's n_embd is " +
-                            std::to_string(n_embd));
+    return invalid_argument(what + "rows of " + std::to_string(row_width) +
+                            " floats, the model's n_embd is " + std::to_string(n_embd));
   if (rows.empty()) return invalid_argument(what + "no rows (a source unit needs at least one)");
   if (rows.size() % static_cast<size_t>(row_width) != 0)
-    return invalid_argument(what + std::to_string(rows.size()) + " floats are not a whole number of rows of " +
-                            std::to_string(row_width));
+    return invalid_argument(what + std::to_string(rows.size()) +
+                            " floats are not a whole number of rows of " + std::to_string(row_width));
   const size_t n_rows = rows.size() / static_cast<size_t>(row_width);
   if (n_rows > static_cast<size_t>(opts_.max_cache_rows))
     return invalid_argument(what + std::to_string(n_rows) + " rows exceed the cache's " +
                             std::to_string(opts_.max_cache_rows) + " rows per region (max_cache_rows)");
   for (size_t i = 0; i < rows.size(); ++i)
     if (!std::isfinite(rows[i]))
-      return invalid_argument(what + "non-finite value in row " + std::to_string(i / static_cast<size_t>(row_width)));
+      return invalid_argument(what + "non-finite value in row " +
+                              std::to_string(i / static_cast<size_t>(row_width)));
   if (!std::isfinite(duration_ms) || duration_ms < 0)
     return invalid_argument(what + "the duration must be a finite number of milliseconds, at least 0");
   source_kind_ = SourceKind::Embeddings;
@@ -195,6 +208,7 @@ Status Session::push_source_embeddings(std::span<const float> rows, int row_widt
   u.rows.assign(rows.begin(), rows.end());
   u.n_rows = static_cast<int>(n_rows);
   u.duration_ms = duration_ms;
+  u.arrival_ms = arrival_ms;
   add_unit(std::move(u));
   return {};
 }
@@ -203,9 +217,12 @@ Status Session::end_segment() {
   if (!opts_.continuous) return invalid_argument("end_segment: only continuous streams have segments");
   if (stream_finished_) return invalid_argument("end_segment after end_source");
   SourceUnit* last = nullptr;
-  if (!next_units_.empty()) last = &next_units_.back();
-  else if (!source_finished_ && !units_.empty()) last = &units_.back();
-  if (!last || last->ends_segment) return invalid_argument("end_segment: no source unit since the last segment end");
+  if (!next_units_.empty())
+    last = &next_units_.back();
+  else if (!source_finished_ && !units_.empty())
+    last = &units_.back();
+  if (!last || last->ends_segment)
+    return invalid_argument("end_segment: no source unit since the last segment end");
   last->ends_segment = true;
   last_unit_ends_segment_ = true;
   open_segment_words_ = 0;
@@ -213,9 +230,10 @@ Status Session::end_segment() {
   return {};
 }
 
-Status Session::end_source() {
+Status Session::end_source(std::optional<double> arrival_ms) {
   if (stream_finished_) return invalid_argument("end_source called twice");
   stream_finished_ = true;
+  source_end_arrival_ms_ = arrival_ms;
   if (!opts_.continuous || next_units_.empty()) source_finished_ = true;
   return {};
 }
@@ -289,9 +307,12 @@ void Session::queue_source(int32_t id, int unit, int row) {
 model::BatchToken Session::target_token(int32_t id, int idx, bool logits) const {
   const int src_rows = cache_.rows(model::Group::Source) + pending_src_;
   float pos;
-  if (arrival_positions(opts_.paradigm)) pos = static_cast<float>(src_rows + idx);
-  else if (phi_positions(opts_.paradigm)) pos = phi_base_ + static_cast<float>(idx);
-  else pos = static_cast<float>(src_rows + idx);
+  if (arrival_positions(opts_.paradigm))
+    pos = static_cast<float>(src_rows + idx);
+  else if (phi_positions(opts_.paradigm))
+    pos = phi_base_ + static_cast<float>(idx);
+  else
+    pos = static_cast<float>(src_rows + idx);
   return {.id = id,
           .pos = pos,
           .group = model::Group::Target,
@@ -343,8 +364,9 @@ Result<bool> Session::poll() {
         prompt_fed_ = true;
       }
       for (int u : units) GPS_TRY(queue_unit(u));
-      phi_base_ = opts_.phi.source_length ? static_cast<float>(cache_.rows(model::Group::Source) + pending_src_)
-                                          : opts_.phi.value;
+      phi_base_ = opts_.phi.source_length
+                      ? static_cast<float>(cache_.rows(model::Group::Source) + pending_src_)
+                      : opts_.phi.value;
       for (size_t i = 0; i < header_ids_.size(); ++i) {
         target_ids_.push_back(header_ids_[i]);
         queue_target(header_ids_[i], i + 1 == header_ids_.size());
@@ -371,7 +393,8 @@ Result<bool> Session::poll() {
         // Recompute every target row at its new position, seeing all the source read so far.
         cache_.truncate(model::Group::Target, 0);
         row_label_.clear();
-        for (size_t i = 0; i < target_ids_.size(); ++i) queue_target(target_ids_[i], i + 1 == target_ids_.size());
+        for (size_t i = 0; i < target_ids_.size(); ++i)
+          queue_target(target_ids_[i], i + 1 == target_ids_.size());
         stats_.target_tokens -= static_cast<int64_t>(target_ids_.size());  // exempt from the forward count
       } else {
         if (opts_.paradigm == Paradigm::ReencodePos) {
@@ -407,12 +430,15 @@ int Session::prepare(model::Batch& batch, int seq, int max_rows) {
     const int added = batch.add_embedded(
         input,
         {.pos = t.pos, .seq = seq, .group = t.group, .n_src = t.n_src, .n_tgt = t.n_tgt, .logits = t.logits});
-    GPS_ASSERT(added >= 0, "a batch mixing input embedding rows of different widths (sessions of two models?)");
+    GPS_ASSERT(added >= 0,
+               "a batch mixing input embedding rows of different widths (sessions of two models?)");
   }
   return static_cast<int>(prepared_);
 }
 
-bool Session::starts_word(int32_t id) const { return id < codec_.vocab_size() && codec_.starts_word(id); }
+bool Session::starts_word(int32_t id) const {
+  return id < codec_.vocab_size() && codec_.starts_word(id);
+}
 
 bool Session::is_eos(int32_t id) const {
   if (id == eos_id_ || id >= codec_.vocab_size() || codec_.is_special(id)) return true;
@@ -441,6 +467,13 @@ void Session::emit_current_word() {
   const double now = now_ms();
   const double elapsed = now - t0_.value_or(now);
   const double stream_elapsed = now - stream_t0_.value_or(now);
+  std::optional<double> arrival;
+  if (words_read_ >= 1) arrival = units_[static_cast<size_t>(words_read_ - 1)].arrival_ms;
+  // The end marker read is end_source's unless a unit's segment end put it there.
+  const bool read_source_end =
+      units_read_ > words_read_ && stream_finished_ && (units_.empty() || !units_.back().ends_segment);
+  if (read_source_end && source_end_arrival_ms_)
+    arrival = arrival ? std::max(*arrival, *source_end_arrival_ms_) : *source_end_arrival_ms_;
   for (std::string& w : tokenizer::split_words(text)) {
     Event e;
     e.kind = EventKind::Word;
@@ -451,6 +484,7 @@ void Session::emit_current_word() {
     e.stream_delay_ms = ms_before_segment_ + source_ms_read_;
     e.elapsed_ms = elapsed;
     e.stream_elapsed_ms = stream_elapsed;
+    e.arrival_ms = arrival;
     events_.push_back(std::move(e));
   }
   word_ids_.clear();
@@ -483,7 +517,8 @@ Status Session::complete(const float* row) {
   if (!had_logits) return {};
   if (opts_.beam > 1 && !opts_.forced_target) return complete_beam(row);
   const int32_t y = choose(row);
-  if (y < 0 || y >= model_.config().n_vocab) return out_of_range("forced token " + std::to_string(y) + " outside the vocabulary");
+  if (y < 0 || y >= model_.config().n_vocab)
+    return out_of_range("forced token " + std::to_string(y) + " outside the vocabulary");
   row_label_[cache_.rows(model::Group::Target) - 1] = y;
   after_refeed_ = false;
   const bool eos = is_eos(y);
@@ -562,7 +597,9 @@ const std::vector<TokenKind>& Session::token_kinds() {
     const int32_t n_vocab = model_.config().n_vocab;
     token_kinds_.resize(static_cast<size_t>(n_vocab));
     for (int32_t id = 0; id < n_vocab; ++id)
-      token_kinds_[id] = is_eos(id) ? TokenKind::End : starts_word(id) ? TokenKind::WordStart : TokenKind::Inner;
+      token_kinds_[id] = is_eos(id)        ? TokenKind::End
+                         : starts_word(id) ? TokenKind::WordStart
+                                           : TokenKind::Inner;
   }
   return token_kinds_;
 }
@@ -586,7 +623,8 @@ Result<WordChoice> Session::search_next_word(const float* row) {
   auto has_text = [&](std::span<const int32_t> ids) { return !is_blank(codec_.decode(ids)); };
   WordBeamOptions wo;
   wo.beam = opts_.beam;
-  wo.max_tokens = std::min(opts_.max_tokens_per_word, opts_.max_target_tokens - static_cast<int>(generated_.size()));
+  wo.max_tokens =
+      std::min(opts_.max_tokens_per_word, opts_.max_target_tokens - static_cast<int>(generated_.size()));
   wo.first_must_start_word = after_refeed_ || words_written_ > 0;
   return search_word(std::span<const float>(row, static_cast<size_t>(n_vocab)), logits_after, has_text,
                      token_kinds(), wo);

@@ -44,7 +44,7 @@ constexpr int kDefaultMaxSegmentWords = 64;
 struct SessionOptions {
   Paradigm paradigm = Paradigm::Group;
   Phi phi;
-  int k = 5;                         // wait-k (ignored by offline, which reads everything first)
+  int k = 5;  // wait-k (ignored by offline, which reads everything first)
   // The target end marker only once the whole source (its end marker included) is read, instead of
   // wait-k's min(k + N, M + 1) units: when the model ends early, the rest is read and it decides again.
   // For audio sources (a transcript ends with the audio); gpstream.json's "end_after_source".
@@ -54,9 +54,9 @@ struct SessionOptions {
   // hypotheses grown token by token. 1 = token by token (greedy, or sampled with `decoding`). Above 1 only
   // with greedy decoding (temperature 0, no repetition penalty); forced decoding ignores it.
   int beam = 1;
-  int max_tokens_per_word = 32;      // then only a word start or the end marker may follow
-  int max_target_tokens = 256;       // per sentence; then the sentence ends (event.truncated)
-  int max_cache_rows = 8192;         // per region
+  int max_tokens_per_word = 32;  // then only a word start or the end marker may follow
+  int max_target_tokens = 256;   // per sentence; then the sentence ends (event.truncated)
+  int max_cache_rows = 8192;     // per region
   // Continuous streams: a source word ending in . ! ? (optionally followed by closing quotes or
   // brackets) ends the sentence; the session translates sentence by sentence, dropping finished
   // sentences' rows (keeping the prompt), so memory stays bounded. No source word is ever dropped: text
@@ -80,16 +80,20 @@ enum class EventKind { Word, NeedSource, SegmentEnd, Finished };
 
 struct Event {
   EventKind kind = EventKind::NeedSource;
-  std::string word;        // Word: the target word
-  int delay = 0;           // Word: source units (words or audio chunks) read when it was written
-  double delay_ms = 0;     // Word: summed duration_ms of those units (audio; 0 for text)
-  double elapsed_ms = 0;   // Word: ms since the sentence's first source word was pushed
+  std::string word;       // Word: the target word
+  int delay = 0;          // Word: source units (words or audio chunks) read when it was written
+  double delay_ms = 0;    // Word: summed duration_ms of those units (audio; 0 for text)
+  double elapsed_ms = 0;  // Word: ms since the sentence's first source word was pushed
   // Word: like delay and delay_ms, but counted from the stream's first source unit (continuous streams:
   // the units of earlier segments included; otherwise equal to them).
   int stream_delay = 0;
   double stream_delay_ms = 0;
   double stream_elapsed_ms = 0;  // Word: ms since the stream's first source unit was pushed
-  bool truncated = false;  // Finished/SegmentEnd: stopped by max_target_tokens
+  // Word: the arrival time given with the delay-th unit of its segment (the last one it read); when it read
+  // the end marker that end_source() added, the later of that and end_source's arrival time. Unset where
+  // no such time was given (no unit read, or units pushed without one).
+  std::optional<double> arrival_ms;
+  bool truncated = false;        // Finished/SegmentEnd: stopped by max_target_tokens
   // SegmentEnd: source units of the segment it had not read, which start the next segment instead.
   int units_carried = 0;
 };
@@ -110,14 +114,19 @@ class Session {
   Session(model::ForwardModel& model, const SegmentCodec& codec, SessionOptions options);
   static Result<std::unique_ptr<Session>> create(model::ForwardModel& model, const SegmentCodec& codec,
                                                  SessionOptions options);
+  // The most memory a session's KV cache may take (create checks it against util/memory_budget.h):
+  // max_cache_rows per region × 2 regions × layers × KV width × 2 (K and V) × 4 bytes, saturating.
+  static uint64_t worst_case_cache_bytes(const model::ModelConfig& config, int max_cache_rows);
 
-  // Adds whitespace-separated source words (any number, at any time before end_source).
-  Status push_source(std::string_view text);
+  // Adds whitespace-separated source words (any number, at any time before end_source). `arrival_ms`
+  // (any clock; optional here and in the calls below) is when they arrived: Word events hand it back.
+  Status push_source(std::string_view text, std::optional<double> arrival_ms = std::nullopt);
   // Adds one audio source unit: rows.size() / row_width input embedding rows (row-major, in the space of
   // the model's embedding table; row_width must be n_embd) covering duration_ms of audio. Refused, with
   // the session unchanged: a width other than n_embd, no rows, a size that is not whole rows, non-finite
   // values, a negative or non-finite duration, a push after end_source, a session that took text words.
-  Status push_source_embeddings(std::span<const float> rows, int row_width, double duration_ms = 0.0);
+  Status push_source_embeddings(std::span<const float> rows, int row_width, double duration_ms = 0.0,
+                                std::optional<double> arrival_ms = std::nullopt);
   // Continuous streams: whether the source unit pushed last ended its segment (a sentence end, the word
   // limit or end_segment()).
   bool last_unit_ends_segment() const { return last_unit_ends_segment_; }
@@ -125,7 +134,7 @@ class Session {
   // punctuation can tell). Refused in other sessions and when no unit came since the last segment end.
   Status end_segment();
   // The source has ended: the end marker becomes available as the last unit.
-  Status end_source();
+  Status end_source(std::optional<double> arrival_ms = std::nullopt);
   // Runs forwards until an event. After Finished, step() keeps returning Finished.
   Result<Event> step();
 
@@ -169,9 +178,10 @@ class Session {
   struct SourceUnit {
     std::string word;
     std::vector<float> rows;
-    int n_rows = 0;              // audio chunks; 0 for words
+    int n_rows = 0;  // audio chunks; 0 for words
     double duration_ms = 0;
-    bool ends_segment = false;   // continuous streams: the last unit of its segment
+    bool ends_segment = false;  // continuous streams: the last unit of its segment
+    std::optional<double> arrival_ms;
   };
 
   PolicyState policy_state() const;
@@ -212,35 +222,37 @@ class Session {
   // Current sentence.
   State state_ = State::Start;
   SourceKind source_kind_ = SourceKind::Unknown;
-  std::vector<SourceUnit> units_;            // source units of this sentence
-  std::deque<SourceUnit> next_units_;        // continuous mode: units of later sentences
-  int open_segment_words_ = 0;               // continuous text: words pushed since the last segment end
+  std::vector<SourceUnit> units_;      // source units of this sentence
+  std::deque<SourceUnit> next_units_;  // continuous mode: units of later sentences
+  int open_segment_words_ = 0;         // continuous text: words pushed since the last segment end
   bool last_unit_ends_segment_ = false;
-  int units_before_segment_ = 0;             // continuous mode: units read in earlier segments
-  double ms_before_segment_ = 0;             //   and their summed duration_ms
-  bool source_finished_ = false;             // this sentence's source has ended
-  bool stream_finished_ = false;             // end_source() was called (continuous mode)
+  int units_before_segment_ = 0;  // continuous mode: units read in earlier segments
+  double ms_before_segment_ = 0;  //   and their summed duration_ms
+  bool source_finished_ = false;  // this sentence's source has ended
+  bool stream_finished_ = false;  // end_source() was called (continuous mode)
+  std::optional<double> source_end_arrival_ms_;  // given to end_source()
   std::vector<std::vector<int32_t>> unit_ids_;
   int units_read_ = 0, words_read_ = 0;
-  int units_released_ = 0;                   // units whose audio rows were freed after their forward
+  int units_released_ = 0;  // units whose audio rows were freed after their forward
   double source_ms_read_ = 0;
   bool prompt_fed_ = false;
   float phi_base_ = 0.0f;
-  std::vector<int32_t> target_ids_;          // header + fed generated tokens
-  std::vector<int32_t> generated_;           // generated tokens (for the repetition penalty)
-  std::vector<int32_t> word_ids_;            // the word being written
+  std::vector<int32_t> target_ids_;  // header + fed generated tokens
+  std::vector<int32_t> generated_;   // generated tokens (for the repetition penalty)
+  std::vector<int32_t> word_ids_;    // the word being written
   bool word_has_text_ = false;
   int words_written_ = 0;
   bool after_refeed_ = false;
-  bool deciding_end_ = false;                // the last boundary's candidate was the end marker
-  bool word_fed_ = false;                    // word beam search: the pending forward feeds a chosen word
+  bool deciding_end_ = false;  // the last boundary's candidate was the end marker
+  bool word_fed_ = false;      // word beam search: the pending forward feeds a chosen word
   std::optional<double> t0_;
-  std::optional<double> stream_t0_;          // the stream's first unit was pushed
+  std::optional<double> stream_t0_;  // the stream's first unit was pushed
   std::vector<int32_t> row_label_;
 
   // Pending forward.
   std::vector<model::BatchToken> pending_;
-  std::vector<std::pair<int, int>> pending_rows_;  // per pending token: (unit, row) of an audio row, or (-1, -1)
+  std::vector<std::pair<int, int>>
+      pending_rows_;  // per pending token: (unit, row) of an audio row, or (-1, -1)
   int pending_src_ = 0, pending_tgt_ = 0;
   bool pending_logits_ = false;
   size_t prepared_ = 0;  // pending rows appended to the batch by the last prepare()

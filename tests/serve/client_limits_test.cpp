@@ -144,6 +144,45 @@ TEST_F(ServeLimitsTest, AClientOverItsQuotaIsRefusedAndOthersStillGetIn) {
   }));
 }
 
+// Every open stream's KV cache may grow to max_cache_rows per region: a stream opens only when all of them
+// at their worst, the new one included, fit the memory budget; past it WebSocket streams get busy (1013)
+// and translate requests 503, until a stream ends.
+TEST_F(ServeLimitsTest, StreamsWhoseCachesWouldNotFitTheMemoryBudgetAreRefused) {
+  constexpr int kCacheRows = 512;
+  const model::ModelConfig& c = model_->model->config();
+  // One stream's worst case from the config: rows × 2 regions × layers × KV width × (K, V) × 4 bytes.
+  const uint64_t per_stream = static_cast<uint64_t>(kCacheRows) * 2 * static_cast<uint64_t>(c.n_layer) *
+                              static_cast<uint64_t>(c.n_head_kv * c.head_dim) * 2 * 4;
+  ServerOptions o;
+  o.engine.memory_budget_bytes = 2 * per_stream + per_stream / 2;  // two streams fit, three do not
+  start(o, kCacheRows);
+  auto open_stream = [&](WsClient& client) {
+    EXPECT_TRUE(client.send(R"({"type": "start"})"));
+    return client.read_json();
+  };
+  auto first = std::make_unique<WsClient>(port_);
+  WsClient second(port_);
+  for (WsClient* client : {first.get(), &second}) {
+    auto ready = open_stream(*client);
+    ASSERT_TRUE(ready && (*ready)["type"] == "ready") << (ready ? ready->dump() : "closed");
+  }
+  {
+    WsClient third(port_);
+    auto refused = open_stream(third);
+    ASSERT_TRUE(refused) << "closed without an error event";
+    EXPECT_EQ((*refused)["code"], "busy") << refused->dump();
+    EXPECT_NE((*refused)["message"].get<std::string>().find("budget"), std::string::npos) << refused->dump();
+    third.read_all();
+    EXPECT_EQ(third.close_code(), 1013);
+  }
+  expect_error(translate(R"({"text": "The cat sat on the mat."})"), 503, "busy");
+  EXPECT_GE(server_->metrics().sessions_rejected.load(), 2);
+  // The budget comes back when a stream ends.
+  first->abort();
+  first.reset();
+  EXPECT_TRUE(eventually([&] { return translate(R"({"text": "The cat sat on the mat."})").status == 200; }));
+}
+
 TEST_F(ServeLimitsTest, WithoutKeysAClientIsItsAddress) {
   ServerOptions o;
   o.max_sessions_per_client = 1;

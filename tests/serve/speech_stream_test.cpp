@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -145,12 +146,18 @@ class SpeechServeTest : public ::testing::Test {
     return so;
   }
 
-  void start(bool speech = true) {
+  static ServerOptions server_options(bool speech = true) {
     ServerOptions o;
     o.port = 0;
     o.web_root = "";
     if (speech) o.speech_encoder = model_->encoder.get();
-    auto s = Server::start(model_->llm, defaults(), o);
+    return o;
+  }
+
+  void start(bool speech = true) { start_with(server_options(speech)); }
+
+  void start_with(ServerOptions o) {
+    auto s = Server::start(model_->llm, defaults(), std::move(o));
     ASSERT_TRUE(s.ok()) << s.error().message();
     server_ = std::move(*s);
     port_ = server_->port();
@@ -330,6 +337,80 @@ TEST_F(SpeechServeTest, ConcurrentAudioStreamsAreBatchedAndEachIsExact) {
     expect_same(got[i], want[i]);
   }
   EXPECT_GE(server_->metrics().audio_chunks.load(), kStreams);
+}
+
+// The speech encoder runs on the engine thread, a slice per stream per round: a client that sends a long
+// recording as fast as it can holds up neither another stream nor GET /health, and still gets its exact
+// words.
+TEST_F(SpeechServeTest, ALongRecordingSentAtOnceHoldsUpNoOtherStream) {
+  const std::vector<float> long_x = signal(16000 * 120, 16000, 5);
+  const auto reference_start = std::chrono::steady_clock::now();
+  const Words want_long = reference(long_x, /*continuous=*/false);
+  const double reference_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - reference_start).count();
+  const std::vector<float> short_x = signal(kSamples16k, 16000, 4);
+  const Words want_short = reference(short_x, /*continuous=*/false);
+  ASSERT_FALSE(want_long.words.empty());
+  start();
+  // The long stream's encoding and translation on a busy machine: far more than the oracle's own time.
+  const int long_timeout_s = 120 + static_cast<int>(std::ceil(50 * reference_s));
+  WsClient long_client(port_, long_timeout_s);
+  ASSERT_TRUE(long_client.send(R"({"type": "start", "continuous": false})"));
+  auto ready = long_client.read_json();
+  ASSERT_TRUE(ready && (*ready)["type"] == "ready") << (ready ? ready->dump() : "closed");
+  const std::string long_bytes = f32le_bytes(long_x);
+  constexpr size_t kPiece = 4 * 16000;  // 1 s per frame, within the default 64 KiB message limit
+  for (size_t i = 0; i < long_bytes.size(); i += kPiece)
+    ASSERT_TRUE(long_client.send_binary(long_bytes.substr(i, kPiece)));
+  ASSERT_TRUE(long_client.send(R"({"type": "end"})"));
+
+  // While the engine works through two minutes of audio: another stream completes exactly, /health answers.
+  expect_same(
+      stream_audio(port_, R"({"type": "start", "continuous": false})", f32le_bytes(short_x), 4 * 1000),
+      want_short);
+  const auto health = gpstream::testing::http_request(port_, gpstream::testing::http::verb::get, "/health");
+  EXPECT_EQ(health.status, 200);
+
+  Words got_long;
+  bool finished = false;
+  for (const json& m : long_client.read_all()) {
+    if (m["type"] == "word") {
+      got_long.words.push_back(m["word"]);
+      got_long.delays.push_back(m["delay"]);
+      got_long.delay_ms.push_back(m["delay_ms"]);
+    } else if (m["type"] == "finished") {
+      finished = true;
+    }
+  }
+  EXPECT_TRUE(finished);
+  EXPECT_EQ(long_client.close_code(), 1000);
+  expect_same(got_long, want_long);
+}
+
+// Audio waiting for the encoder is bounded per stream (EngineLimits::max_unencoded_audio_ms): past it the
+// stream ends with "audio_backlog_full"; below it the same audio in one frame is transcribed exactly.
+TEST_F(SpeechServeTest, AudioWaitingForTheEncoderIsBounded) {
+  const std::vector<float> x = signal(kSamples16k, 16000, 6);  // about 1.3 s
+  const Words want = reference(x, /*continuous=*/false);
+  const std::vector<float> too_long = signal(16000 * 3, 16000, 7);
+  ServerOptions o = server_options();
+  o.max_message_bytes = 1 << 20;
+  o.engine.max_unencoded_audio_ms = 2000;
+  start_with(std::move(o));
+  {  // 3 s in one frame: more than 2 s waiting at once
+    WsClient c(port_);
+    ASSERT_TRUE(c.send(R"({"type": "start"})"));
+    ASSERT_TRUE(c.send_binary(f32le_bytes(too_long)));
+    json error;
+    for (const json& m : c.read_all())
+      if (m["type"] == "error") error = m;
+    EXPECT_EQ(error["code"], "audio_backlog_full") << error.dump();
+    EXPECT_NE(error["message"].get<std::string>().find("2 s"), std::string::npos) << error.dump();
+    EXPECT_EQ(c.close_code(), 1008);
+  }
+  expect_same(stream_audio(port_, R"({"type": "start", "continuous": false})", f32le_bytes(x), 4 * x.size()),
+              want);
+  EXPECT_EQ(server_->open_sessions(), 0);
 }
 
 // Sends `start`, then `frames` (text when the bool is true), and returns the error event and close code.

@@ -10,11 +10,11 @@
 #include "../model/tiny_models.h"
 #include "../testing/forward_bounds.h"
 #include "../testing/scoped_env.h"
+#include "copy_model.h"
+#include "live_run.h"
 #include "stream/policy.h"
 #include "stream/scheduler.h"
 #include "stream/session.h"
-#include "copy_model.h"
-#include "live_run.h"
 #include "test_codec.h"
 
 namespace gpstream {
@@ -93,13 +93,13 @@ TEST(SessionDelays, EndAfterSourceReadsEverythingBeforeTheEndMarker) {
   stream::PolicyState ps{3, 1, false, 5, 3};
   EXPECT_EQ(plain.decide(ps), stream::Action::Write);  // 3 >= k + N
   EXPECT_EQ(waits.decide(ps), stream::Action::Read);   // 3 < 3 + 1
-  ps.units_read = 4;                                    // collect_reads planned one read
+  ps.units_read = 4;                                   // collect_reads planned one read
   EXPECT_EQ(waits.decide(ps), stream::Action::Write);  // one unit per early end marker
   ps = {5, 1, true, 5, 5};
-  EXPECT_EQ(waits.decide(ps), stream::Action::Read);   // 5 < M + 1 = 6
+  EXPECT_EQ(waits.decide(ps), stream::Action::Read);  // 5 < M + 1 = 6
   ps = {6, 1, true, 5, 6};
   EXPECT_EQ(waits.decide(ps), stream::Action::Write);  // everything read: the end marker may be written
-  ps = {3, 1, true, 5, -1};                             // a word start: plain wait-k
+  ps = {3, 1, true, 5, -1};                            // a word start: plain wait-k
   EXPECT_EQ(waits.decide(ps), stream::Action::Write);
 }
 
@@ -167,7 +167,8 @@ std::string join_words(const std::vector<std::string>& words, size_t from, size_
 // stream's segments to equal those sessions' words and the stream to read every word it was given.
 // Returns the largest source-region row count the continuous stream reached.
 size_t expect_segments_equal_fresh_sessions(model::ForwardModel& model, const CharCodec& codec,
-                                            const std::vector<std::string>& sentences, stream::SessionOptions so) {
+                                            const std::vector<std::string>& sentences,
+                                            stream::SessionOptions so) {
   so.continuous = true;
   auto cont = stream::Session::create(model, codec, so);
   EXPECT_TRUE(cont.ok());
@@ -219,8 +220,8 @@ TEST(ContinuousStream, EachSegmentEqualsAFreshSession) {
   stream::SessionOptions so;
   so.k = 2;
   so.max_target_tokens = 10;
-  const size_t max_rows =
-      expect_segments_equal_fresh_sessions(*tf, codec, {"the cat sat.", "a dog ran far!", "is it ok?", "yes"}, so);
+  const size_t max_rows = expect_segments_equal_fresh_sessions(
+      *tf, codec, {"the cat sat.", "a dog ran far!", "is it ok?", "yes"}, so);
   EXPECT_LE(max_rows, 1 + 20u);  // bounded by one sentence, not the whole stream
 }
 
@@ -282,7 +283,7 @@ TEST(ContinuousStream, SegmentEndsAtSentenceEndsWordLimitAndLateClauses) {
   // once the segment has at least 3/4 of max words (48 of 64).
   EXPECT_TRUE(stream::segment_ends_at("end.", 1, 64));
   EXPECT_TRUE(stream::segment_ends_at("end?)", 1, 64));
-  EXPECT_TRUE(stream::segment_ends_at("fin.\xC2\xBB", 1, 64));          // fin.»
+  EXPECT_TRUE(stream::segment_ends_at("fin.\xC2\xBB", 1, 64));                 // fin.»
   EXPECT_TRUE(stream::segment_ends_at("\xE2\x80\x9Cok!\xE2\x80\x9D", 1, 64));  // “ok!”
   EXPECT_FALSE(stream::segment_ends_at("end", 63, 64));
   EXPECT_TRUE(stream::segment_ends_at("end", 64, 64));
@@ -317,8 +318,10 @@ ContinuousRun run_continuous(const std::string& source, stream::SessionOptions s
     EXPECT_TRUE(e.ok()) << e.error().message();
     if (!e.ok() || e->kind == EventKind::Finished) break;
     if (e->kind == EventKind::NeedSource) {
-      if (pushed < words.size()) EXPECT_TRUE((*s)->push_source(words[pushed++]).ok());
-      else EXPECT_TRUE((*s)->end_source().ok());
+      if (pushed < words.size())
+        EXPECT_TRUE((*s)->push_source(words[pushed++]).ok());
+      else
+        EXPECT_TRUE((*s)->end_source().ok());
     } else if (e->kind == EventKind::Word) {
       r.out.words.push_back(e->word);
       r.out.delays.push_back(e->stream_delay);
@@ -402,12 +405,65 @@ TEST(ContinuousStream, WordsTheModelDidNotReadStartTheNextSegment) {
   EXPECT_EQ((*s)->stream_words_read(), 7);
 }
 
+// A Word event carries the arrival time pushed with the delay-th unit of its segment; a word written after
+// reading the end marker that end_source() added carries end_source's (later) time instead — but not after
+// the end marker of a segment ended by its last word. By hand, wait-2 (word j after min(2 + j, M + 1) units
+// of its segment of M): plain, M = 5: units 2, 3, 4, 5, then the end marker; continuous, "one two." (M = 2)
+// gives delays 2, 2 (the segment's own end marker), then "three four five" (M = 3): 2, 3, the end marker.
+TEST(SessionArrival, AWordCarriesTheArrivalOfTheDelayThUnit) {
+  CharCodec codec;
+  CopyModel model(codec);
+  const std::vector<std::string> source = {"one", "two.", "three", "four", "five"};
+  const std::vector<double> unit_arrival = {100, 200, 300, 400, 500};
+  constexpr double kEndArrival = 900;
+  for (const bool continuous : {false, true}) {
+    SCOPED_TRACE(continuous ? "continuous" : "plain");
+    stream::SessionOptions so;
+    so.k = 2;
+    so.continuous = continuous;
+    auto s = stream::Session::create(model, codec, so);
+    ASSERT_TRUE(s.ok());
+    for (size_t i = 0; i < source.size(); ++i)
+      ASSERT_TRUE((*s)->push_source(source[i], unit_arrival[i]).ok());
+    ASSERT_TRUE((*s)->end_source(kEndArrival).ok());
+    std::vector<std::string> words;
+    std::vector<double> arrivals;
+    for (int guard = 0; guard < 1000; ++guard) {
+      auto e = (*s)->step();
+      ASSERT_TRUE(e.ok());
+      if (e->kind == EventKind::Finished) break;
+      if (e->kind != EventKind::Word) continue;
+      words.push_back(e->word);
+      ASSERT_TRUE(e->arrival_ms.has_value()) << e->word;
+      arrivals.push_back(*e->arrival_ms);
+    }
+    EXPECT_EQ(words, source);
+    const std::vector<double> want = continuous ? std::vector<double>{200, 200, 400, 500, kEndArrival}
+                                                : std::vector<double>{200, 300, 400, 500, kEndArrival};
+    EXPECT_EQ(arrivals, want);
+  }
+  // Units pushed without a time: no arrival on their words.
+  auto s = stream::Session::create(model, codec, stream::SessionOptions{});
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE((*s)->push_source("one two").ok());
+  ASSERT_TRUE((*s)->end_source().ok());
+  for (int guard = 0; guard < 1000; ++guard) {
+    auto e = (*s)->step();
+    ASSERT_TRUE(e.ok());
+    if (e->kind == EventKind::Finished) break;
+    if (e->kind == EventKind::Word) {
+      EXPECT_FALSE(e->arrival_ms.has_value()) << e->word;
+    }
+  }
+}
+
 TEST(Scheduler, BatchedSessionsEqualSessionsRunAlone) {
   CharCodec codec;
   auto cfg = testing::tiny_config(true, false, false);
   cfg.n_vocab = codec.vocab_size();
   auto tf = testing::tiny_transformer(cfg, model::random_tensors(cfg, testing::tiny_init(4)), 2);
-  const std::vector<std::string> sources = {"one two three", "four five", "six seven eight nine ten", "eleven"};
+  const std::vector<std::string> sources = {"one two three", "four five", "six seven eight nine ten",
+                                            "eleven"};
   const std::vector<Paradigm> paradigms = {Paradigm::Group, Paradigm::Interleaved, Paradigm::Reencode,
                                            Paradigm::BatchStream};
   std::vector<std::unique_ptr<stream::Session>> sessions;
@@ -437,15 +493,17 @@ class ReencodeChecker final : public model::ForwardModel {
   explicit ReencodeChecker(model::Transformer& tf) : tf_(tf) {}
   const model::ModelConfig& config() const override { return tf_.config(); }
   const model::RopeFrequencies& rope() const override { return tf_.rope(); }
-  Status forward(const model::Batch& b, std::span<model::KvCache* const> caches, std::vector<float>& logits) override {
+  Status forward(const model::Batch& b, std::span<model::KvCache* const> caches,
+                 std::vector<float>& logits) override {
     GPS_TRY(tf_.forward(b, caches, logits));
     // Shadow of token ids per region.
     auto& c = *caches[0];
-    for (int g = 0; g < 2; ++g) ids_[g].resize(c.rows(static_cast<Group>(g)) - [&] {
-      int n = 0;
-      for (const auto& t : b.tokens) n += static_cast<int>(t.group) == g;
-      return n;
-    }());
+    for (int g = 0; g < 2; ++g)
+      ids_[g].resize(c.rows(static_cast<Group>(g)) - [&] {
+        int n = 0;
+        for (const auto& t : b.tokens) n += static_cast<int>(t.group) == g;
+        return n;
+      }());
     for (const auto& t : b.tokens) ids_[static_cast<int>(t.group)].push_back(t.id);
     if (logits.empty()) return {};
     // Plain causal forward of [source rows, target rows] with consecutive positions.
@@ -461,7 +519,8 @@ class ReencodeChecker final : public model::ForwardModel {
     std::vector<float> want;
     GPS_TRY(tf_.forward(plain, fresh, want));
     double worst = 0;
-    for (size_t i = 0; i < want.size(); ++i) worst = std::max(worst, static_cast<double>(std::fabs(want[i] - logits[i])));
+    for (size_t i = 0; i < want.size(); ++i)
+      worst = std::max(worst, static_cast<double>(std::fabs(want[i] - logits[i])));
     max_diff = std::max(max_diff, worst);
     ++checked;
     return {};
@@ -500,7 +559,8 @@ TEST(ReencodePos, ReRotatedKeysEqualRopeAtTheNewPositions) {
   so.paradigm = Paradigm::ReencodePos;
   so.k = 1;
   so.max_target_tokens = 12;
-  so.forced_target = std::vector<int32_t>{codec.char_id('x', false), codec.char_id('y', true), codec.char_id('z', true)};
+  so.forced_target =
+      std::vector<int32_t>{codec.char_id('x', false), codec.char_id('y', true), codec.char_id('z', true)};
   auto s = stream::Session::create(*tf, codec, so);
   auto& session = **s;
   ASSERT_TRUE(session.push_source("aa").ok());
@@ -535,7 +595,8 @@ TEST(ReencodePos, ReRotatedKeysEqualRopeAtTheNewPositions) {
               // and x1·c − x2·s (γ_2): |err| ≤ γ_3 (|x1| + |x2|).
               const double tol = testing::gamma_n(3) * (std::fabs(x1) + std::fabs(x2));
               EXPECT_NEAR(c.k(l, Group::Target)[o + i], x1 * std::cos(a) - x2 * std::sin(a), tol);
-              EXPECT_NEAR(c.k(l, Group::Target)[o + i + cfg.head_dim / 2], x2 * std::cos(a) + x1 * std::sin(a), tol);
+              EXPECT_NEAR(c.k(l, Group::Target)[o + i + cfg.head_dim / 2],
+                          x2 * std::cos(a) + x1 * std::sin(a), tol);
             }
         for (int l = 0; l < cfg.n_layer; ++l)
           for (int i = 0; i < (n - 1) * c.kv_dim(); ++i) EXPECT_EQ(c.v(l, Group::Target)[i], v_before[l][i]);
