@@ -8,13 +8,19 @@
 namespace gpstream::serve {
 namespace {
 
-constexpr size_t kMaxNameBytes = 253;       // a DNS name
+constexpr size_t kMaxNameBytes = 253;  // a DNS name
 constexpr size_t kMaxSchemeBytes = 32;
-constexpr size_t kMaxValueBytes = 320;      // longer than any Host or Origin value that can pass
+constexpr size_t kMaxValueBytes = 320;  // longer than any Host or Origin value that can pass
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_alpha(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+bool is_hex(char c) {
+  return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
 
 std::string lowercase(std::string_view s) {
   std::string out(s);
@@ -121,14 +127,18 @@ Result<AccessPolicy> AccessPolicy::create(const std::vector<std::string>& allow_
   for (const auto& value : allow_origins) {
     auto origin = parse_allow_origin(value);
     if (!origin) return invalid_argument("--allow-origin: " + origin.error().message());
-    if (*origin == "*") p.any_origin_ = true;
-    else if (!contains(p.origins_, *origin)) p.origins_.push_back(std::move(*origin));
+    if (*origin == "*")
+      p.any_origin_ = true;
+    else if (!contains(p.origins_, *origin))
+      p.origins_.push_back(std::move(*origin));
   }
   for (const auto& value : allow_hosts) {
     auto host = parse_allow_host(value);
     if (!host) return invalid_argument("--allow-host: " + host.error().message());
-    if (*host == "*") p.any_host_ = true;
-    else if (!contains(p.hosts_, *host)) p.hosts_.push_back(std::move(*host));
+    if (*host == "*")
+      p.any_host_ = true;
+    else if (!contains(p.hosts_, *host))
+      p.hosts_.push_back(std::move(*host));
   }
   return p;
 }

@@ -9,8 +9,8 @@ Result<AudioUnits> AudioUnits::create(const audio::SpeechEncoderModel& model, ui
   auto resampler = audio::ResampleStream::create(sample_rate, audio::kLogMelSampleRate);
   if (!resampler) return invalid_argument("'sample_rate': " + resampler.error().message());
   if (model.config().n_mels != audio::kLogMelBins)
-    return invalid_argument("the speech encoder takes " + std::to_string(model.config().n_mels) + " mel bins, not " +
-                            std::to_string(audio::kLogMelBins));
+    return invalid_argument("the speech encoder takes " + std::to_string(model.config().n_mels) +
+                            " mel bins, not " + std::to_string(audio::kLogMelBins));
   return AudioUnits(model, std::move(*resampler), sample_rate);
 }
 

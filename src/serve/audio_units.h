@@ -1,6 +1,6 @@
 // One audio stream's input on the server: samples of binary WebSocket frames (decoded by stream_protocol.h),
-// resampled to 16 kHz when the stream's rate differs (audio::ResampleStream, exact across frames), turned into
-// encoder rows (audio::SpeechEmbeddingStream), and cut into source units: one unit per encoder chunk
+// resampled to 16 kHz when the stream's rate differs (audio::ResampleStream, exact across frames), turned
+// into encoder rows (audio::SpeechEmbeddingStream), and cut into source units: one unit per encoder chunk
 // (rows_per_chunk rows, chunk_ms of audio), the last one possibly shorter (its rows × the ms per row).
 #pragma once
 

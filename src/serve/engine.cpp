@@ -11,7 +11,8 @@
 namespace gpstream::serve {
 
 double steady_now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 namespace {
@@ -48,8 +49,8 @@ struct Engine::Stream {
     bool closed = false;
   };
   std::deque<Sentence> sentences{Sentence{}};
-  int64_t backlog = 0;        // words in `sentences`
-  int open_sentence_cost = 0; // token bound of the last sentence so far (bytes + 1 per word)
+  int64_t backlog = 0;         // words in `sentences`
+  int open_sentence_cost = 0;  // token bound of the last sentence so far (bytes + 1 per word)
   int64_t total_words = 0;
   int segment = 0;
   int words_in_segment = 0;
@@ -60,8 +61,8 @@ struct Engine::Stream {
   int64_t tokens_counted = 0;
 };
 
-Engine::Engine(stream::StreamingModel& model, stream::SessionOptions defaults, EngineLimits limits, Metrics& metrics,
-               const audio::SpeechEncoderModel* speech_encoder)
+Engine::Engine(stream::StreamingModel& model, stream::SessionOptions defaults, EngineLimits limits,
+               Metrics& metrics, const audio::SpeechEncoderModel* speech_encoder)
     : model_(model),
       defaults_(std::move(defaults)),
       limits_(limits),
@@ -71,7 +72,9 @@ Engine::Engine(stream::StreamingModel& model, stream::SessionOptions defaults, E
   max_sentence_tokens_ = std::max(16, defaults_.max_cache_rows - kReservedSourceRows);
 }
 
-Engine::~Engine() { stop(); }
+Engine::~Engine() {
+  stop();
+}
 
 void Engine::start() {
   std::lock_guard lock(mu_);
@@ -98,7 +101,8 @@ Result<const stream::SegmentCodec*> Engine::codec_for(const std::string& src, co
   auto it = codecs_.find({src, tgt});
   if (it != codecs_.end()) return static_cast<const stream::SegmentCodec*>(it->second.get());
   if (static_cast<int>(codecs_.size()) >= limits_.max_language_pairs)
-    return invalid_argument("too many language pairs in use (limit " + std::to_string(limits_.max_language_pairs) + ")");
+    return invalid_argument("too many language pairs in use (limit " +
+                            std::to_string(limits_.max_language_pairs) + ")");
   auto codec = std::make_unique<stream::TokenizerCodec>(
       model_.tokenizer, model_.meta.prompt_template.with_languages(tokenizer::language_name(src),
                                                                    tokenizer::language_name(tgt)));
@@ -120,7 +124,8 @@ Result<ResolvedOptions> Engine::resolve(const StreamOptions& o, bool continuous_
   if (o.phi) r.session.phi = *o.phi;
   if (o.end_after_source) r.session.end_after_source = *o.end_after_source;
   if (o.beam) r.session.beam = *o.beam;
-  if (r.session.beam > 1 && (r.session.decoding.temperature > 0 || r.session.decoding.repetition_penalty != 1.0f))
+  if (r.session.beam > 1 &&
+      (r.session.decoding.temperature > 0 || r.session.decoding.repetition_penalty != 1.0f))
     return invalid_argument("'beam': word beam search needs greedy decoding, and this server samples");
   r.session.continuous = o.continuous.value_or(continuous_default);
   r.source_lang = o.source_lang.value_or(model_.meta.source_lang);
@@ -132,7 +137,8 @@ Result<ResolvedOptions> Engine::resolve(const StreamOptions& o, bool continuous_
 Result<uint64_t> Engine::open(const ResolvedOptions& options, StreamSink sink,
                               std::unique_ptr<AudioUnits> audio) {
   GPS_ASSIGN(const stream::SegmentCodec* codec, codec_for(options.source_lang, options.target_lang));
-  if (options.audio && speech_encoder_ == nullptr) return invalid_argument("this server's model takes text, not audio");
+  if (options.audio && speech_encoder_ == nullptr)
+    return invalid_argument("this server's model takes text, not audio");
   if (options.audio != (audio != nullptr))
     return invalid_argument(options.audio ? "an audio stream needs its AudioUnits"
                                           : "a text stream takes no AudioUnits");
@@ -196,8 +202,12 @@ void Engine::push(uint64_t id, std::string text) {
 void Engine::push_audio(uint64_t id, std::vector<float> samples) {
   enqueue(Command{Command::Kind::Audio, id, {}, std::move(samples), steady_now_ms(), nullptr});
 }
-void Engine::end(uint64_t id) { enqueue(Command{Command::Kind::End, id, {}, {}, steady_now_ms(), nullptr}); }
-void Engine::close(uint64_t id) { enqueue(Command{Command::Kind::Close, id, {}, {}, steady_now_ms(), nullptr}); }
+void Engine::end(uint64_t id) {
+  enqueue(Command{Command::Kind::End, id, {}, {}, steady_now_ms(), nullptr});
+}
+void Engine::close(uint64_t id) {
+  enqueue(Command{Command::Kind::Close, id, {}, {}, steady_now_ms(), nullptr});
+}
 
 int Engine::open_sessions() const {
   std::lock_guard lock(mu_);
@@ -223,8 +233,9 @@ void Engine::push_words(Stream& s, std::vector<std::string> words, double at_ms)
     const int cost = static_cast<int>(std::min<size_t>(w.size(), 1 << 20)) + 1;
     if (s.open_sentence_cost + cost > max_sentence_tokens_) {
       if (!continuous || s.sentences.back().costs.empty()) {
-        fail(s, "sentence_too_long", "a sentence may hold about " + std::to_string(max_sentence_tokens_) +
-                                         " bytes of source (the model's cache)");
+        fail(s, "sentence_too_long",
+             "a sentence may hold about " + std::to_string(max_sentence_tokens_) +
+                 " bytes of source (the model's cache)");
         return;
       }
       // A continuous stream drops nothing: the open segment ends before this word.
@@ -235,8 +246,9 @@ void Engine::push_words(Stream& s, std::vector<std::string> words, double at_ms)
       close_sentence(s);
     }
     if (s.backlog + 1 > limits_.max_backlog_words) {
-      fail(s, "backlog_full", "more than " + std::to_string(limits_.max_backlog_words) +
-                                  " source words are waiting to be translated; slow down");
+      fail(s, "backlog_full",
+           "more than " + std::to_string(limits_.max_backlog_words) +
+               " source words are waiting to be translated; slow down");
       return;
     }
     if (Status st = s.session->push_source(w, at_ms); !st.ok()) {
@@ -267,17 +279,19 @@ void Engine::push_units(Stream& s, std::vector<AudioUnit> units, double at_ms) {
   for (AudioUnit& u : units) {
     if (s.done) return;
     if (s.open_sentence_cost + u.n_rows > max_sentence_tokens_) {
-      fail(s, "audio_too_long", "an utterance may hold about " + std::to_string(max_sentence_tokens_) +
-                                    " encoder rows (the model's cache); end it and start a new stream");
+      fail(s, "audio_too_long",
+           "an utterance may hold about " + std::to_string(max_sentence_tokens_) +
+               " encoder rows (the model's cache); end it and start a new stream");
       return;
     }
     if (s.backlog + 1 > limits_.max_backlog_words) {
-      fail(s, "backlog_full", "more than " + std::to_string(limits_.max_backlog_words) +
-                                  " audio chunks are waiting to be transcribed; slow down");
+      fail(s, "backlog_full",
+           "more than " + std::to_string(limits_.max_backlog_words) +
+               " audio chunks are waiting to be transcribed; slow down");
       return;
     }
     if (Status st = s.session->push_source_embeddings(u.rows, static_cast<int>(model_.model->config().n_embd),
-                                                       u.duration_ms, at_ms);
+                                                      u.duration_ms, at_ms);
         !st.ok()) {
       fail(s, "bad_source", st.error().message());
       return;
@@ -328,7 +342,8 @@ void Engine::apply(Command& c) {
       }
       std::vector<std::string> words = s.buffer.append(c.text);
       if (static_cast<int>(s.buffer.pending_bytes()) > limits_.max_pending_bytes) {
-        fail(s, "word_too_long", "a word longer than " + std::to_string(limits_.max_pending_bytes) + " bytes");
+        fail(s, "word_too_long",
+             "a word longer than " + std::to_string(limits_.max_pending_bytes) + " bytes");
         return;
       }
       push_words(s, std::move(words), c.at_ms);
@@ -488,8 +503,10 @@ void Engine::on_event(Stream& s, const stream::Event& e) {
       return;
     }
     case stream::EventKind::Finished:
-      if (const int64_t unread = s.total_words - s.session->stream_words_read(); s.opts.session.continuous && unread > 0) {
-        fail(s, "engine_error", "the model left " + std::to_string(unread) + " source units unread");  // never expected
+      if (const int64_t unread = s.total_words - s.session->stream_words_read();
+          s.opts.session.continuous && unread > 0) {
+        fail(s, "engine_error",
+             "the model left " + std::to_string(unread) + " source units unread");  // never expected
         return;
       }
       out.kind = StreamEventKind::Finished;

@@ -49,19 +49,19 @@ enum class StreamEventKind { Word, Idle, SegmentEnd, Finished, Error };
 // What a stream's sink receives, on the engine thread. After Finished or Error the stream is gone.
 struct StreamEvent {
   StreamEventKind kind = StreamEventKind::Idle;
-  std::string word;          // Word
-  int index = 0;             // Word: index in its segment; SegmentEnd: words in the segment
-  int segment = 0;           // Word, SegmentEnd: sentence number (continuous streams), from 0
-  int delay = 0;             // Word: source units (words, audio chunks) of its segment read when it was written
-  double delay_ms = 0;       // Word: audio of those chunks (audio streams; 0 for text)
-  bool audio = false;        // Word: the stream takes audio (delay_ms is meaningful)
-  double elapsed_ms = 0;     // Word: since the segment's first source word arrived (Session clock)
-  int stream_delay = 0;      // Word: like delay, counted from the stream's first source unit
+  std::string word;       // Word
+  int index = 0;          // Word: index in its segment; SegmentEnd: words in the segment
+  int segment = 0;        // Word, SegmentEnd: sentence number (continuous streams), from 0
+  int delay = 0;          // Word: source units (words, audio chunks) of its segment read when it was written
+  double delay_ms = 0;    // Word: audio of those chunks (audio streams; 0 for text)
+  bool audio = false;     // Word: the stream takes audio (delay_ms is meaningful)
+  double elapsed_ms = 0;  // Word: since the segment's first source word arrived (Session clock)
+  int stream_delay = 0;   // Word: like delay, counted from the stream's first source unit
   double stream_elapsed_ms = 0;  // Word: like elapsed_ms, since the stream's first source unit arrived
-  double lag_ms = 0;         // Word: since the arrival of the last source it read
-  double t_ms = 0;           // any: since the stream was opened
-  bool truncated = false;    // SegmentEnd/Finished: stopped by the target length limit
-  int64_t inputs_applied = 0;  // Idle: push/end commands applied so far (SimulEval waits on this)
+  double lag_ms = 0;             // Word: since the arrival of the last source it read
+  double t_ms = 0;               // any: since the stream was opened
+  bool truncated = false;        // SegmentEnd/Finished: stopped by the target length limit
+  int64_t inputs_applied = 0;    // Idle: push/end commands applied so far (SimulEval waits on this)
   std::string error_code, error_message;  // Error
 };
 
@@ -77,8 +77,8 @@ struct ResolvedOptions {
 class Engine {
  public:
   // `speech_encoder` (may be null: text only) must outlive the engine; its llm_hidden is the model's n_embd.
-  Engine(stream::StreamingModel& model, stream::SessionOptions defaults, EngineLimits limits, Metrics& metrics,
-         const audio::SpeechEncoderModel* speech_encoder = nullptr);
+  Engine(stream::StreamingModel& model, stream::SessionOptions defaults, EngineLimits limits,
+         Metrics& metrics, const audio::SpeechEncoderModel* speech_encoder = nullptr);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -152,7 +152,7 @@ class Engine {
   std::condition_variable cv_;
   std::deque<Command> commands_;
   bool running_ = false;
-  int reserved_ = 0;  // streams opened and not yet retired (counted at open() for the limit)
+  int reserved_ = 0;                   // streams opened and not yet retired (counted at open() for the limit)
   uint64_t reserved_cache_bytes_ = 0;  // their worst-case KV caches
   uint64_t next_id_ = 1;
   mutable std::map<std::pair<std::string, std::string>, std::unique_ptr<stream::TokenizerCodec>> codecs_;

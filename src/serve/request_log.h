@@ -14,11 +14,10 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "util/error.h"
 
@@ -61,9 +60,9 @@ class RequestLog {
   bool log_text_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::string> queue_;  // lines with their newline
+  std::deque<std::string> queue_;                 // lines with their newline
   size_t pending_lines_ = 0, pending_bytes_ = 0;  // queued or being written
-  uint64_t dropped_ = 0;           // lines dropped since the last log_dropped line
+  uint64_t dropped_ = 0;                          // lines dropped since the last log_dropped line
   bool closing_ = false;
   std::thread writer_;
 };

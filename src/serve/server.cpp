@@ -8,7 +8,6 @@
 #include <limits>
 
 #include "audio/log_mel.h"
-
 #include "serve/server_impl.h"
 #include "serve/static_files.h"
 #include "serve/stream_protocol.h"
@@ -32,7 +31,8 @@ Response json_response(unsigned version, http::status status, std::string body) 
   return make_response(version, status, std::move(body), "application/json");
 }
 
-Response error_response(unsigned version, http::status status, std::string_view code, std::string_view message) {
+Response error_response(unsigned version, http::status status, std::string_view code,
+                        std::string_view message) {
   return json_response(version, status, error_event(code, message));
 }
 
@@ -68,8 +68,8 @@ std::string remote_address_of(const tcp::socket& socket) {
 bool needs_api_key(const http::request<http::string_body>& req, const std::string& path, bool demo_page) {
   if (websocket::is_upgrade(req)) return true;
   if (path == "/health") return false;
-  static constexpr std::string_view kApiPaths[] = {"/metrics", "/v1/translate", "/reset", "/input", "/output",
-                                                   "/simuleval"};
+  static constexpr std::string_view kApiPaths[] = {"/metrics", "/v1/translate", "/reset",
+                                                   "/input",   "/output",       "/simuleval"};
   for (std::string_view api : kApiPaths)
     if (path == api) return true;
   // GET / is SimulEval's agent info unless a browser asks for the demo page.
@@ -245,7 +245,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
         std::shared_ptr<std::atomic<int>>(&srv_.pending_replies, [](std::atomic<int>* n) { --*n; });
     ++srv_.pending_replies;
     return [self = shared_from_this(), pending](Response res) {
-      net::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable { self->send(std::move(res)); });
+      net::post(self->stream_.get_executor(),
+                [self, res = std::move(res)]() mutable { self->send(std::move(res)); });
     };
   }
 
@@ -280,30 +281,31 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (path == "/health") {
       if (method != http::verb::get) return send(method_not_allowed("GET"));
       const auto& so = srv_.engine.defaults();
-      const nlohmann::ordered_json body = {
-          {"status", "ok"},
-          {"sessions", srv_.engine.open_sessions()},
-          {"max_sessions", srv_.opts.engine.max_sessions},
-          {"source_lang", srv_.model.meta.source_lang},
-          {"target_lang", srv_.model.meta.target_lang},
-          {"paradigm", stream::paradigm_name(so.paradigm)},
-          {"k", so.k},
-          {"phi", so.phi.to_string()},
-          {"input", srv_.opts.speech_encoder ? "audio" : "text"},
-          {"max_sessions_per_client", srv_.opts.max_sessions_per_client},
-          {"auth", srv_.opts.api_keys ? "api_key" : "none"},
-          {"connections", srv_.metrics.connections_open.load()},
-          {"max_connections", srv_.max_connections}};
+      const nlohmann::ordered_json body = {{"status", "ok"},
+                                           {"sessions", srv_.engine.open_sessions()},
+                                           {"max_sessions", srv_.opts.engine.max_sessions},
+                                           {"source_lang", srv_.model.meta.source_lang},
+                                           {"target_lang", srv_.model.meta.target_lang},
+                                           {"paradigm", stream::paradigm_name(so.paradigm)},
+                                           {"k", so.k},
+                                           {"phi", so.phi.to_string()},
+                                           {"input", srv_.opts.speech_encoder ? "audio" : "text"},
+                                           {"max_sessions_per_client", srv_.opts.max_sessions_per_client},
+                                           {"auth", srv_.opts.api_keys ? "api_key" : "none"},
+                                           {"connections", srv_.metrics.connections_open.load()},
+                                           {"max_connections", srv_.max_connections}};
       return send(json_response(v, http::status::ok, reply_text(body)));
     }
     if (path == "/metrics") {
       if (method != http::verb::get) return send(method_not_allowed("GET"));
-      return send(make_response(v, http::status::ok, srv_.metrics.render(), "text/plain; version=0.0.4; charset=utf-8"));
+      return send(make_response(v, http::status::ok, srv_.metrics.render(),
+                                "text/plain; version=0.0.4; charset=utf-8"));
     }
     if (path == "/v1/translate") {
       if (method != http::verb::post) return send(method_not_allowed("POST"));
       auto request = parse_translate_request(req.body(), srv_.opts.max_translate_lines);
-      if (!request) return send(error_response(v, http::status::bad_request, "bad_request", request.error().message()));
+      if (!request)
+        return send(error_response(v, http::status::bad_request, "bad_request", request.error().message()));
       ClientQuota::Lease slot = take_quota_slot();
       if (!slot) return;
       auto reply = deferred();
@@ -318,13 +320,15 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (path == "/reset") {
       if (method != http::verb::post) return send(method_not_allowed("POST"));
       Status st = srv_.simuleval->reset();
-      if (!st.ok()) return send(error_response(v, http::status::service_unavailable, "busy", st.error().message()));
+      if (!st.ok())
+        return send(error_response(v, http::status::service_unavailable, "busy", st.error().message()));
       return send(make_response(v, http::status::ok, "", "text/html; charset=UTF-8"));
     }
     if (path == "/input") {
       if (method != http::verb::put) return send(method_not_allowed("PUT"));
       Status st = srv_.simuleval->input(req.body());
-      if (!st.ok()) return send(error_response(v, http::status::bad_request, "bad_segment", st.error().message()));
+      if (!st.ok())
+        return send(error_response(v, http::status::bad_request, "bad_segment", st.error().message()));
       return send(make_response(v, http::status::ok, "", "text/html; charset=UTF-8"));
     }
     if (path == "/output") {
@@ -344,9 +348,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       if (!browser || srv_.opts.web_root.empty())
         return send(make_response(v, http::status::ok, srv_.simuleval->info(), "text/html; charset=UTF-8"));
     }
-    if (path == "/simuleval") return send(make_response(v, http::status::ok, srv_.simuleval->info(), "text/html; charset=UTF-8"));
+    if (path == "/simuleval")
+      return send(make_response(v, http::status::ok, srv_.simuleval->info(), "text/html; charset=UTF-8"));
     auto file = load_static_file(srv_.opts.web_root, path);
-    if (!file) return send(error_response(v, http::status::not_found, "not_found", "no such endpoint: " + path));
+    if (!file)
+      return send(error_response(v, http::status::not_found, "not_found", "no such endpoint: " + path));
     Response res = make_response(v, http::status::ok, std::move(file->body), file->content_type);
     res.set(http::field::cache_control, "no-cache");
     if (method == http::verb::head) {
@@ -398,12 +404,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   bool vary_origin_ = false;  // the current request had an Origin header
   std::string client_;        // the current request's client (authenticated_client)
   struct RequestRecord {
-    double started_ms = 0;    // steady_now_ms() when it was read; 0 before one was
+    double started_ms = 0;  // steady_now_ms() when it was read; 0 before one was
     std::string method, path;
-    size_t bytes_in = 0;      // body bytes
-    std::string text;         // the body, with --log-text (cut at kMaxLoggedTextBytes)
+    size_t bytes_in = 0;  // body bytes
+    std::string text;     // the body, with --log-text (cut at kMaxLoggedTextBytes)
   };
-  RequestRecord request_;     // the current request, for the log
+  RequestRecord request_;  // the current request, for the log
 };
 
 // The peer of a connection as the log names it: "127.0.0.1:50312", "[::1]:50312".
@@ -514,7 +520,8 @@ void Server::Impl::admit(tcp::socket socket) {
                   "the server is serving its " + std::to_string(max_connections) +
                       " connections at most (gpstream serve --max-connections); try again later");
   Connection connection{ConnectionSlot(metrics.connections_open), next_connection_id++, std::move(client)};
-  log("connect", {{"connection", connection.id}, {"client", connection.client},
+  log("connect", {{"connection", connection.id},
+                  {"client", connection.client},
                   {"open_connections", metrics.connections_open.load()}});
   std::make_shared<HttpSession>(std::move(socket), *this, std::move(connection))->run();
 }
@@ -561,7 +568,9 @@ void Server::Impl::tick() {
 
 Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-Server::~Server() { stop(); }
+Server::~Server() {
+  stop();
+}
 
 Result<std::unique_ptr<Server>> Server::start(stream::StreamingModel& model, stream::SessionOptions defaults,
                                               ServerOptions options) {
@@ -569,11 +578,12 @@ Result<std::unique_ptr<Server>> Server::start(stream::StreamingModel& model, str
   if (options.port < 0 || options.port > 65535) return invalid_argument("port must be 0..65535");
   if (const audio::SpeechEncoderModel* enc = options.speech_encoder) {
     if (enc->config().llm_hidden != model.model->config().n_embd)
-      return invalid_argument("the speech encoder writes rows of " + std::to_string(enc->config().llm_hidden) +
-                              " floats but the model's embeddings have " + std::to_string(model.model->config().n_embd));
+      return invalid_argument(
+          "the speech encoder writes rows of " + std::to_string(enc->config().llm_hidden) +
+          " floats but the model's embeddings have " + std::to_string(model.model->config().n_embd));
     if (enc->config().n_mels != audio::kLogMelBins)
-      return invalid_argument("the speech encoder takes " + std::to_string(enc->config().n_mels) + " mel bins, not " +
-                              std::to_string(audio::kLogMelBins));
+      return invalid_argument("the speech encoder takes " + std::to_string(enc->config().n_mels) +
+                              " mel bins, not " + std::to_string(audio::kLogMelBins));
   }
   beast::error_code ec;
   const auto address = net::ip::make_address(options.host, ec);
@@ -603,7 +613,9 @@ Result<std::unique_ptr<Server>> Server::start(stream::StreamingModel& model, str
   if (!ec) s.acceptor.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) s.acceptor.bind(endpoint, ec);
   if (!ec) s.acceptor.listen(net::socket_base::max_listen_connections, ec);
-  if (ec) return io_error("cannot listen on " + s.opts.host + ":" + std::to_string(s.opts.port) + ": " + ec.message());
+  if (ec)
+    return io_error("cannot listen on " + s.opts.host + ":" + std::to_string(s.opts.port) + ": " +
+                    ec.message());
 
   s.engine.start();
   s.accept();
@@ -612,15 +624,25 @@ Result<std::unique_ptr<Server>> Server::start(stream::StreamingModel& model, str
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 
-int Server::port() const { return impl_->acceptor.local_endpoint().port(); }
+int Server::port() const {
+  return impl_->acceptor.local_endpoint().port();
+}
 
-int Server::open_connections() const { return static_cast<int>(impl_->metrics.connections_open.load()); }
+int Server::open_connections() const {
+  return static_cast<int>(impl_->metrics.connections_open.load());
+}
 
-int Server::max_connections() const { return impl_->max_connections; }
+int Server::max_connections() const {
+  return impl_->max_connections;
+}
 
-const Metrics& Server::metrics() const { return impl_->metrics; }
+const Metrics& Server::metrics() const {
+  return impl_->metrics;
+}
 
-int Server::open_sessions() const { return impl_->engine.open_sessions(); }
+int Server::open_sessions() const {
+  return impl_->engine.open_sessions();
+}
 
 void Server::request_stop() {
   {
@@ -655,7 +677,8 @@ bool Server::drain(std::chrono::milliseconds timeout) {
     std::lock_guard lock(s.drain_mu);
     for (const auto& [connection, hook] : s.drain_hooks) hooks.push_back(hook);
   }
-  s.log("drain", {{"streams", hooks.size()}, {"pending_replies", s.pending_replies.load()},
+  s.log("drain", {{"streams", hooks.size()},
+                  {"pending_replies", s.pending_replies.load()},
                   {"timeout_ms", timeout.count()}});
   for (const auto& hook : hooks) hook();
   const auto deadline = std::chrono::steady_clock::now() + timeout;

@@ -1,7 +1,8 @@
 // gpstream's HTTP + WebSocket server (Boost.Beast): the /v1/stream WebSocket API, POST /v1/translate,
 // GET /health, GET /metrics, SimulEval's remote-agent endpoints and the web demo, all over one Engine
-// that batches every stream's forward. With a speech model, WebSocket streams take audio. Thin by design: it parses, enforces limits and hands work to
-// the engine; it never decodes. The protocol is documented in docs/server.md.
+// that batches every stream's forward. With a speech model, WebSocket streams take audio. Thin by design: it
+// parses, enforces limits and hands work to the engine; it never decodes. The protocol is documented in
+// docs/server.md.
 #pragma once
 
 #include <chrono>
@@ -19,14 +20,14 @@ struct ServerOptions {
   std::string host = "127.0.0.1";  // localhost by default
   int port = 8080;                 // 0: any free port (see Server::port())
   int io_threads = 1;
-  std::string web_root;            // folder of the demo page ("" = no demo)
+  std::string web_root;  // folder of the demo page ("" = no demo)
   EngineLimits engine;
-  size_t max_message_bytes = 64 << 10;   // one WebSocket message
-  size_t max_body_bytes = 1 << 20;       // one HTTP request body
-  size_t max_translate_lines = 256;      // lines in one POST /v1/translate
-  size_t max_queued_events = 4096;       // per WebSocket: events not yet sent (a client that does not read)
-  double idle_timeout_ms = 60000;        // a WebSocket stream (and the SimulEval stream) with no message
-  double http_timeout_ms = 30000;        // reading one HTTP request
+  size_t max_message_bytes = 64 << 10;  // one WebSocket message
+  size_t max_body_bytes = 1 << 20;      // one HTTP request body
+  size_t max_translate_lines = 256;     // lines in one POST /v1/translate
+  size_t max_queued_events = 4096;      // per WebSocket: events not yet sent (a client that does not read)
+  double idle_timeout_ms = 60000;       // a WebSocket stream (and the SimulEval stream) with no message
+  double http_timeout_ms = 30000;       // reading one HTTP request
   // TCP connections served at once (0: default_max_connections(), below the descriptor limit); past it a
   // connection gets 503 with Retry-After and is closed (connection_limit.h).
   int max_connections = 0;

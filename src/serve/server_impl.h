@@ -2,6 +2,17 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -10,22 +21,10 @@
 #include <thread>
 #include <vector>
 
-#include <boost/asio/dispatch.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/websocket.hpp>
-
 #include "serve/access_policy.h"
+#include "serve/client_quota.h"
 #include "serve/connection_limit.h"
 #include "serve/request_log.h"
-#include "serve/client_quota.h"
 #include "serve/server.h"
 #include "serve/simuleval_agent.h"
 
@@ -43,26 +42,26 @@ struct Server::Impl {
   stream::StreamingModel& model;
   ServerOptions opts;
   AccessPolicy access;
-  std::unique_ptr<ClientQuota> quota;          // per-client stream slots (max_sessions_per_client)
+  std::unique_ptr<ClientQuota> quota;  // per-client stream slots (max_sessions_per_client)
   Metrics metrics;
-  Engine engine;                               // destroyed after the io_context (declared before it)
+  Engine engine;  // destroyed after the io_context (declared before it)
   std::unique_ptr<SimulEvalAgent> simuleval;
   // Connections (connection_limit.h) and graceful shutdown (Server::drain); declared before the io_context,
   // whose destruction ends the sessions that use them.
-  int max_connections = 0;                          // opts.max_connections, resolved
-  std::atomic<int> refusals_in_flight{0};           // 503s being written to connections past the limit
+  int max_connections = 0;                 // opts.max_connections, resolved
+  std::atomic<int> refusals_in_flight{0};  // 503s being written to connections past the limit
   std::atomic<uint64_t> next_connection_id{1};
-  bool accept_paused = false;                       // accept() waits out descriptor exhaustion (its strand)
+  bool accept_paused = false;  // accept() waits out descriptor exhaustion (its strand)
   std::atomic<bool> draining{false};
-  std::atomic<bool> drain_cut_short{false};         // a second signal: drain() returns at once
-  std::atomic<int> pending_replies{0};              // HTTP replies waiting on the engine (translate, /output)
+  std::atomic<bool> drain_cut_short{false};  // a second signal: drain() returns at once
+  std::atomic<int> pending_replies{0};       // HTTP replies waiting on the engine (translate, /output)
   std::mutex drain_mu;
   std::map<uint64_t, std::function<void()>> drain_hooks;  // per live WebSocket connection: begins its drain
   net::io_context ioc;
   net::executor_work_guard<net::io_context::executor_type> work;
   tcp::acceptor acceptor;
   net::steady_timer housekeeping;
-  net::steady_timer accept_pause;                   // the wait before accepting again after EMFILE/ENFILE
+  net::steady_timer accept_pause;  // the wait before accepting again after EMFILE/ENFILE
   std::unique_ptr<net::signal_set> signals;
   std::vector<std::thread> threads;
   std::mutex stop_mu;
@@ -95,7 +94,9 @@ struct Connection {
 };
 
 // A JSON reply's text ("type" first, as built); invalid UTF-8 replaced.
-inline std::string reply_text(const nlohmann::ordered_json& j) { return json_line(j); }
+inline std::string reply_text(const nlohmann::ordered_json& j) {
+  return json_line(j);
+}
 // Milliseconds as replies give them: 3 decimals at most, null when not finite.
 nlohmann::ordered_json ms_value(double ms);
 

@@ -9,7 +9,8 @@
 namespace gpstream::serve {
 
 std::string simuleval_text_segment(const std::string& content, bool finished) {
-  return "{\"index\": 0, \"content\": " + json_string(content) + ", \"finished\": " + (finished ? "true" : "false") +
+  return "{\"index\": 0, \"content\": " + json_string(content) +
+         ", \"finished\": " + (finished ? "true" : "false") +
          ", \"is_empty\": false, \"data_type\": \"text\", \"tgt_lang\": null}";
 }
 
@@ -28,8 +29,9 @@ SimulEvalAgent::~SimulEvalAgent() {
 
 std::string SimulEvalAgent::info() const {
   const auto& so = options_.session;
-  std::string s = "gpstream[text -> text] " + options_.source_lang + "-" + options_.target_lang + " paradigm=" +
-                  stream::paradigm_name(so.paradigm) + " k=" + std::to_string(so.k) + " phi=" + so.phi.to_string();
+  std::string s = "gpstream[text -> text] " + options_.source_lang + "-" + options_.target_lang +
+                  " paradigm=" + stream::paradigm_name(so.paradigm) + " k=" + std::to_string(so.k) +
+                  " phi=" + so.phi.to_string();
   return "{\"info\": " + json_string(s) + "}";
 }
 
@@ -84,11 +86,14 @@ Result<SimulEvalTextSegment> parse_simuleval_segment(std::string_view body) {
   const json* type = seg.contains("data_type") ? &seg["data_type"] : nullptr;
   if (type && type->is_string() && type->get<std::string>() != "text")
     return unsupported("segment 'data_type': this agent takes text, got '" + type->get<std::string>() + "'");
-  if (type && !type->is_string() && !type->is_null()) return invalid_argument("segment 'data_type': expected a string");
+  if (type && !type->is_string() && !type->is_null())
+    return invalid_argument("segment 'data_type': expected a string");
   if (!is_empty && seg.contains("content")) {
     const json& c = seg["content"];
-    if (c.is_string()) out.content = c.get<std::string>();
-    else if (!(c.is_array() && c.empty())) return invalid_argument("segment 'content': expected a string");
+    if (c.is_string())
+      out.content = c.get<std::string>();
+    else if (!(c.is_array() && c.empty()))
+      return invalid_argument("segment 'content': expected a string");
   }
   return out;
 }
@@ -139,7 +144,8 @@ std::function<void()> SimulEvalAgent::take_ready_locked() {
   std::string content;
   for (size_t i = 0; i < words_.size(); ++i) content.append(i ? " " : "").append(words_[i]);
   words_.clear();
-  std::string seg = content.empty() ? simuleval_empty_segment(finished_) : simuleval_text_segment(content, finished_);
+  std::string seg =
+      content.empty() ? simuleval_empty_segment(finished_) : simuleval_text_segment(content, finished_);
   return [w = std::move(waiting_), seg = std::move(seg)] { w(seg); };
 }
 
@@ -149,9 +155,14 @@ void SimulEvalAgent::on_event(uint64_t generation, const StreamEvent& e) {
     std::lock_guard lock(mu_);
     if (generation != generation_) return;
     switch (e.kind) {
-      case StreamEventKind::Word: words_.push_back(e.word); break;
-      case StreamEventKind::Idle: inputs_idle_ = e.inputs_applied; break;
-      case StreamEventKind::SegmentEnd: break;
+      case StreamEventKind::Word:
+        words_.push_back(e.word);
+        break;
+      case StreamEventKind::Idle:
+        inputs_idle_ = e.inputs_applied;
+        break;
+      case StreamEventKind::SegmentEnd:
+        break;
       case StreamEventKind::Finished:
         finished_ = true;
         stream_ = 0;

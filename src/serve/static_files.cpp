@@ -11,7 +11,9 @@ namespace {
 constexpr size_t kMaxFileBytes = 4 << 20;
 
 const char* content_type(std::string_view name) {
-  auto ends = [&](std::string_view ext) { return name.size() >= ext.size() && name.substr(name.size() - ext.size()) == ext; };
+  auto ends = [&](std::string_view ext) {
+    return name.size() >= ext.size() && name.substr(name.size() - ext.size()) == ext;
+  };
   if (ends(".html")) return "text/html; charset=utf-8";
   if (ends(".js")) return "text/javascript; charset=utf-8";
   if (ends(".css")) return "text/css; charset=utf-8";
@@ -42,7 +44,8 @@ std::optional<StaticFile> load_static_file(const std::string& root, std::string_
   if (!type) return std::nullopt;
   const std::filesystem::path path = std::filesystem::path(root) / std::string(name);
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec) || std::filesystem::file_size(path, ec) > kMaxFileBytes) return std::nullopt;
+  if (!std::filesystem::is_regular_file(path, ec) || std::filesystem::file_size(path, ec) > kMaxFileBytes)
+    return std::nullopt;
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
   std::ostringstream ss;

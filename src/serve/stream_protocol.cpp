@@ -15,12 +15,18 @@ using nlohmann::json;
 
 const char* type_name(const json& v) {
   switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "a boolean";
-    case json::value_t::string: return "a string";
-    case json::value_t::array: return "an array";
-    case json::value_t::object: return "an object";
-    default: return "a number";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "a boolean";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::object:
+      return "an object";
+    default:
+      return "a number";
   }
 }
 
@@ -33,7 +39,8 @@ Error field_error(std::string_view field, std::string_view what, const json& got
 
 Status check_fields(const json& obj, std::initializer_list<std::string_view> known) {
   for (const auto& [key, _] : obj.items())
-    if (std::find(known.begin(), known.end(), key) == known.end()) return invalid_argument("unknown field '" + key + "'");
+    if (std::find(known.begin(), known.end(), key) == known.end())
+      return invalid_argument("unknown field '" + key + "'");
   return {};
 }
 
@@ -62,11 +69,12 @@ Result<int> int_field(const json& obj, const char* field, int lo, int hi) {
 }  // namespace
 
 Result<StreamOptions> parse_stream_options(const json& obj, std::initializer_list<std::string_view> extra) {
-  static constexpr std::string_view kOptionFields[] = {"k", "paradigm", "phi", "source_lang", "target_lang",
-                                                       "continuous", "end_after_source", "beam"};
+  static constexpr std::string_view kOptionFields[] = {
+      "k", "paradigm", "phi", "source_lang", "target_lang", "continuous", "end_after_source", "beam"};
   for (const auto& [key, _] : obj.items()) {
-    const bool known = std::find(std::begin(kOptionFields), std::end(kOptionFields), key) != std::end(kOptionFields) ||
-                       std::find(extra.begin(), extra.end(), key) != extra.end();
+    const bool known =
+        std::find(std::begin(kOptionFields), std::end(kOptionFields), key) != std::end(kOptionFields) ||
+        std::find(extra.begin(), extra.end(), key) != extra.end();
     if (!known) return invalid_argument("unknown field '" + key + "'");
   }
   StreamOptions o;
@@ -78,17 +86,20 @@ Result<StreamOptions> parse_stream_options(const json& obj, std::initializer_lis
     if (!v.is_string()) return field_error("paradigm", "a string", v);
     o.paradigm = stream::parse_paradigm(v.get<std::string>());
     if (!o.paradigm)
-      return invalid_argument("'paradigm': unknown '" + v.get<std::string>() + "' (known: " + stream::paradigm_names() + ")");
+      return invalid_argument("'paradigm': unknown '" + v.get<std::string>() +
+                              "' (known: " + stream::paradigm_names() + ")");
   }
   if (obj.contains("phi")) {
     const json& v = obj["phi"];
     if (v.is_number()) {
       const double d = v.get<double>();
-      if (!std::isfinite(d) || d < 0 || d > 1e6) return invalid_argument("'phi': expected a number >= 0 or \"S\"");
+      if (!std::isfinite(d) || d < 0 || d > 1e6)
+        return invalid_argument("'phi': expected a number >= 0 or \"S\"");
       o.phi = stream::Phi{static_cast<float>(d), false};
     } else if (v.is_string()) {
       o.phi = stream::Phi::parse(v.get<std::string>());
-      if (!o.phi) return invalid_argument("'phi': expected a number >= 0 or \"S\", got '" + v.get<std::string>() + "'");
+      if (!o.phi)
+        return invalid_argument("'phi': expected a number >= 0 or \"S\", got '" + v.get<std::string>() + "'");
     } else {
       return field_error("phi", "a number or \"S\"", v);
     }
@@ -121,13 +132,16 @@ std::optional<PcmFormat> parse_pcm_format(std::string_view name) {
   return std::nullopt;
 }
 
-const char* pcm_format_name(PcmFormat f) { return f == PcmFormat::F32LE ? "f32le" : "s16le"; }
+const char* pcm_format_name(PcmFormat f) {
+  return f == PcmFormat::F32LE ? "f32le" : "s16le";
+}
 
 Result<std::vector<float>> decode_pcm(std::span<const std::byte> bytes, PcmFormat format) {
   const size_t width = pcm_sample_bytes(format);
   if (bytes.size() % width != 0)
-    return invalid_argument("a binary frame of " + std::to_string(bytes.size()) + " bytes is not a whole number of " +
-                            pcm_format_name(format) + " samples (" + std::to_string(width) + " bytes each)");
+    return invalid_argument("a binary frame of " + std::to_string(bytes.size()) +
+                            " bytes is not a whole number of " + pcm_format_name(format) + " samples (" +
+                            std::to_string(width) + " bytes each)");
   std::vector<float> samples(bytes.size() / width);
   for (size_t i = 0; i < samples.size(); ++i) {
     const auto* p = reinterpret_cast<const unsigned char*>(bytes.data()) + i * width;
@@ -151,7 +165,8 @@ Result<ClientMessage> parse_client_message(std::string_view text) {
   auto parsed = parse_json_bounded(text, "message", kMaxClientJsonDepth);
   if (!parsed) return invalid_argument(parsed.error().message());
   json msg = std::move(*parsed);
-  if (!msg.is_object()) return invalid_argument("message must be a JSON object, got " + std::string(type_name(msg)));
+  if (!msg.is_object())
+    return invalid_argument("message must be a JSON object, got " + std::string(type_name(msg)));
   if (!msg.contains("type")) return invalid_argument("message has no 'type'");
   if (!msg["type"].is_string()) return field_error("type", "a string", msg["type"]);
   const std::string type = msg["type"].get<std::string>();
@@ -163,15 +178,17 @@ Result<ClientMessage> parse_client_message(std::string_view text) {
       if (!v.is_string()) return field_error("audio_format", "\"f32le\" or \"s16le\"", v);
       audio.format = parse_pcm_format(v.get<std::string>());
       if (!audio.format)
-        return invalid_argument("'audio_format': expected \"f32le\" or \"s16le\", got '" + v.get<std::string>() + "'");
+        return invalid_argument("'audio_format': expected \"f32le\" or \"s16le\", got '" +
+                                v.get<std::string>() + "'");
     }
     if (msg.contains("sample_rate")) {
       const json& v = msg["sample_rate"];
       if (!v.is_number_integer()) return field_error("sample_rate", "an integer", v);
       const int64_t r = v.get<int64_t>();
       if (r < kMinAudioSampleRate || r > kMaxAudioSampleRate)
-        return invalid_argument("'sample_rate': must be between " + std::to_string(kMinAudioSampleRate) + " and " +
-                                std::to_string(kMaxAudioSampleRate) + " Hz, got " + std::to_string(r));
+        return invalid_argument("'sample_rate': must be between " + std::to_string(kMinAudioSampleRate) +
+                                " and " + std::to_string(kMaxAudioSampleRate) + " Hz, got " +
+                                std::to_string(r));
       audio.sample_rate = static_cast<uint32_t>(r);
     }
     return ClientMessage{StartMessage{std::move(o), audio}};
@@ -206,7 +223,8 @@ std::string json_ms(double ms) {
 }
 
 std::string error_event(std::string_view code, std::string_view message) {
-  return "{\"type\": \"error\", \"code\": " + json_string(code) + ", \"message\": " + json_string(message) + "}";
+  return "{\"type\": \"error\", \"code\": " + json_string(code) + ", \"message\": " + json_string(message) +
+         "}";
 }
 
 }  // namespace gpstream::serve

@@ -6,14 +6,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "stream/paradigm.h"
 #include "util/error.h"
@@ -27,7 +26,7 @@ struct StreamOptions {
   std::optional<stream::Paradigm> paradigm;
   std::optional<stream::Phi> phi;
   std::optional<std::string> source_lang, target_lang;
-  std::optional<bool> continuous;  // sentence by sentence (bounded memory); default true for streams
+  std::optional<bool> continuous;        // sentence by sentence (bounded memory); default true for streams
   std::optional<bool> end_after_source;  // wait-k: the end marker only once the whole source is read
   std::optional<int> beam;               // word beam search width (1 = token by token; stream/word_beam.h)
 };
@@ -37,7 +36,9 @@ enum class PcmFormat { F32LE, S16LE };
 
 std::optional<PcmFormat> parse_pcm_format(std::string_view name);  // "f32le" or "s16le"
 const char* pcm_format_name(PcmFormat f);
-inline size_t pcm_sample_bytes(PcmFormat f) { return f == PcmFormat::F32LE ? 4 : 2; }
+inline size_t pcm_sample_bytes(PcmFormat f) {
+  return f == PcmFormat::F32LE ? 4 : 2;
+}
 
 // Decodes one binary frame. Errors: a byte count that is not whole samples; non-finite float samples.
 // int16 sample s maps to s / 32768 (as audio::read_wav does).
@@ -48,7 +49,7 @@ inline constexpr uint32_t kMinAudioSampleRate = 8000;
 inline constexpr uint32_t kMaxAudioSampleRate = 192000;
 
 struct AudioOptions {
-  std::optional<PcmFormat> format;     // "audio_format"; default f32le
+  std::optional<PcmFormat> format;      // "audio_format"; default f32le
   std::optional<uint32_t> sample_rate;  // "sample_rate"; default 16000
   bool any() const { return format || sample_rate; }
 };
@@ -74,7 +75,7 @@ Result<ClientMessage> parse_client_message(std::string_view text);
 // Parses the option fields of a JSON object (the start message or a translate request), skipping
 // the names in `extra_fields` (checked by the caller). Shared with POST /v1/translate.
 Result<StreamOptions> parse_stream_options(const nlohmann::json& object,
-                                          std::initializer_list<std::string_view> extra_fields);
+                                           std::initializer_list<std::string_view> extra_fields);
 
 // A JSON string literal (UTF-8 kept as is; control characters escaped).
 std::string json_string(std::string_view s);

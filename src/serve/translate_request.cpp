@@ -4,7 +4,6 @@
 #include <cmath>
 #include <memory>
 #include <mutex>
-
 #include <nlohmann/json.hpp>
 
 #include "eval/instance_log.h"
@@ -52,7 +51,10 @@ std::string scores_json(const eval::NamedScores& scores) {
   std::string s = "{";
   for (size_t i = 0; i < scores.size(); ++i) {
     const double v = scores[i].second.value;
-    s.append(i ? ", " : "").append(json_string(scores[i].first)).append(": ").append((std::isfinite(v) ? eval::python_repr(scores[i].second) : "null"));
+    s.append(i ? ", " : "")
+        .append(json_string(scores[i].first))
+        .append(": ")
+        .append((std::isfinite(v) ? eval::python_repr(scores[i].second) : "null"));
   }
   return s + "}";
 }
@@ -69,13 +71,15 @@ void finish(const std::shared_ptr<Job>& job) {
   const bool with_ref = job->request.reference.has_value();
   std::string body = "{\"translation\": ";
   std::string all;
-  for (size_t i = 0; i < job->records.size(); ++i) all.append(i ? "\n" : "").append(job->records[i].prediction);
+  for (size_t i = 0; i < job->records.size(); ++i)
+    all.append(i ? "\n" : "").append(job->records[i].prediction);
   body += json_string(all) + ", \"sentences\": [";
   std::vector<eval::InstanceRecord> scored;
   for (size_t i = 0; i < job->records.size(); ++i) {
     const eval::InstanceRecord& r = job->records[i];
     body += i ? ", " : "";
-    body += "{\"source\": " + json_string(r.source) + ", \"translation\": " + json_string(r.prediction) + ", \"words\": [";
+    body += "{\"source\": " + json_string(r.source) + ", \"translation\": " + json_string(r.prediction) +
+            ", \"words\": [";
     std::string delays, elapsed;
     // Words are the prediction split on spaces (a target word never contains one).
     size_t w = 0, start = 0;
@@ -187,18 +191,20 @@ Result<TranslateRequest> parse_translate_request(std::string_view body, size_t m
   if (!req.is_object()) return invalid_argument("request body must be a JSON object");
   TranslateRequest r;
   GPS_ASSIGN(r.options, parse_stream_options(req, {"text", "reference"}));
-  if (r.options.continuous) return invalid_argument("unknown field 'continuous' (each line is translated sentence by sentence)");
+  if (r.options.continuous)
+    return invalid_argument("unknown field 'continuous' (each line is translated sentence by sentence)");
   if (!req.contains("text")) return invalid_argument("request has no 'text'");
   if (!req["text"].is_string()) return invalid_argument("'text': expected a string");
   r.lines = split_lines(req["text"].get<std::string>());
   if (r.lines.size() > max_lines)
-    return invalid_argument("'text': " + std::to_string(r.lines.size()) + " lines, at most " + std::to_string(max_lines));
+    return invalid_argument("'text': " + std::to_string(r.lines.size()) + " lines, at most " +
+                            std::to_string(max_lines));
   if (req.contains("reference")) {
     if (!req["reference"].is_string()) return invalid_argument("'reference': expected a string");
     r.reference = split_lines(req["reference"].get<std::string>());
     if (r.reference->size() != r.lines.size())
-      return invalid_argument("'reference' has " + std::to_string(r.reference->size()) + " lines but 'text' has " +
-                              std::to_string(r.lines.size()));
+      return invalid_argument("'reference' has " + std::to_string(r.reference->size()) +
+                              " lines but 'text' has " + std::to_string(r.lines.size()));
   }
   return r;
 }

@@ -4,8 +4,8 @@
 // stream takes audio: binary frames of PCM are decoded into samples here and queued to the engine, whose
 // thread runs the stream's AudioUnits (resampling, log-mel, the speech encoder): no encoding on the
 // network threads.
-#include "serve/server_impl.h"
 #include "audio/log_mel.h"
+#include "serve/server_impl.h"
 #include "serve/stream_protocol.h"
 
 namespace gpstream::serve {
@@ -16,8 +16,8 @@ using nlohmann::ordered_json;
 std::string event_json(const StreamEvent& e) {
   switch (e.kind) {
     case StreamEventKind::Word: {
-      ordered_json word = {{"type", "word"}, {"word", e.word}, {"segment", e.segment}, {"index", e.index},
-                           {"delay", e.delay}};
+      ordered_json word = {
+          {"type", "word"}, {"word", e.word}, {"segment", e.segment}, {"index", e.index}, {"delay", e.delay}};
       if (e.audio) word["delay_ms"] = ms_value(e.delay_ms);
       word["elapsed_ms"] = ms_value(e.elapsed_ms);
       word["lag_ms"] = ms_value(e.lag_ms);
@@ -104,7 +104,8 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
 
   void on_read(beast::error_code ec) {
     if (ec) {
-      if (ec == websocket::error::message_too_big) ++srv_.metrics.ws_protocol_errors;  // Beast closes with 1009
+      if (ec == websocket::error::message_too_big)
+        ++srv_.metrics.ws_protocol_errors;  // Beast closes with 1009
       gone();
       return;
     }
@@ -125,36 +126,45 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
 
   void handle(const std::string& text) {
     auto msg = parse_client_message(text);
-    if (!msg) return protocol_error("bad_message", msg.error().message(), websocket::close_code::policy_error);
+    if (!msg)
+      return protocol_error("bad_message", msg.error().message(), websocket::close_code::policy_error);
     if (drained_ && state_ != State::AwaitStart) return;  // sent after the drain ended the source: dropped
     if (std::holds_alternative<StartMessage>(*msg)) {
-      if (state_ != State::AwaitStart) return protocol_error("protocol", "the stream has already started", websocket::close_code::policy_error);
+      if (state_ != State::AwaitStart)
+        return protocol_error("protocol", "the stream has already started",
+                              websocket::close_code::policy_error);
       const StartMessage& start = std::get<StartMessage>(*msg);
       auto resolved = srv_.engine.resolve(start.options, /*continuous_default=*/true);
-      if (!resolved) return protocol_error("bad_options", resolved.error().message(), websocket::close_code::policy_error);
+      if (!resolved)
+        return protocol_error("bad_options", resolved.error().message(), websocket::close_code::policy_error);
       std::unique_ptr<AudioUnits> audio_units;
       if (const audio::SpeechEncoderModel* encoder = srv_.engine.speech_encoder()) {
         format_ = start.audio.format.value_or(PcmFormat::F32LE);
         sample_rate_ = start.audio.sample_rate.value_or(audio::kLogMelSampleRate);
         auto units = AudioUnits::create(*encoder, sample_rate_);
-        if (!units) return protocol_error("bad_options", units.error().message(), websocket::close_code::policy_error);
+        if (!units)
+          return protocol_error("bad_options", units.error().message(), websocket::close_code::policy_error);
         audio_units = std::make_unique<AudioUnits>(std::move(*units));
         audio_ = true;
         chunk_ms_ = audio_units->chunk_ms();
         resolved->audio = true;
       } else if (start.audio.any()) {
-        return protocol_error("bad_options",
-                              "'audio_format' and 'sample_rate' need a speech model; this server's model takes text",
-                              websocket::close_code::policy_error);
+        return protocol_error(
+            "bad_options",
+            "'audio_format' and 'sample_rate' need a speech model; this server's model takes text",
+            websocket::close_code::policy_error);
       }
       std::weak_ptr<WebSocketSession> weak = shared_from_this();
       auto ex = ws_.get_executor();
-      auto id = srv_.engine.open(*resolved, [weak, ex](const StreamEvent& e) {
-        if (e.kind == StreamEventKind::Idle) return;
-        net::post(ex, [weak, e] {
-          if (auto self = weak.lock()) self->on_stream_event(e);
-        });
-      }, std::move(audio_units));
+      auto id = srv_.engine.open(
+          *resolved,
+          [weak, ex](const StreamEvent& e) {
+            if (e.kind == StreamEventKind::Idle) return;
+            net::post(ex, [weak, e] {
+              if (auto self = weak.lock()) self->on_stream_event(e);
+            });
+          },
+          std::move(audio_units));
       if (!id) {
         ++srv_.metrics.ws_protocol_errors;
         return protocol_error("busy", id.error().message(), websocket::close_code::try_again_later);
@@ -182,18 +192,23 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
         ready["input"] = "text";
       }
       send(reply_text(ready));
-      srv_.log("open", {{"connection", conn_.id}, {"client", conn_.client}, {"stream", stream_},
+      srv_.log("open", {{"connection", conn_.id},
+                        {"client", conn_.client},
+                        {"stream", stream_},
                         {"input", audio_ ? "audio" : "text"}});
       return;
     }
     if (state_ != State::Streaming)
-      return protocol_error("protocol", state_ == State::AwaitStart ? "send a start message first" : "the source has already ended",
-                            websocket::close_code::policy_error);
+      return protocol_error(
+          "protocol",
+          state_ == State::AwaitStart ? "send a start message first" : "the source has already ended",
+          websocket::close_code::policy_error);
     if (auto* src = std::get_if<SourceMessage>(&*msg)) {
       if (audio_)
         return protocol_error("audio_expected",
-                              std::string("this stream takes audio: send ") + pcm_format_name(format_) + " PCM at " +
-                                  std::to_string(sample_rate_) + " Hz as binary frames, not source text",
+                              std::string("this stream takes audio: send ") + pcm_format_name(format_) +
+                                  " PCM at " + std::to_string(sample_rate_) +
+                                  " Hz as binary frames, not source text",
                               websocket::close_code::unknown_data);
       source_words_ += count_new_words(src->text, in_source_word_);
       if (srv_.log_text()) source_cut_ |= !keep_for_log(source_text_, src->text);
@@ -234,18 +249,23 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
   void handle_binary(const std::string& bytes) {
     if (drained_ && state_ != State::AwaitStart) return;  // audio after the drain ended the source: dropped
     if (state_ == State::AwaitStart && srv_.engine.speech_encoder() == nullptr)
-      return protocol_error("binary_frame",
-                            "only text frames (JSON) are accepted: this server's model takes text (audio needs a speech "
-                            "model)",
-                            websocket::close_code::unknown_data);
+      return protocol_error(
+          "binary_frame",
+          "only text frames (JSON) are accepted: this server's model takes text (audio needs a speech "
+          "model)",
+          websocket::close_code::unknown_data);
     if (state_ != State::Streaming)
-      return protocol_error("protocol", state_ == State::AwaitStart ? "send a start message first" : "the source has already ended",
-                            websocket::close_code::policy_error);
+      return protocol_error(
+          "protocol",
+          state_ == State::AwaitStart ? "send a start message first" : "the source has already ended",
+          websocket::close_code::policy_error);
     if (!audio_)
-      return protocol_error("binary_frame", "this stream takes text (JSON source messages), not binary frames",
+      return protocol_error("binary_frame",
+                            "this stream takes text (JSON source messages), not binary frames",
                             websocket::close_code::unknown_data);
     auto samples = decode_pcm(std::as_bytes(std::span(bytes.data(), bytes.size())), format_);
-    if (!samples) return protocol_error("bad_audio", samples.error().message(), websocket::close_code::bad_payload);
+    if (!samples)
+      return protocol_error("bad_audio", samples.error().message(), websocket::close_code::bad_payload);
     srv_.engine.push_audio(stream_, std::move(*samples));
   }
 
@@ -259,8 +279,10 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
     }
     if (e.kind == StreamEventKind::Finished) {
       stream_ = 0;
-      if (drained_) close(websocket::close_code::going_away, "draining");
-      else close(websocket::close_code::normal, "finished");
+      if (drained_)
+        close(websocket::close_code::going_away, "draining");
+      else
+        close(websocket::close_code::normal, "finished");
     } else if (e.kind == StreamEventKind::Error) {
       stream_ = 0;
       close(close_code_for(e.error_code), e.error_code);
@@ -327,12 +349,15 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
   void arm_idle_timer() {
     if (state_ == State::Ended || state_ == State::Closing) return;
     idle_timer_.expires_after(std::chrono::milliseconds(static_cast<int64_t>(srv_.opts.idle_timeout_ms)));
-    idle_timer_.async_wait([weak = std::weak_ptr<WebSocketSession>(shared_from_this())](beast::error_code ec) {
+    idle_timer_.async_wait([weak =
+                                std::weak_ptr<WebSocketSession>(shared_from_this())](beast::error_code ec) {
       auto self = weak.lock();
       if (ec || !self) return;
       if (self->state_ == State::AwaitStart || self->state_ == State::Streaming)
-        self->protocol_error("idle_timeout", "no message for " + std::to_string(static_cast<int64_t>(self->srv_.opts.idle_timeout_ms)) + " ms",
-                             websocket::close_code::policy_error);
+        self->protocol_error(
+            "idle_timeout",
+            "no message for " + std::to_string(static_cast<int64_t>(self->srv_.opts.idle_timeout_ms)) + " ms",
+            websocket::close_code::policy_error);
     });
   }
 
@@ -385,23 +410,23 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
   bool writing_ = false;
   State state_ = State::AwaitStart;
   uint64_t stream_ = 0;
-  bool audio_ = false;                 // the stream takes audio
-  double chunk_ms_ = 0;                // audio streams: audio per encoder chunk
-  ClientQuota::Lease quota_slot_;      // the client's slot, returned when the connection ends
+  bool audio_ = false;             // the stream takes audio
+  double chunk_ms_ = 0;            // audio streams: audio per encoder chunk
+  ClientQuota::Lease quota_slot_;  // the client's slot, returned when the connection ends
   PcmFormat format_ = PcmFormat::F32LE;
   uint32_t sample_rate_ = 0;
-  Connection conn_;                    // its place under the connection limit, its name in the log
-  bool accepted_ = false;              // the WebSocket handshake is done
-  bool drain_requested_ = false;       // Server::drain() asked (applied once the handshake is done)
-  bool drained_ = false;               // the drain has been applied: the source is over
+  Connection conn_;               // its place under the connection limit, its name in the log
+  bool accepted_ = false;         // the WebSocket handshake is done
+  bool drain_requested_ = false;  // Server::drain() asked (applied once the handshake is done)
+  bool drained_ = false;          // the drain has been applied: the source is over
   // For the log line (log_close).
   double opened_ms_ = 0;
-  uint64_t logged_stream_ = 0;         // the engine stream's id (stream_ is cleared when it ends)
-  std::string outcome_;                // "finished", "draining", an error code, "gone", "not_reading"
-  int close_code_ = 0;                 // the close code sent (0: none)
+  uint64_t logged_stream_ = 0;  // the engine stream's id (stream_ is cleared when it ends)
+  std::string outcome_;         // "finished", "draining", an error code, "gone", "not_reading"
+  int close_code_ = 0;          // the close code sent (0: none)
   size_t bytes_in_ = 0, bytes_out_ = 0;
   int64_t source_words_ = 0, target_words_ = 0;
-  bool in_source_word_ = false;        // the last source chunk ended inside a word
+  bool in_source_word_ = false;            // the last source chunk ended inside a word
   std::string source_text_, translation_;  // with --log-text, cut at kMaxLoggedTextBytes
   bool source_cut_ = false, translation_cut_ = false;
 };

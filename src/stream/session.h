@@ -93,7 +93,7 @@ struct Event {
   // the end marker that end_source() added, the later of that and end_source's arrival time. Unset where
   // no such time was given (no unit read, or units pushed without one).
   std::optional<double> arrival_ms;
-  bool truncated = false;        // Finished/SegmentEnd: stopped by max_target_tokens
+  bool truncated = false;  // Finished/SegmentEnd: stopped by max_target_tokens
   // SegmentEnd: source units of the segment it had not read, which start the next segment instead.
   int units_carried = 0;
 };
@@ -226,10 +226,10 @@ class Session {
   std::deque<SourceUnit> next_units_;  // continuous mode: units of later sentences
   int open_segment_words_ = 0;         // continuous text: words pushed since the last segment end
   bool last_unit_ends_segment_ = false;
-  int units_before_segment_ = 0;  // continuous mode: units read in earlier segments
-  double ms_before_segment_ = 0;  //   and their summed duration_ms
-  bool source_finished_ = false;  // this sentence's source has ended
-  bool stream_finished_ = false;  // end_source() was called (continuous mode)
+  int units_before_segment_ = 0;                 // continuous mode: units read in earlier segments
+  double ms_before_segment_ = 0;                 //   and their summed duration_ms
+  bool source_finished_ = false;                 // this sentence's source has ended
+  bool stream_finished_ = false;                 // end_source() was called (continuous mode)
   std::optional<double> source_end_arrival_ms_;  // given to end_source()
   std::vector<std::vector<int32_t>> unit_ids_;
   int units_read_ = 0, words_read_ = 0;

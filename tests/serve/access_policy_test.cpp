@@ -44,18 +44,17 @@ TEST(AccessPolicy, AllowOptionsAreOriginsAndHostNames) {
     ASSERT_TRUE(o.ok()) << value << ": " << o.error().message();
     EXPECT_EQ(*o, normalized);
   }
-  for (const std::string& bad : std::vector<std::string>{
-           "", "null", "app.example", "http://", "http://app.example/", "http://a/b",
-           "http://user@app.example", "http://app.example:0", "http://app.example:65536",
-           "http://app.example:", "http://a b", "1http://a", "http://[::1", "http://[zz]",
-           cat("http://", std::string(400, 'a'))})
+  for (const std::string& bad :
+       std::vector<std::string>{"", "null", "app.example", "http://", "http://app.example/", "http://a/b",
+                                "http://user@app.example", "http://app.example:0", "http://app.example:65536",
+                                "http://app.example:", "http://a b", "1http://a", "http://[::1",
+                                "http://[zz]", cat("http://", std::string(400, 'a'))})
     EXPECT_FALSE(parse_allow_origin(bad).ok()) << bad;
   EXPECT_EQ(*parse_allow_host("GPU.lan"), "gpu.lan");
   EXPECT_EQ(*parse_allow_host("[::1]"), "[::1]");
   EXPECT_EQ(*parse_allow_host("*"), "*");
-  for (const std::string& bad :
-       std::vector<std::string>{"", "gpu.lan:8080", "gpu/lan", "http://gpu.lan", "a b",
-                                std::string(300, 'a')})
+  for (const std::string& bad : std::vector<std::string>{"", "gpu.lan:8080", "gpu/lan", "http://gpu.lan",
+                                                         "a b", std::string(300, 'a')})
     EXPECT_FALSE(parse_allow_host(bad).ok()) << bad;
   EXPECT_FALSE(AccessPolicy::create({"http://a/"}, {}, "127.0.0.1").ok());
   EXPECT_FALSE(AccessPolicy::create({}, {"a:1"}, "127.0.0.1").ok());
@@ -163,15 +162,14 @@ class ServeAccessTest : public ShippedModelServerTest {
     EXPECT_FALSE(body["message"].get<std::string>().empty());
     EXPECT_EQ(r.headers.count(http::field::access_control_allow_origin), 0u);
   }
-
 };
 
 TEST_F(ServeAccessTest, WebSocketStreamsRefuseForeignOrigins) {
   start();
   // Another service on this machine, a look-alike name, a sandboxed page ("null").
-  for (const std::string& origin : {kEvil, std::string("null"),
-                                    cat("http://127.0.0.1:", std::to_string(port_ + 1)),
-                                    cat(at("http://127.0.0.1"), ".evil.example")}) {
+  for (const std::string& origin :
+       {kEvil, std::string("null"), cat("http://127.0.0.1:", std::to_string(port_ + 1)),
+        cat(at("http://127.0.0.1"), ".evil.example")}) {
     SCOPED_TRACE(origin);
     expect_refused(gpstream::testing::websocket_handshake(port_, {{http::field::origin, origin}}), 403,
                    "forbidden_origin");
@@ -254,8 +252,9 @@ TEST_F(ServeAccessTest, HostMustNameTheServer) {
     EXPECT_EQ(request(http::verb::get, "/health", {{http::field::host, host}}).status, 200) << host;
   // HTTP/1.1 requires one Host (RFC 9112: 400 otherwise); HTTP/1.0 may omit it (no browser does).
   expect_refused(gpstream::testing::raw_http(port_, "GET /health HTTP/1.1\r\n\r\n"), 400, "bad_request");
-  expect_refused(gpstream::testing::raw_http(port_, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: "
-                                                    "evil.example\r\n\r\n"),
+  expect_refused(gpstream::testing::raw_http(port_,
+                                             "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: "
+                                             "evil.example\r\n\r\n"),
                  400, "bad_request");
   EXPECT_EQ(gpstream::testing::raw_http(port_, "GET /health HTTP/1.0\r\n\r\n").status, 200);
   // --allow-host adds a name.

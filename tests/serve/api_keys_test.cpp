@@ -5,7 +5,6 @@
 #include "serve/api_keys.h"
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -80,10 +79,10 @@ TEST(ApiKeys, OnlyTheWholeKeyMatches) {
   ASSERT_TRUE(keys.ok());
   std::string last_differs = kAlpha;
   last_differs.back() = '8';
-  for (const std::string& wrong : {std::string(), kAlpha.substr(0, kAlpha.size() - 1), cat(kAlpha, "0"),
-                                   last_differs, std::string("Alpha-key-0123456789"),
-                                   cat(kAlpha, std::string(kMaxApiKeyLength, 'x')),
-                                   std::string(kMaxApiKeyLength + 1, 'a')}) {
+  for (const std::string& wrong :
+       {std::string(), kAlpha.substr(0, kAlpha.size() - 1), cat(kAlpha, "0"), last_differs,
+        std::string("Alpha-key-0123456789"), cat(kAlpha, std::string(kMaxApiKeyLength, 'x')),
+        std::string(kMaxApiKeyLength + 1, 'a')}) {
     EXPECT_FALSE(keys->match(wrong).has_value()) << wrong;
   }
   // A key of the longest length, and a presented value that is that key followed by more.

@@ -7,9 +7,9 @@
 
 #include <cmath>
 
+#include "../testing/speech_encoder_bounds.h"
 #include "audio/log_mel.h"
 #include "audio/speech_encoder.h"
-#include "../testing/speech_encoder_bounds.h"
 
 namespace gpstream::serve {
 namespace {
@@ -34,7 +34,8 @@ TEST(AudioUnits, OneUnitPerChunkWithTheWholeUtteranceRows) {
   const audio::SpeechEncoderModel enc = tiny_encoder();
   // 200 log-mel frames: 50 encoder frames, 25 rows = 8 chunks of 3 rows + 1 row.
   std::vector<float> x(400 + 160 * 199);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.3f * std::sin(0.05f * static_cast<float>(i) * (1.0f + 1e-4f * i));
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = 0.3f * std::sin(0.05f * static_cast<float>(i) * (1.0f + 1e-4f * i));
   const std::vector<float> mel = audio::log_mel(x);
   audio::SpeechEncoderPass pass(enc);
   const std::vector<float> want = pass.forward(mel.data(), 200);
@@ -48,7 +49,8 @@ TEST(AudioUnits, OneUnitPerChunkWithTheWholeUtteranceRows) {
   for (size_t i = 0; i < x.size(); i += 777) {
     const size_t before = got.size();
     units->push({x.data() + i, std::min<size_t>(777, x.size() - i)}, got);
-    for (size_t u = before; u < got.size(); ++u) EXPECT_EQ(got[u].n_rows, 3);  // only whole chunks before the end
+    for (size_t u = before; u < got.size(); ++u)
+      EXPECT_EQ(got[u].n_rows, 3);  // only whole chunks before the end
   }
   units->finish(got);
   ASSERT_EQ(got.size(), 9u);

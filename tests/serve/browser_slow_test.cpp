@@ -11,9 +11,9 @@
 TEST(Browser, DemoPageShowsTranslatedWords) {
   const std::string bin = std::string(GPSTREAM_BINARY_DIR) + "/gpstream";
   if (!std::filesystem::exists(bin)) GTEST_SKIP() << "gpstream binary not built";
-  const std::string cmd = "GPSTREAM_BIN=" + bin + " " + std::string(GPSTREAM_SOURCE_DIR) + "/scripts/test-browser " +
-                          std::string(GPSTREAM_SOURCE_DIR) + "/models/gpstream-en-fr " + GPSTREAM_BINARY_DIR +
-                          "/browser-test";
+  const std::string cmd = "GPSTREAM_BIN=" + bin + " " + std::string(GPSTREAM_SOURCE_DIR) +
+                          "/scripts/test-browser " + std::string(GPSTREAM_SOURCE_DIR) +
+                          "/models/gpstream-en-fr " + GPSTREAM_BINARY_DIR + "/browser-test";
   const int status = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(status));
   if (WEXITSTATUS(status) == 77) GTEST_SKIP() << "chromium is not installed";

@@ -2,14 +2,13 @@
 // (serve/client_quota.h), the status of each error code (serve/error_status.h), and a real server on a
 // loopback port refusing a client over its quota while another gets in, and answering malformed, oversized,
 // too deeply nested and unservable requests with 400, 413, 422 and 429, never 500.
-#include "serve/client_quota.h"
-
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <thread>
 
 #include "serve/api_keys.h"
+#include "serve/client_quota.h"
 #include "serve/error_status.h"
 #include "serve/server.h"
 #include "serve_test_client.h"
@@ -49,10 +48,10 @@ TEST(ClientQuota, EachClientHoldsAtMostItsSlots) {
 
 TEST(ErrorStatus, EachErrorCodeHasItsStatus) {
   const std::pair<const char*, int> table[] = {
-      {"bad_request", 400}, {"bad_message", 400}, {"bad_options", 400}, {"bad_segment", 400},
-      {"unauthorized", 401}, {"forbidden_origin", 403}, {"not_found", 404}, {"too_large", 413},
-      {"bad_host", 421}, {"sentence_too_long", 422}, {"word_too_long", 422}, {"quota", 429},
-      {"busy", 503}, {"draining", 503}, {"shutdown", 503}, {"over_capacity", 503},
+      {"bad_request", 400},  {"bad_message", 400},       {"bad_options", 400},   {"bad_segment", 400},
+      {"unauthorized", 401}, {"forbidden_origin", 403},  {"not_found", 404},     {"too_large", 413},
+      {"bad_host", 421},     {"sentence_too_long", 422}, {"word_too_long", 422}, {"quota", 429},
+      {"busy", 503},         {"draining", 503},          {"shutdown", 503},      {"over_capacity", 503},
       {"engine_error", 500}, {"no_such_code", 500}};
   for (const auto& [code, status] : table) EXPECT_EQ(http_status_for_error(code), status) << code;
 }
@@ -139,9 +138,7 @@ TEST_F(ServeLimitsTest, AClientOverItsQuotaIsRefusedAndOthersStillGetIn) {
   // A slot comes back when its connection ends.
   first->abort();
   first.reset();
-  EXPECT_TRUE(eventually([&] {
-    return gpstream::testing::websocket_handshake(port_, alpha).status == 101;
-  }));
+  EXPECT_TRUE(eventually([&] { return gpstream::testing::websocket_handshake(port_, alpha).status == 101; }));
 }
 
 // Every open stream's KV cache may grow to max_cache_rows per region: a stream opens only when all of them

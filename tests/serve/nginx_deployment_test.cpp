@@ -172,7 +172,15 @@ TEST(NginxDeployment, TwoReplicasBehindTlsSurviveOneDraining) {
   }
   ASSERT_NE(std::count(replica_of.begin(), replica_of.end(), 1), 0) << "no stream reached replica 1";
   ASSERT_NE(std::count(replica_of.begin(), replica_of.end(), 2), 0) << "no stream reached replica 2";
+  // The source reaches both replicas before the signal: a draining replica takes no more messages.
+  const int64_t before1 = testing::source_words_metric(port1), before2 = testing::source_words_metric(port2);
   for (auto& s : streams) ASSERT_TRUE(s->send(json{{"type", "source"}, {"text", kText}}.dump()));
+  const int64_t per_stream = static_cast<int64_t>(testing::word_count(kText));
+  const auto on = [&](int replica) { return std::count(replica_of.begin(), replica_of.end(), replica); };
+  ASSERT_TRUE(eventually([&] {
+    return testing::source_words_metric(port1) == before1 + on(1) * per_stream &&
+           testing::source_words_metric(port2) == before2 + on(2) * per_stream;
+  }));
 
   // Replica 1 drains: its streams get their last words, then 1001; it exits 0.
   std::thread terminate([&] { EXPECT_EQ(replica1.signal_and_wait(SIGTERM), 0) << replica1.err(); });

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "../testing/temp_dir.h"
+#include "serve_test_client.h"
 
 extern char** environ;
 
@@ -97,5 +98,13 @@ class ServeProcess {
   std::string out_, err_;
   pid_t pid_ = -1;
 };
+
+// gpstream_source_words_total from GET /metrics.
+inline int64_t source_words_metric(int port) {
+  const HttpReply r = http_request(port, http::verb::get, "/metrics");
+  const std::string name = "\ngpstream_source_words_total ";
+  const size_t at = r.body.find(name);
+  return at == std::string::npos ? -1 : std::stoll(r.body.substr(at + name.size()));
+}
 
 }  // namespace gpstream::testing

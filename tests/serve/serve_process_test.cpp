@@ -3,6 +3,8 @@
 // more connections than it allows) neither spins the process nor stops it: connections past what it can
 // accept wait, and once descriptors free up they and /health are answered. Skipped when the gpstream binary
 // is not built.
+#include "serve_process.h"
+
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
@@ -13,34 +15,26 @@
 #include <thread>
 
 #include "../testing/temp_dir.h"
-#include "serve_process.h"
 #include "serve_test_client.h"
 
 namespace gpstream {
 namespace {
 
+using nlohmann::json;
 using testing::eventually;
 using testing::HttpReply;
 using testing::kGpstream;
 using testing::read_file;
 using testing::ServeProcess;
+using testing::source_words_metric;
 using testing::word_count;
 using testing::WsClient;
-using nlohmann::json;
 namespace http = testing::http;
 namespace net = testing::net;
 using tcp = testing::tcp;
 
 // Every word complete (trailing space); the second sentence unfinished.
 const std::string kText = "The cat sat on the mat. I would like a cup of ";
-
-// gpstream_source_words_total from GET /metrics.
-int64_t source_words_metric(int port) {
-  const HttpReply r = testing::http_request(port, http::verb::get, "/metrics");
-  const std::string name = "\ngpstream_source_words_total ";
-  const size_t at = r.body.find(name);
-  return at == std::string::npos ? -1 : std::stoll(r.body.substr(at + name.size()));
-}
 
 TEST(ServeProcessTest, SigtermDrainsOpenStreamsThenExitsZero) {
   if (!std::filesystem::exists(kGpstream)) GTEST_SKIP() << "gpstream is not built";

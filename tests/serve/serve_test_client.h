@@ -7,11 +7,6 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
-#include <optional>
-#include <string>
-#include <utility>
-#include <vector>
-
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -19,6 +14,10 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace gpstream::testing {
 

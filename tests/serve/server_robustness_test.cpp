@@ -13,13 +13,13 @@
 #include <sstream>
 #include <thread>
 
+#include "../testing/temp_dir.h"
 #include "serve/connection_limit.h"
 #include "serve/request_log.h"
 #include "serve/server.h"
 #include "serve_process.h"
 #include "serve_test_client.h"
 #include "shipped_model_server.h"
-#include "../testing/temp_dir.h"
 
 namespace gpstream::serve {
 namespace {

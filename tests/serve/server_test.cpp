@@ -26,7 +26,6 @@ using gpstream::testing::WsClient;
 using nlohmann::json;
 namespace http = gpstream::testing::http;
 
-
 struct Output {
   std::vector<std::string> words;
   std::vector<int> delays;
@@ -73,7 +72,6 @@ class ServeTest : public ShippedModelServerTest {
     }
     return false;
   }
-
 };
 
 const std::vector<std::string> kSentences = {
@@ -196,8 +194,10 @@ TEST_F(ServeTest, HealthAndMetrics) {
   EXPECT_NE(m.body.find("\ngpstream_sessions_active 0\n"), std::string::npos) << m.body;
   EXPECT_NE(m.body.find("\ngpstream_sessions_total 1\n"), std::string::npos) << m.body;
   const size_t words = translate_line(kSentences[0], defaults()).words.size();
-  EXPECT_NE(m.body.find(cat("\ngpstream_target_words_total ", std::to_string(words), "\n")), std::string::npos);
-  EXPECT_NE(m.body.find(cat("gpstream_word_lag_seconds_count ", std::to_string(words), "\n")), std::string::npos);
+  EXPECT_NE(m.body.find(cat("\ngpstream_target_words_total ", std::to_string(words), "\n")),
+            std::string::npos);
+  EXPECT_NE(m.body.find(cat("gpstream_word_lag_seconds_count ", std::to_string(words), "\n")),
+            std::string::npos);
   EXPECT_NE(m.body.find("# TYPE gpstream_tokens_per_second gauge"), std::string::npos);
   EXPECT_NE(m.body.find("\ngpstream_queue_depth 0\n"), std::string::npos);
 }
@@ -256,7 +256,8 @@ TEST_F(ServeTest, TranslateEndpointReadsEveryWordOfEveryLine) {
   stream::SessionOptions so = defaults();
   so.continuous = true;
   std::vector<Output> want;
-  for (const auto& line : lines) want.push_back(translate_line(line, so));  // before the server shares the model
+  for (const auto& line : lines)
+    want.push_back(translate_line(line, so));  // before the server shares the model
   start();
   HttpReply r = gpstream::testing::http_request(port_, http::verb::post, "/v1/translate",
                                                 json{{"text", two + "\n" + fifty + "\n" + no_end}}.dump());
@@ -311,10 +312,14 @@ eval::InstanceRecord simuleval_remote(int port, const std::string& source) {
   for (int guard = 0; !finished && guard < 10000; ++guard) {
     json seg;
     if (step >= words.size()) {
-      seg = {{"index", 0}, {"content", json::array()}, {"finished", true}, {"is_empty", true}, {"data_type", nullptr}};
+      seg = {{"index", 0},
+             {"content", json::array()},
+             {"finished", true},
+             {"is_empty", true},
+             {"data_type", nullptr}};
     } else {
-      seg = {{"index", step}, {"content", words[step]}, {"finished", step + 1 == words.size()},
-             {"is_empty", false}, {"data_type", "text"}, {"tgt_lang", nullptr}};
+      seg = {{"index", step},     {"content", words[step]}, {"finished", step + 1 == words.size()},
+             {"is_empty", false}, {"data_type", "text"},    {"tgt_lang", nullptr}};
       ++step;
     }
     EXPECT_EQ(gpstream::testing::http_request(port, http::verb::put, "/input", seg.dump()).status, 200);
@@ -343,7 +348,8 @@ TEST_F(ServeTest, SimulEvalRemoteProtocolMatchesGpstreamEval) {
     eval::InstanceRecord got = simuleval_remote(port_, s);
     eval::SimultaneousOptions simuleval_protocol;
     simuleval_protocol.read_whole_line = false;  // the remote agent's instance ends at the model's end marker
-    auto want = eval::evaluate_sentence(*model_->model, *model_->codec, defaults(), {s, ""}, simuleval_protocol);
+    auto want =
+        eval::evaluate_sentence(*model_->model, *model_->codec, defaults(), {s, ""}, simuleval_protocol);
     ASSERT_TRUE(want.ok());
     EXPECT_EQ(got.prediction, want->prediction) << s;
     EXPECT_EQ(got.delays, want->delays) << s;
@@ -351,26 +357,33 @@ TEST_F(ServeTest, SimulEvalRemoteProtocolMatchesGpstreamEval) {
   // GET / : SimulEval's agent info for programs, the demo page for browsers.
   HttpReply info = gpstream::testing::http_request(port_, http::verb::get, "/", "", "*/*");
   ASSERT_EQ(info.status, 200);
-  EXPECT_NE(json::parse(info.body)["info"].get<std::string>().find(cat("k=", std::to_string(model_->meta.k))), std::string::npos);
-  HttpReply page = gpstream::testing::http_request(port_, http::verb::get, "/", "", "text/html,application/xhtml+xml");
+  EXPECT_NE(json::parse(info.body)["info"].get<std::string>().find(cat("k=", std::to_string(model_->meta.k))),
+            std::string::npos);
+  HttpReply page =
+      gpstream::testing::http_request(port_, http::verb::get, "/", "", "text/html,application/xhtml+xml");
   ASSERT_EQ(page.status, 200);
   EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
   EXPECT_NE(page.body.find("<html"), std::string::npos);
   EXPECT_EQ(gpstream::testing::http_request(port_, http::verb::put, "/input", "{bad").status, 400);
   EXPECT_EQ(gpstream::testing::http_request(port_, http::verb::put, "/input",
-                                            R"({"data_type": "speech", "content": [0.1]})").status, 400);
+                                            R"({"data_type": "speech", "content": [0.1]})")
+                .status,
+            400);
   EXPECT_TRUE(sessions_drain());
 }
 
 // Opens a stream and sends `bad`; returns (error code in the event, close code).
-std::pair<std::string, int> bad_message(int port, const std::string& bad, bool binary = false, bool start = true) {
+std::pair<std::string, int> bad_message(int port, const std::string& bad, bool binary = false,
+                                        bool start = true) {
   WsClient c(port);
   if (start) {
     c.send(R"({"type": "start"})");
     c.read_json();
   }
-  if (binary) c.send_binary(bad);
-  else c.send(bad);
+  if (binary)
+    c.send_binary(bad);
+  else
+    c.send(bad);
   std::string code;
   for (auto m = c.read_json(); m; m = c.read_json())
     if ((*m)["type"] == "error") code = (*m)["code"];
@@ -385,21 +398,26 @@ TEST_F(ServeTest, BadClientsGetAnErrorAndACloseCode) {
   o.engine.max_pending_bytes = 1000;
   start(o);
   EXPECT_EQ(bad_message(port_, "{\"type\": \"sou"), std::make_pair(std::string("bad_message"), 1008));
-  EXPECT_EQ(bad_message(port_, R"({"type": "source", "text": "a", "x": 1})"), std::make_pair(std::string("bad_message"), 1008));
+  EXPECT_EQ(bad_message(port_, R"({"type": "source", "text": "a", "x": 1})"),
+            std::make_pair(std::string("bad_message"), 1008));
   EXPECT_EQ(bad_message(port_, "\x01\x02", true), std::make_pair(std::string("binary_frame"), 1003));
-  EXPECT_EQ(bad_message(port_, R"({"type": "source", "text": "a"})", false, false), std::make_pair(std::string("protocol"), 1008));
+  EXPECT_EQ(bad_message(port_, R"({"type": "source", "text": "a"})", false, false),
+            std::make_pair(std::string("protocol"), 1008));
   EXPECT_EQ(bad_message(port_, R"({"type": "start"})"), std::make_pair(std::string("protocol"), 1008));
-  EXPECT_EQ(bad_message(port_, R"({"type": "start", "k": -2})", false, false), std::make_pair(std::string("bad_message"), 1008));
+  EXPECT_EQ(bad_message(port_, R"({"type": "start", "k": -2})", false, false),
+            std::make_pair(std::string("bad_message"), 1008));
   EXPECT_EQ(bad_message(port_, R"({"type": "start", "source_lang": "zz"})", false, false),
             std::make_pair(std::string("bad_options"), 1008));
-  EXPECT_EQ(bad_message(port_, json{{"type", "source"}, {"text", std::string(5000, 'a')}}.dump()).second, 1009);
+  EXPECT_EQ(bad_message(port_, json{{"type", "source"}, {"text", std::string(5000, 'a')}}.dump()).second,
+            1009);
   {
     std::string many;
     for (int i = 0; i < 60; ++i) many.append("w").append(std::to_string(i)).append(" ");
     EXPECT_EQ(bad_message(port_, json{{"type", "source"}, {"text", many}}.dump()),
               std::make_pair(std::string("backlog_full"), 1008));
   }
-  EXPECT_EQ(bad_message(port_, json{{"type", "source"}, {"text", std::string(4000, 'x')}}.dump()).second, 1008);  // word too long
+  EXPECT_EQ(bad_message(port_, json{{"type", "source"}, {"text", std::string(4000, 'x')}}.dump()).second,
+            1008);  // word too long
   ASSERT_TRUE(sessions_drain());
   {  // max sessions: a third stream is refused with 1013 (try again later)
     WsClient a(port_), b(port_);
@@ -407,7 +425,8 @@ TEST_F(ServeTest, BadClientsGetAnErrorAndACloseCode) {
     b.send(R"({"type": "start"})");
     EXPECT_EQ((*a.read_json())["type"], "ready");
     EXPECT_EQ((*b.read_json())["type"], "ready");
-    EXPECT_EQ(bad_message(port_, R"({"type": "start"})", false, false), std::make_pair(std::string("busy"), 1013));
+    EXPECT_EQ(bad_message(port_, R"({"type": "start"})", false, false),
+              std::make_pair(std::string("busy"), 1013));
   }
   EXPECT_TRUE(sessions_drain());
   EXPECT_GT(server_->metrics().ws_protocol_errors, 8);
@@ -439,7 +458,8 @@ TEST_F(ServeTest, FaultsLeaveOtherStreamsCorrectAndFreeEverySession) {
   // wrong (":") under CPU load.
   std::vector<std::vector<Output>> want(4);
   for (int i = 0; i < 4; ++i)
-    for (int r = 0; r < 2; ++r) want[i].push_back(translate_line(kSentences[(i + r) % kSentences.size()], defaults()));
+    for (int r = 0; r < 2; ++r)
+      want[i].push_back(translate_line(kSentences[(i + r) % kSentences.size()], defaults()));
   ServerOptions o;
   o.max_message_bytes = 2048;
   o.engine.max_sessions = 32;
@@ -450,9 +470,14 @@ TEST_F(ServeTest, FaultsLeaveOtherStreamsCorrectAndFreeEverySession) {
   for (int t = 0; t < 3; ++t)
     attackers.emplace_back([&, t] {
       std::mt19937 rng(1234 + t);
-      const std::vector<std::string> junk = {
-          "{\"type\": \"source\", \"text\": \"trunc", "not json", "[]", "{\"type\": 7}", "{\"type\": \"end\", \"x\": 0}",
-          "{\"type\": \"start\", \"k\": \"five\"}", std::string(3000, '{'), "{\"type\": \"source\", \"text\": \"\xff\"}"};
+      const std::vector<std::string> junk = {"{\"type\": \"source\", \"text\": \"trunc",
+                                             "not json",
+                                             "[]",
+                                             "{\"type\": 7}",
+                                             "{\"type\": \"end\", \"x\": 0}",
+                                             "{\"type\": \"start\", \"k\": \"five\"}",
+                                             std::string(3000, '{'),
+                                             "{\"type\": \"source\", \"text\": \"\xff\"}"};
       while (!stop) {
         try {
           WsClient c(port_, 5);
@@ -468,8 +493,10 @@ TEST_F(ServeTest, FaultsLeaveOtherStreamsCorrectAndFreeEverySession) {
             c.read_all();
           } else {
             c.send(junk[rng() % junk.size()]);
-            if (rng() % 2) c.abort();
-            else c.read_all();
+            if (rng() % 2)
+              c.abort();
+            else
+              c.read_all();
           }
           ++faults;
         } catch (const std::exception&) {

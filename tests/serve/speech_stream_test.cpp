@@ -1,8 +1,9 @@
 // Audio streams on the server (docs/server.md, "Audio streams"): a tiny random LLM directory with a random
-// speech encoder beside it (a speech model directory), a real server on a loopback port, and WebSocket clients
-// streaming synthetic signals as binary PCM frames. The oracle is a Session fed by hand with the encoder's
-// whole-utterance rows (audio::log_mel + SpeechEncoderPass::forward, no streaming code) split per chunk: the
-// server must send the same words, delays (chunks) and delay_ms. Bad frames end only their own stream.
+// speech encoder beside it (a speech model directory), a real server on a loopback port, and WebSocket
+// clients streaming synthetic signals as binary PCM frames. The oracle is a Session fed by hand with the
+// encoder's whole-utterance rows (audio::log_mel + SpeechEncoderPass::forward, no streaming code) split per
+// chunk: the server must send the same words, delays (chunks) and delay_ms. Bad frames end only their own
+// stream.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,9 @@
 #include <numbers>
 #include <thread>
 
+#include "../testing/fp_bounds.h"
+#include "../testing/temp_dir.h"
+#include "../testing/tiny_speech_model.h"
 #include "audio/log_mel.h"
 #include "audio/resample.h"
 #include "audio/speech_encoder.h"
@@ -22,9 +26,6 @@
 #include "serve_test_client.h"
 #include "speech/speech_model.h"
 #include "stream/model_meta.h"
-#include "../testing/fp_bounds.h"
-#include "../testing/temp_dir.h"
-#include "../testing/tiny_speech_model.h"
 #include "tokenizer/tokenizer.h"
 
 namespace gpstream::serve {
@@ -34,7 +35,8 @@ using gpstream::testing::WsClient;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-const std::string kTokenizer = std::string(GPSTREAM_SOURCE_DIR) + "/tests/tokenizer/data/trained/tokenizer.json";
+const std::string kTokenizer =
+    std::string(GPSTREAM_SOURCE_DIR) + "/tests/tokenizer/data/trained/tokenizer.json";
 
 // Writes a speech model directory: random llama LLM (n_embd 32) + random encoder (llm_hidden 32).
 void write_speech_model(const std::string& dir) {
@@ -168,12 +170,13 @@ class SpeechServeTest : public ::testing::Test {
   // It forwards on the model the server's engine thread uses, and a forward is not reentrant (one shared
   // workspace): call it before start() or while no stream is open — not after clients merely dropped their
   // streams, whose engine work (the first Open builds the prompt cache with a forward) may still be running.
-  static Words reference(const std::vector<float>& samples_16k, bool continuous, bool end_after_source = false,
-                         int beam = 1) {
+  static Words reference(const std::vector<float>& samples_16k, bool continuous,
+                         bool end_after_source = false, int beam = 1) {
     const audio::SpeechEncoderConfig& ec = model_->encoder->config();
     const std::vector<float> mel = audio::log_mel(samples_16k);
     audio::SpeechEncoderPass pass(*model_->encoder);
-    const std::vector<float>& rows = pass.forward(mel.data(), static_cast<int64_t>(mel.size() / audio::kLogMelBins));
+    const std::vector<float>& rows =
+        pass.forward(mel.data(), static_cast<int64_t>(mel.size() / audio::kLogMelBins));
     const auto width = static_cast<size_t>(ec.llm_hidden);
     const size_t n_rows = rows.size() / width, per_chunk = static_cast<size_t>(ec.rows_per_chunk());
     stream::SessionOptions so = defaults();
@@ -185,7 +188,7 @@ class SpeechServeTest : public ::testing::Test {
     for (size_t r = 0; r < n_rows; r += per_chunk) {
       const size_t n = std::min(per_chunk, n_rows - r);
       EXPECT_TRUE((*s)->push_source_embeddings({rows.data() + r * width, n * width}, static_cast<int>(width),
-                                                80.0 * static_cast<double>(n))
+                                               80.0 * static_cast<double>(n))
                       .ok());
     }
     EXPECT_TRUE((*s)->end_source().ok());
@@ -212,8 +215,10 @@ class SpeechServeTest : public ::testing::Test {
 gpstream::testing::TempDir* SpeechServeTest::dir_ = nullptr;
 speech::SpeechModel* SpeechServeTest::model_ = nullptr;
 
-// Streams `bytes` in pieces of `piece` bytes after `start`; returns the words and checks the exchange's shape.
-Words stream_audio(int port, const std::string& start, const std::string& bytes, size_t piece, int* close_code = nullptr) {
+// Streams `bytes` in pieces of `piece` bytes after `start`; returns the words and checks the exchange's
+// shape.
+Words stream_audio(int port, const std::string& start, const std::string& bytes, size_t piece,
+                   int* close_code = nullptr) {
   WsClient c(port);
   EXPECT_TRUE(c.send(start));
   auto ready = c.read_json();
@@ -250,7 +255,8 @@ void expect_same(const Words& got, const Words& want) {
   // The server writes delay_ms with three decimals (serve/stream_protocol.cpp json_ms, correctly rounded by
   // snprintf): half a unit of the last place, 0.5e-3 ms, and the parse back to the nearest double u₆₄|v|.
   for (size_t i = 0; i < got.delay_ms.size(); ++i)
-    EXPECT_NEAR(got.delay_ms[i], want.delay_ms[i], 0.5e-3 + gpstream::testing::kUnitF64 * std::fabs(want.delay_ms[i]));
+    EXPECT_NEAR(got.delay_ms[i], want.delay_ms[i],
+                0.5e-3 + gpstream::testing::kUnitF64 * std::fabs(want.delay_ms[i]));
 }
 
 // 125 log-mel frames: 15 rows, i.e. 7 full chunks of 2 rows and a partial chunk of 1.
@@ -265,7 +271,8 @@ TEST_F(SpeechServeTest, F32StreamEqualsASessionFedTheWholeUtteranceRows) {
   const std::string bytes = f32le_bytes(x);
   expect_same(stream_audio(port_, R"({"type": "start", "continuous": false})", bytes, 4 * 1237), want);
   // The default (continuous) stream, the format and rate given explicitly, another frame size.
-  expect_same(stream_audio(port_, R"({"type": "start", "audio_format": "f32le", "sample_rate": 16000})", bytes, 4 * 160),
+  expect_same(stream_audio(port_, R"({"type": "start", "audio_format": "f32le", "sample_rate": 16000})",
+                           bytes, 4 * 160),
               want_continuous);
 }
 
@@ -296,8 +303,9 @@ TEST_F(SpeechServeTest, BeamIsAPerStreamOptionReportedByReady) {
     ASSERT_TRUE(ready && (*ready)["type"] == "ready") << (ready ? ready->dump() : "closed");
     EXPECT_EQ((*ready)["beam"], beam);
   }
-  expect_same(stream_audio(port_, R"({"type": "start", "continuous": false, "beam": 3})", f32le_bytes(x), 4 * 997),
-              want);
+  expect_same(
+      stream_audio(port_, R"({"type": "start", "continuous": false, "beam": 3})", f32le_bytes(x), 4 * 997),
+      want);
 }
 
 TEST_F(SpeechServeTest, S16AtAnotherRateIsResampledLikeTheWholeSignal) {
@@ -311,9 +319,11 @@ TEST_F(SpeechServeTest, S16AtAnotherRateIsResampledLikeTheWholeSignal) {
   ASSERT_TRUE(x16.ok());
   const Words want = reference(*x16, /*continuous=*/false);
   ASSERT_FALSE(want.words.empty());
-  expect_same(stream_audio(port_, R"({"type": "start", "continuous": false, "audio_format": "s16le", "sample_rate": 22050})",
-                           s16le_bytes(q), 2 * 999),
-              want);
+  expect_same(
+      stream_audio(port_,
+                   R"({"type": "start", "continuous": false, "audio_format": "s16le", "sample_rate": 22050})",
+                   s16le_bytes(q), 2 * 999),
+      want);
 }
 
 TEST_F(SpeechServeTest, ConcurrentAudioStreamsAreBatchedAndEachIsExact) {
@@ -329,7 +339,8 @@ TEST_F(SpeechServeTest, ConcurrentAudioStreamsAreBatchedAndEachIsExact) {
   std::vector<std::thread> threads;
   for (int i = 0; i < kStreams; ++i)
     threads.emplace_back([&, i] {
-      got[i] = stream_audio(port_, R"({"type": "start", "continuous": false})", f32le_bytes(xs[i]), 4 * (500 + 97 * i));
+      got[i] = stream_audio(port_, R"({"type": "start", "continuous": false})", f32le_bytes(xs[i]),
+                            4 * (500 + 97 * i));
     });
   for (auto& t : threads) t.join();
   for (int i = 0; i < kStreams; ++i) {
@@ -445,7 +456,8 @@ TEST_F(SpeechServeTest, BadFramesGetClearErrorsAndTheServerCarriesOn) {
     EXPECT_EQ(code, 1007);
   }
   {  // an odd byte count for s16le
-    auto [e, code] = expect_error(port_, R"({"type": "start", "audio_format": "s16le"})", {{false, std::string(3, '\0')}});
+    auto [e, code] =
+        expect_error(port_, R"({"type": "start", "audio_format": "s16le"})", {{false, std::string(3, '\0')}});
     EXPECT_EQ(e["code"], "bad_audio");
     EXPECT_NE(e["message"].get<std::string>().find("s16le"), std::string::npos) << e.dump();
     EXPECT_EQ(code, 1007);
@@ -468,7 +480,8 @@ TEST_F(SpeechServeTest, BadFramesGetClearErrorsAndTheServerCarriesOn) {
     EXPECT_EQ(code, 1008);
   }
   {  // audio after end
-    auto [e, code] = expect_error(port_, start_msg, {{true, R"({"type": "end"})"}, {false, std::string(8, '\0')}});
+    auto [e, code] =
+        expect_error(port_, start_msg, {{true, R"({"type": "end"})"}, {false, std::string(8, '\0')}});
     EXPECT_TRUE(e.is_null() || e["code"] == "protocol") << e.dump();  // the empty stream may finish first
   }
   {  // bad start fields
@@ -487,7 +500,8 @@ TEST_F(SpeechServeTest, BadFramesGetClearErrorsAndTheServerCarriesOn) {
 TEST_F(SpeechServeTest, AudioToATextModelIsRefused) {
   start(/*speech=*/false);
   {
-    auto [e, code] = expect_error(port_, R"({"type": "start"})", {{false, f32le_bytes(std::vector<float>(160))}});
+    auto [e, code] =
+        expect_error(port_, R"({"type": "start"})", {{false, f32le_bytes(std::vector<float>(160))}});
     EXPECT_EQ(e["code"], "binary_frame");
     EXPECT_NE(e["message"].get<std::string>().find("text"), std::string::npos) << e.dump();
     EXPECT_EQ(code, 1003);

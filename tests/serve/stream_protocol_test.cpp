@@ -57,16 +57,20 @@ TEST(StreamProtocol, ErrorsNameTheField) {
   EXPECT_EQ(error_of("[1, 2]"), "message must be a JSON object, got an array");
   EXPECT_EQ(error_of("{}"), "message has no 'type'");
   EXPECT_EQ(error_of(R"({"type": 3})"), "'type': expected a string, got a number");
-  EXPECT_EQ(error_of(R"({"type": "pause"})"), "'type': unknown message type 'pause' (expected start, source or end)");
+  EXPECT_EQ(error_of(R"({"type": "pause"})"),
+            "'type': unknown message type 'pause' (expected start, source or end)");
   EXPECT_EQ(error_of(R"({"type": "start", "kk": 3})"), "unknown field 'kk'");
   EXPECT_EQ(error_of(R"({"type": "start", "k": 0})"), "'k': must be between 1 and 1000000, got 0");
   EXPECT_EQ(error_of(R"({"type": "start", "k": 2.5})"), "'k': expected an integer, got a number");
   EXPECT_EQ(error_of(R"({"type": "start", "k": "3"})"), "'k': expected an integer, got a string");
-  EXPECT_NE(error_of(R"({"type": "start", "paradigm": "wait"})").find("'paradigm': unknown 'wait'"), std::string::npos);
+  EXPECT_NE(error_of(R"({"type": "start", "paradigm": "wait"})").find("'paradigm': unknown 'wait'"),
+            std::string::npos);
   EXPECT_EQ(error_of(R"({"type": "start", "phi": -1})"), "'phi': expected a number >= 0 or \"S\"");
   EXPECT_EQ(error_of(R"({"type": "start", "phi": "T"})"), "'phi': expected a number >= 0 or \"S\", got 'T'");
-  EXPECT_EQ(error_of(R"({"type": "start", "source_lang": "e n"})"), "'source_lang': expected a language code such as \"en\"");
-  EXPECT_EQ(error_of(R"({"type": "start", "continuous": 1})"), "'continuous': expected true or false, got a number");
+  EXPECT_EQ(error_of(R"({"type": "start", "source_lang": "e n"})"),
+            "'source_lang': expected a language code such as \"en\"");
+  EXPECT_EQ(error_of(R"({"type": "start", "continuous": 1})"),
+            "'continuous': expected true or false, got a number");
   EXPECT_EQ(error_of(R"({"type": "start", "end_after_source": "on"})"),
             "'end_after_source': expected true or false, got a string");
   EXPECT_EQ(error_of(R"({"type": "start", "beam": 0})"), "'beam': must be between 1 and 1024, got 0");
@@ -89,7 +93,8 @@ TEST(StreamProtocol, JsonHelpers) {
 }
 
 TEST(StreamProtocol, AudioStartFields) {
-  auto m = parse_client_message(R"({"type": "start", "audio_format": "s16le", "sample_rate": 44100, "k": 2})");
+  auto m =
+      parse_client_message(R"({"type": "start", "audio_format": "s16le", "sample_rate": 44100, "k": 2})");
   ASSERT_TRUE(m.ok()) << m.error().message();
   const auto& start = std::get<StartMessage>(*m);
   ASSERT_TRUE(start.audio.format && start.audio.sample_rate && start.options.k);
@@ -109,8 +114,10 @@ TEST(StreamProtocol, AudioStartFields) {
             "'audio_format': expected \"f32le\" or \"s16le\", got a number");
   EXPECT_EQ(error_of(R"({"type": "start", "sample_rate": 7999})"),
             "'sample_rate': must be between 8000 and 192000 Hz, got 7999");
-  EXPECT_EQ(error_of(R"({"type": "start", "sample_rate": 16000.5})"), "'sample_rate': expected an integer, got a number");
-  EXPECT_EQ(error_of(R"({"type": "source", "text": "a", "sample_rate": 16000})"), "unknown field 'sample_rate'");
+  EXPECT_EQ(error_of(R"({"type": "start", "sample_rate": 16000.5})"),
+            "'sample_rate': expected an integer, got a number");
+  EXPECT_EQ(error_of(R"({"type": "source", "text": "a", "sample_rate": 16000})"),
+            "unknown field 'sample_rate'");
 }
 
 TEST(StreamProtocol, DecodesPcmFrames) {
@@ -127,7 +134,8 @@ TEST(StreamProtocol, DecodesPcmFrames) {
   EXPECT_TRUE(decode_pcm({}, PcmFormat::F32LE).ok());
   auto odd = decode_pcm(std::as_bytes(std::span(s16, 5)), PcmFormat::S16LE);
   ASSERT_FALSE(odd.ok());
-  EXPECT_EQ(odd.error().message(), "a binary frame of 5 bytes is not a whole number of s16le samples (2 bytes each)");
+  EXPECT_EQ(odd.error().message(),
+            "a binary frame of 5 bytes is not a whole number of s16le samples (2 bytes each)");
   EXPECT_FALSE(decode_pcm(std::as_bytes(std::span(f32, 6)), PcmFormat::F32LE).ok());
   const unsigned char inf[] = {0x00, 0x00, 0x80, 0x7f};  // +inf
   auto bad = decode_pcm(std::as_bytes(std::span(inf)), PcmFormat::F32LE);

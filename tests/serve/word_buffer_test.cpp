@@ -30,7 +30,10 @@ TEST(WordBuffer, HoldsBackTheUnfinishedWord) {
 TEST(WordBuffer, EveryCutOfATextGivesSplitWords) {
   // Multi-byte letters, a no-break space U+00A0 and an ideographic space U+3000 (Unicode White_Space),
   // tabs and newlines: every cut point, even inside a UTF-8 sequence, gives split_words of the text.
-  const std::string text = "Le\xC2\xA0" "café\tdéjà  vu\n\xE3\x80\x80" "終わり. fin";
+  const std::string text =
+      "Le\xC2\xA0"
+      "café\tdéjà  vu\n\xE3\x80\x80"
+      "終わり. fin";
   const auto want = tokenizer::split_words(text);
   ASSERT_EQ(want.size(), 6u);
   for (size_t a = 0; a <= text.size(); ++a)
