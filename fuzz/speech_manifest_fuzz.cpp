@@ -1,13 +1,14 @@
-// Fuzz target: a speech manifest (audio/speech_manifest.h, generated or plain) parsed from memory. Beyond not
-// crashing, an accepted manifest must satisfy what the header promises of every utterance.
+// Fuzz target: a speech manifest (speech/speech_manifest.h, generated or plain) parsed from memory. Beyond
+// not crashing, an accepted manifest must satisfy what the header promises of every utterance.
 #include <cstdlib>
 #include <set>
 
-#include "audio/speech_manifest.h"
+#include "speech/speech_manifest.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  namespace audio = gpstream::audio;
-  auto m = audio::parse_speech_manifest({reinterpret_cast<const std::byte*>(data), size}, "fuzz.tsv", "base");
+  namespace speech = gpstream::speech;
+  auto m =
+      speech::parse_speech_manifest({reinterpret_cast<const std::byte*>(data), size}, "fuzz.tsv", "base");
   if (!m.ok()) {
     if (m.error().message().empty()) std::abort();  // every refusal says why
     return 0;
@@ -15,16 +16,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (m->utterances.empty()) std::abort();
   std::set<std::string> seen;
   size_t last_line = 0;
-  for (const audio::SpeechUtterance& u : m->utterances) {
+  for (const speech::SpeechUtterance& u : m->utterances) {
     if (u.wav.empty() || u.wav.front() == '/' || u.transcript.empty()) std::abort();
     if (u.has_metadata != m->utterances.front().has_metadata) std::abort();  // one form per manifest
     if (!u.has_metadata) {  // a plain manifest: no voice, numbers unknown
       if (!u.voice.empty() || u.speed || u.pitch || u.duration_ms) std::abort();
     } else {
-      if (u.voice.empty() || u.voice.size() > audio::kSpeechMaxVoiceLength) std::abort();
-      if (u.speed < audio::kSpeechMinSpeed || u.speed > audio::kSpeechMaxSpeed) std::abort();
-      if (u.pitch > audio::kSpeechMaxPitch || u.duration_ms < 1 ||
-          u.duration_ms > audio::kSpeechMaxDurationMs)
+      if (u.voice.empty() || u.voice.size() > speech::kSpeechMaxVoiceLength) std::abort();
+      if (u.speed < speech::kSpeechMinSpeed || u.speed > speech::kSpeechMaxSpeed) std::abort();
+      if (u.pitch > speech::kSpeechMaxPitch || u.duration_ms < 1 ||
+          u.duration_ms > speech::kSpeechMaxDurationMs)
         std::abort();
     }
     if (u.wav_path.rfind("base/", 0) != 0) std::abort();  // resolved under the manifest's folder

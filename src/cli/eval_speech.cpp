@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "audio/speech_manifest.h"
 #include "cli/cli_util.h"
 #include "cli/command.h"
 #include "cli/eval_run_config.h"
@@ -24,6 +23,7 @@
 #include "eval/python_format.h"
 #include "eval/speech_scores.h"
 #include "speech/speech_evaluation.h"
+#include "speech/speech_manifest.h"
 
 namespace gpstream::cli {
 namespace {
@@ -103,7 +103,7 @@ int run_eval_speech(int argc, char** argv) {
                         stream::paradigm_names().c_str()),
            kExitUsage;
 
-  auto manifest = audio::read_speech_manifest(manifest_path);
+  auto manifest = speech::read_speech_manifest(manifest_path);
   if (!manifest.ok()) return fail("eval", manifest.error());
   auto& utts = manifest->utterances;
   if (limit && utts.size() > limit) utts.resize(limit);

@@ -137,12 +137,12 @@ int run_serve(int argc, char** argv) {
   if (!defaults)
     return std::fprintf(stderr, "gpstream serve: %s\n", defaults.error().message().c_str()), kExitUsage;
   // A speech model directory (speech_encoder.safetensors beside the LLM): WebSocket streams take audio.
-  std::unique_ptr<audio::SpeechEncoderModel> encoder;
+  std::unique_ptr<speech_encoder::SpeechEncoderModel> encoder;
   if (speech::is_speech_model_dir(o.model)) {
-    auto enc = audio::SpeechEncoderModel::load(
+    auto enc = speech_encoder::SpeechEncoderModel::load(
         (std::filesystem::path(o.model) / speech::kSpeechEncoderFile).string());
     if (!enc) return fail("serve", enc.error());
-    encoder = std::make_unique<audio::SpeechEncoderModel>(std::move(*enc));
+    encoder = std::make_unique<speech_encoder::SpeechEncoderModel>(std::move(*enc));
     so.speech_encoder = encoder.get();
   }
   auto server = serve::Server::start(*m, *defaults, so);

@@ -1,8 +1,8 @@
 // Named tensors laid out one after another in a single flat fp32 buffer, as llm.c keeps parameters: a table
 // of names, shapes and offsets beside the buffer, so gradients and optimizer moments are buffers of the same
 // size indexed by the same offsets. The trainer's ParamSet (train/params.h) and the speech encoder's
-// parameters (audio/speech_encoder_params.h) are such tables, their entries extending FlatTensor with what
-// each needs.
+// parameters (speech_encoder/speech_encoder_params.h) are such tables, their entries extending FlatTensor
+// with what each needs.
 #pragma once
 
 #include <cstddef>

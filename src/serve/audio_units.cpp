@@ -5,7 +5,7 @@
 
 namespace gpstream::serve {
 
-Result<AudioUnits> AudioUnits::create(const audio::SpeechEncoderModel& model, uint32_t sample_rate) {
+Result<AudioUnits> AudioUnits::create(const speech_encoder::SpeechEncoderModel& model, uint32_t sample_rate) {
   auto resampler = audio::ResampleStream::create(sample_rate, audio::kLogMelSampleRate);
   if (!resampler) return invalid_argument("'sample_rate': " + resampler.error().message());
   if (model.config().n_mels != audio::kLogMelBins)
@@ -14,7 +14,7 @@ Result<AudioUnits> AudioUnits::create(const audio::SpeechEncoderModel& model, ui
   return AudioUnits(model, std::move(*resampler), sample_rate);
 }
 
-AudioUnits::AudioUnits(const audio::SpeechEncoderModel& model, audio::ResampleStream resampler,
+AudioUnits::AudioUnits(const speech_encoder::SpeechEncoderModel& model, audio::ResampleStream resampler,
                        uint32_t sample_rate)
     : model_(&model), sample_rate_(sample_rate), resampler_(std::move(resampler)), embeddings_(model) {}
 

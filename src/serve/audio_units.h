@@ -1,7 +1,7 @@
 // One audio stream's input on the server: samples of binary WebSocket frames (decoded by stream_protocol.h),
 // resampled to 16 kHz when the stream's rate differs (audio::ResampleStream, exact across frames), turned
-// into encoder rows (audio::SpeechEmbeddingStream), and cut into source units: one unit per encoder chunk
-// (rows_per_chunk rows, chunk_ms of audio), the last one possibly shorter (its rows × the ms per row).
+// into encoder rows (speech_encoder::SpeechEmbeddingStream), and cut into source units: one unit per encoder
+// chunk (rows_per_chunk rows, chunk_ms of audio), the last one possibly shorter (its rows × the ms per row).
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "audio/resample_stream.h"
-#include "audio/speech_embedding_stream.h"
+#include "speech_encoder/speech_embedding_stream.h"
 #include "util/error.h"
 
 namespace gpstream::serve {
@@ -24,7 +24,7 @@ struct AudioUnit {
 class AudioUnits {
  public:
   // The model must outlive this object; sample_rate as for audio::resample (checked by create).
-  static Result<AudioUnits> create(const audio::SpeechEncoderModel& model, uint32_t sample_rate);
+  static Result<AudioUnits> create(const speech_encoder::SpeechEncoderModel& model, uint32_t sample_rate);
 
   // Samples at the stream's rate → the units they complete, appended to `out`.
   void push(std::span<const float> samples, std::vector<AudioUnit>& out);
@@ -38,13 +38,14 @@ class AudioUnits {
   uint32_t sample_rate() const { return sample_rate_; }
 
  private:
-  AudioUnits(const audio::SpeechEncoderModel& model, audio::ResampleStream resampler, uint32_t sample_rate);
+  AudioUnits(const speech_encoder::SpeechEncoderModel& model, audio::ResampleStream resampler,
+             uint32_t sample_rate);
   void cut(std::vector<AudioUnit>& out, bool last);
 
-  const audio::SpeechEncoderModel* model_;
+  const speech_encoder::SpeechEncoderModel* model_;
   uint32_t sample_rate_ = 0;
   audio::ResampleStream resampler_;
-  audio::SpeechEmbeddingStream embeddings_;
+  speech_encoder::SpeechEmbeddingStream embeddings_;
   std::vector<float> samples_16k_, rows_;
 };
 

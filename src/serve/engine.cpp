@@ -62,7 +62,7 @@ struct Engine::Stream {
 };
 
 Engine::Engine(stream::StreamingModel& model, stream::SessionOptions defaults, EngineLimits limits,
-               Metrics& metrics, const audio::SpeechEncoderModel* speech_encoder)
+               Metrics& metrics, const speech_encoder::SpeechEncoderModel* speech_encoder)
     : model_(model),
       defaults_(std::move(defaults)),
       limits_(limits),

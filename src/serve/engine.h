@@ -78,7 +78,7 @@ class Engine {
  public:
   // `speech_encoder` (may be null: text only) must outlive the engine; its llm_hidden is the model's n_embd.
   Engine(stream::StreamingModel& model, stream::SessionOptions defaults, EngineLimits limits,
-         Metrics& metrics, const audio::SpeechEncoderModel* speech_encoder = nullptr);
+         Metrics& metrics, const speech_encoder::SpeechEncoderModel* speech_encoder = nullptr);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -108,7 +108,7 @@ class Engine {
   int open_sessions() const;
   const stream::StreamingModel& model() const { return model_; }
   const stream::SessionOptions& defaults() const { return defaults_; }
-  const audio::SpeechEncoderModel* speech_encoder() const { return speech_encoder_; }
+  const speech_encoder::SpeechEncoderModel* speech_encoder() const { return speech_encoder_; }
 
  private:
   struct Stream;
@@ -145,7 +145,7 @@ class Engine {
   stream::SessionOptions defaults_;
   EngineLimits limits_;
   Metrics& metrics_;
-  const audio::SpeechEncoderModel* speech_encoder_ = nullptr;
+  const speech_encoder::SpeechEncoderModel* speech_encoder_ = nullptr;
   int max_sentence_tokens_ = 0;  // source tokens one sentence may need, from the cache capacity
 
   mutable std::mutex mu_;

@@ -576,7 +576,7 @@ Result<std::unique_ptr<Server>> Server::start(stream::StreamingModel& model, str
                                               ServerOptions options) {
   if (options.io_threads < 1) return invalid_argument("io threads must be at least 1");
   if (options.port < 0 || options.port > 65535) return invalid_argument("port must be 0..65535");
-  if (const audio::SpeechEncoderModel* enc = options.speech_encoder) {
+  if (const speech_encoder::SpeechEncoderModel* enc = options.speech_encoder) {
     if (enc->config().llm_hidden != model.model->config().n_embd)
       return invalid_argument(
           "the speech encoder writes rows of " + std::to_string(enc->config().llm_hidden) +

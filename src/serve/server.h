@@ -39,7 +39,7 @@ struct ServerOptions {
   std::vector<std::string> allow_hosts;
   // A speech model's encoder (speech/speech_model.h; must outlive the server): WebSocket streams then take
   // audio (binary PCM frames) instead of text. Its llm_hidden must be the model's n_embd, its n_mels 80.
-  const audio::SpeechEncoderModel* speech_encoder = nullptr;
+  const speech_encoder::SpeechEncoderModel* speech_encoder = nullptr;
   // API keys (--api-key-file; api_keys.h): when set, every endpoint but GET /health, CORS preflights and
   // the demo page's files needs one of them (401 otherwise).
   std::shared_ptr<const ApiKeys> api_keys;

@@ -138,7 +138,7 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
       if (!resolved)
         return protocol_error("bad_options", resolved.error().message(), websocket::close_code::policy_error);
       std::unique_ptr<AudioUnits> audio_units;
-      if (const audio::SpeechEncoderModel* encoder = srv_.engine.speech_encoder()) {
+      if (const speech_encoder::SpeechEncoderModel* encoder = srv_.engine.speech_encoder()) {
         format_ = start.audio.format.value_or(PcmFormat::F32LE);
         sample_rate_ = start.audio.sample_rate.value_or(audio::kLogMelSampleRate);
         auto units = AudioUnits::create(*encoder, sample_rate_);

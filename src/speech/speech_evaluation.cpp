@@ -7,7 +7,7 @@ namespace gpstream::speech {
 
 Result<eval::InstanceRecord> transcribe_to_record(SpeechTranscriber& transcriber,
                                                   const std::vector<float>& samples,
-                                                  const audio::SpeechUtterance& utterance, int64_t index,
+                                                  const speech::SpeechUtterance& utterance, int64_t index,
                                                   size_t piece_samples) {
   const size_t piece = std::max<size_t>(1, piece_samples);
   GPS_TRY(transcriber.reset());
@@ -24,7 +24,7 @@ Result<eval::InstanceRecord> transcribe_to_record(SpeechTranscriber& transcriber
 }
 
 Result<SpeechEvalResult> evaluate_speech(SpeechModel& model, const stream::SessionOptions& session_options,
-                                         const std::vector<audio::SpeechUtterance>& utterances,
+                                         const std::vector<speech::SpeechUtterance>& utterances,
                                          const SpeechEvalOptions& options,
                                          const std::function<void(size_t, size_t)>& progress) {
   GPS_ASSIGN(auto transcriber, SpeechTranscriber::create(model, session_options));
@@ -32,7 +32,7 @@ Result<SpeechEvalResult> evaluate_speech(SpeechModel& model, const stream::Sessi
   out.records.reserve(utterances.size());
   for (size_t i = 0; i < utterances.size(); ++i) {
     const auto& u = utterances[i];
-    auto loaded = audio::load_speech_utterance(u, options.epoch, options.load);
+    auto loaded = speech::load_speech_utterance(u, options.epoch, options.load);
     if (!loaded.ok()) return loaded.error();
     auto rec = transcribe_to_record(*transcriber, loaded->samples, u, static_cast<int64_t>(i),
                                     options.piece_samples);

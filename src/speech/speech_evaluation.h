@@ -1,5 +1,5 @@
 // The speech evaluation: a SpeechTranscriber run over the utterances of a speech manifest
-// (audio/speech_manifest.h), each loaded by audio/speech_loader.h (as recorded unless noise is asked for),
+// (speech/speech_manifest.h), each loaded by speech/speech_loader.h (as recorded unless noise is asked for),
 // fed in 10 ms pieces as a live stream would be, and recorded as SimulEval's speech-to-text instances.log
 // records (eval/instance_log.h: delays and elapsed in ms, source_length = the audio in ms, source = [the wav
 // as written in the manifest], reference = the transcript). `gpstream eval --speech` scores them with
@@ -11,8 +11,8 @@
 #include <functional>
 #include <vector>
 
-#include "audio/speech_loader.h"
 #include "eval/instance_log.h"
+#include "speech/speech_loader.h"
 #include "speech/speech_transcriber.h"
 
 namespace gpstream::speech {
@@ -20,8 +20,8 @@ namespace gpstream::speech {
 struct SpeechEvalOptions {
   // add_noise, noise options and seed. The audio is evaluated as given unless add_noise is set: noise is a
   // training augmentation, not part of an evaluation set.
-  audio::SpeechLoadOptions load = [] {
-    audio::SpeechLoadOptions o;
+  speech::SpeechLoadOptions load = [] {
+    speech::SpeechLoadOptions o;
     o.add_noise = false;
     return o;
   }();
@@ -41,12 +41,12 @@ struct SpeechEvalResult {
 // Transcribes one utterance's samples (16 kHz) with `transcriber` (reset first) into its record.
 Result<eval::InstanceRecord> transcribe_to_record(SpeechTranscriber& transcriber,
                                                   const std::vector<float>& samples,
-                                                  const audio::SpeechUtterance& utterance, int64_t index,
+                                                  const speech::SpeechUtterance& utterance, int64_t index,
                                                   size_t piece_samples);
 
 // Every utterance in order; progress(done, total) after each. Errors name the utterance's manifest line.
 Result<SpeechEvalResult> evaluate_speech(SpeechModel& model, const stream::SessionOptions& session_options,
-                                         const std::vector<audio::SpeechUtterance>& utterances,
+                                         const std::vector<speech::SpeechUtterance>& utterances,
                                          const SpeechEvalOptions& options,
                                          const std::function<void(size_t, size_t)>& progress = {});
 

@@ -16,12 +16,12 @@ Result<SpeechModel> SpeechModel::load(const std::string& dir, int n_threads) {
     return not_found(dir + ": not a speech model (no " + std::string(kSpeechEncoderFile) + ")");
   SpeechModel m;
   GPS_ASSIGN(m.llm, stream::StreamingModel::load(dir, n_threads));
-  GPS_ASSIGN(audio::SpeechEncoderModel enc, audio::SpeechEncoderModel::load(enc_path));
+  GPS_ASSIGN(speech_encoder::SpeechEncoderModel enc, speech_encoder::SpeechEncoderModel::load(enc_path));
   if (enc.config().llm_hidden != m.llm.model->config().n_embd)
     return format_error(enc_path + ": the encoder writes rows of " + std::to_string(enc.config().llm_hidden) +
                         " floats but the LLM's embeddings have " +
                         std::to_string(m.llm.model->config().n_embd));
-  m.encoder = std::make_unique<audio::SpeechEncoderModel>(std::move(enc));
+  m.encoder = std::make_unique<speech_encoder::SpeechEncoderModel>(std::move(enc));
   return m;
 }
 

@@ -117,7 +117,7 @@ Result<SpeechTrainConfig> parse_speech_train_config(const std::string& text, con
   GPS_TRY(top.optional("freq_mask_bins", c.augment.freq_mask_bins, 0, static_cast<int>(audio::kLogMelBins)));
   GPS_TRY(top.optional("time_masks", c.augment.time_masks, 0, 16));
   GPS_TRY(top.optional("time_mask_frames", c.augment.time_mask_frames, 0, 1000));
-  GPS_TRY(audio::validate_feature_augment_options(c.augment));
+  GPS_TRY(speech::validate_feature_augment_options(c.augment));
   GPS_TRY(top.optional("seed", c.seed, 0, 9'000'000'000'000'000));
   GPS_TRY(top.optional("threads", c.threads, 0, 1024));
   GPS_TRY(top.optional("log_every", c.log_every, 1, kBig));

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "audio/feature_augment.h"
 #include "audio/noise.h"
-#include "audio/speech_encoder_config.h"
+#include "speech/feature_augment.h"
+#include "speech_encoder/speech_encoder_config.h"
 #include "stream/paradigm.h"
 #include "train/lora.h"
 #include "train/optimizer.h"
@@ -27,7 +27,7 @@ struct SpeechTrainConfig {
   std::string output_dir;
   std::string source_lang = "en", target_lang = "en";
 
-  audio::SpeechEncoderConfig encoder;  // llm_hidden is set from the LLM
+  speech_encoder::SpeechEncoderConfig encoder;  // llm_hidden is set from the LLM
   LlmTraining llm_training = LlmTraining::Lora;
   double llm_lr_scale =
       1.0;  // the LLM's learning rate = lr × this (a pretrained LLM fully fine-tuned wants less)
@@ -62,7 +62,7 @@ struct SpeechTrainConfig {
   audio::NoiseOptions noise_options;
   // Training utterances only (never the dev set): frequency warp and SpecAugment masks on the log-mel
   // features, drawn per utterance and epoch. Off by default.
-  audio::FeatureAugmentOptions augment;
+  speech::FeatureAugmentOptions augment;
   uint64_t seed = 1;
   int threads = 0;
   int64_t log_every = 10;

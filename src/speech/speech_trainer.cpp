@@ -11,16 +11,16 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "audio/feature_augment.h"
 #include "audio/log_mel.h"
-#include "audio/speech_encoder.h"
-#include "audio/speech_loader.h"
-#include "audio/speech_manifest.h"
 #include "eval/wer.h"
 #include "io/safetensors.h"
 #include "kernels/ctc_loss.h"
 #include "speech/ctc_alphabet.h"
+#include "speech/feature_augment.h"
+#include "speech/speech_loader.h"
+#include "speech/speech_manifest.h"
 #include "speech/speech_model.h"
+#include "speech_encoder/speech_encoder.h"
 #include "stream/layout.h"
 #include "stream/model_meta.h"
 #include "stream/tokenizer_codec.h"
@@ -42,10 +42,10 @@ constexpr uint64_t kAugmentStream = 0x6175676d00000000ull;  // "augm"
 // The optimizer's view: encoder tensors (prefixed "speech_encoder.") then the LLM's trained tensors, one
 // flat buffer; gathered before and scattered after each update.
 // The CTC head (weight [kCtcAlphabetSize, d_model], bias) sits between them.
-train::ParamSet joint_params(const audio::SpeechEncoderModel& enc, size_t ctc_size,
+train::ParamSet joint_params(const speech_encoder::SpeechEncoderModel& enc, size_t ctc_size,
                              const train::ParamSet* llm, float llm_lr_scale) {
   train::ParamSet p;
-  for (const audio::SpeechEncoderTensor& t : enc.tensors())
+  for (const speech_encoder::SpeechEncoderTensor& t : enc.tensors())
     p.tensors.push_back({"speech_encoder." + t.name, t.shape, t.offset, t.numel,
                          t.is_matrix ? train::ParamKind::Matrix : train::ParamKind::Norm});
   if (ctc_size > 0) {
@@ -112,7 +112,7 @@ double ctc_head_loss(const float* head, float* gw, std::vector<float>& d_e, cons
 // One utterance made ready for the LLM: its encoder pass (activations kept for the backward) and its
 // laid-out sequence with the encoder rows as input rows.
 struct Example {
-  std::unique_ptr<audio::SpeechEncoderPass> pass;
+  std::unique_ptr<speech_encoder::SpeechEncoderPass> pass;
   train::TrainSequence seq;
   std::vector<int32_t> ctc;  // the transcript's CTC labels
   double audio_s = 0;
@@ -128,18 +128,18 @@ struct Features {
 
 class ExampleMaker {
  public:
-  ExampleMaker(const SpeechTrainConfig& cfg, const audio::SpeechEncoderModel& enc,
+  ExampleMaker(const SpeechTrainConfig& cfg, const speech_encoder::SpeechEncoderModel& enc,
                const stream::SegmentCodec& codec, int n_vocab, int threads)
       : cfg_(cfg), enc_(enc), codec_(codec), n_vocab_(n_vocab), threads_(threads) {}
 
   // `train`: a training utterance (augmented when the config asks; the dev set never is). Thread-safe.
-  Features features(const audio::SpeechUtterance& u, uint64_t epoch, bool noise, bool train) const {
+  Features features(const speech::SpeechUtterance& u, uint64_t epoch, bool noise, bool train) const {
     Features f;
-    audio::SpeechLoadOptions lo;
+    speech::SpeechLoadOptions lo;
     lo.add_noise = noise;
     lo.noise = cfg_.noise_options;
     lo.seed = cfg_.seed;
-    auto sp = audio::load_speech_utterance(u, epoch, lo);
+    auto sp = speech::load_speech_utterance(u, epoch, lo);
     if (!sp.ok()) {
       f.status = sp.error();
       return f;
@@ -149,24 +149,24 @@ class ExampleMaker {
       const uint64_t seed = audio::noise_seed(cfg_.seed ^ kAugmentStream, epoch,
                                               audio::noise_utterance_key(std::span<const char>(u.wav_path)));
       const size_t n = f.mel.size() / audio::kLogMelBins;
-      audio::apply_feature_augment(audio::draw_feature_augment(cfg_.augment, n, seed), f.mel);
+      speech::apply_feature_augment(speech::draw_feature_augment(cfg_.augment, n, seed), f.mel);
     }
     f.audio_s = static_cast<double>(sp->samples.size()) / audio::kLogMelSampleRate;
     return f;
   }
 
   // False when the utterance is skipped (no encoder row, or longer than max_seq).
-  Result<bool> make(const audio::SpeechUtterance& u, uint64_t epoch, int k, stream::Phi phi, bool noise,
+  Result<bool> make(const speech::SpeechUtterance& u, uint64_t epoch, int k, stream::Phi phi, bool noise,
                     bool train, Example& ex) {
     return make_from(u, features(u, epoch, noise, train), k, phi, ex);
   }
 
   // The encoder forward and the layout of an utterance whose features `f` are.
-  Result<bool> make_from(const audio::SpeechUtterance& u, const Features& f, int k, stream::Phi phi,
+  Result<bool> make_from(const speech::SpeechUtterance& u, const Features& f, int k, stream::Phi phi,
                          Example& ex) {
     GPS_TRY(f.status);
     const int64_t n_frames = static_cast<int64_t>(f.mel.size()) / enc_.config().n_mels;
-    if (!ex.pass) ex.pass = std::make_unique<audio::SpeechEncoderPass>(enc_, threads_);
+    if (!ex.pass) ex.pass = std::make_unique<speech_encoder::SpeechEncoderPass>(enc_, threads_);
     const std::vector<float>& rows = ex.pass->forward(f.mel.data(), n_frames);
     const int64_t R = ex.pass->rows();
     if (R == 0) return false;
@@ -191,12 +191,12 @@ class ExampleMaker {
 
  private:
   const SpeechTrainConfig& cfg_;
-  const audio::SpeechEncoderModel& enc_;
+  const speech_encoder::SpeechEncoderModel& enc_;
   const stream::SegmentCodec& codec_;
   int n_vocab_, threads_;
 };
 
-std::string speech_fingerprint(const audio::SpeechEncoderModel& enc, const train::TrainModel& m,
+std::string speech_fingerprint(const speech_encoder::SpeechEncoderModel& enc, const train::TrainModel& m,
                                LlmTraining how, bool ctc) {
   const model::ModelConfig& c = m.config();
   std::string s = "speech enc" + std::to_string(enc.size()) + " " + enc.config().to_json() + " llm v" +
@@ -215,8 +215,9 @@ class SpeechTrainingJob final : public train::TrainingJob {
  public:
   SpeechTrainingJob(const SpeechTrainConfig& cfg, const SpeechTrainOptions& opt,
                     const stream::ModelMeta& meta, const stream::SegmentCodec& codec, train::TrainModel& tm,
-                    audio::SpeechEncoderModel& enc, const std::vector<audio::SpeechUtterance>& train_utts,
-                    const std::vector<audio::SpeechUtterance>& dev_utts, int threads)
+                    speech_encoder::SpeechEncoderModel& enc,
+                    const std::vector<speech::SpeechUtterance>& train_utts,
+                    const std::vector<speech::SpeechUtterance>& dev_utts, int threads)
       : cfg_(cfg),
         opt_(opt),
         meta_(meta),
@@ -381,8 +382,8 @@ class SpeechTrainingJob final : public train::TrainingJob {
     GPS_TRY(train::export_hf(tm_, model_dir, eo));
     // Matrices in BF16 like the LLM's (half the file: the model fits models/' 25 MB), norms and biases in
     // F32.
-    GPS_TRY(
-        enc_.save(model_dir + "/" + kSpeechEncoderFile, audio::SpeechEncoderModel::Storage::MatricesBf16));
+    GPS_TRY(enc_.save(model_dir + "/" + kSpeechEncoderFile,
+                      speech_encoder::SpeechEncoderModel::Storage::MatricesBf16));
     if (opt_.on_message) opt_.on_message("exported " + model_dir);
     return {};
   }
@@ -490,7 +491,7 @@ class SpeechTrainingJob final : public train::TrainingJob {
     const int k = (cfg_.k_min + cfg_.k_max) / 2;
     train::ForwardOptions fo;
     fo.training = false;
-    for (const audio::SpeechUtterance& u : dev_) {
+    for (const speech::SpeechUtterance& u : dev_) {
       Example& ex = examples_[0];
       GPS_ASSIGN(bool ok, maker_.make(u, 0, k, cfg_.phis.front(), cfg_.noise, false, ex));
       if (!ok) continue;
@@ -519,9 +520,9 @@ class SpeechTrainingJob final : public train::TrainingJob {
   const SpeechTrainOptions& opt_;
   const stream::ModelMeta& meta_;
   train::TrainModel& tm_;
-  audio::SpeechEncoderModel& enc_;
-  const std::vector<audio::SpeechUtterance>& train_;
-  const std::vector<audio::SpeechUtterance>& dev_;
+  speech_encoder::SpeechEncoderModel& enc_;
+  const std::vector<speech::SpeechUtterance>& train_;
+  const std::vector<speech::SpeechUtterance>& dev_;
   int threads_;
   bool llm_trained_, use_ctc_;
   int64_t D_;
@@ -574,20 +575,20 @@ Result<SpeechTrainResult> run_speech_training(const SpeechTrainConfig& cfg, cons
   const bool llm_trained = cfg.llm_training != LlmTraining::Frozen;
 
   // The encoder.
-  audio::SpeechEncoderConfig ec = cfg.encoder;
+  speech_encoder::SpeechEncoderConfig ec = cfg.encoder;
   ec.llm_hidden = mc.n_embd;
   GPS_TRY(ec.validate());
-  audio::SpeechEncoderModel enc(ec);
+  speech_encoder::SpeechEncoderModel enc(ec);
   enc.init_random(mix_seed(cfg.seed ^ train::kSpeechEncoderInitSalt));
 
   // Data.
-  GPS_ASSIGN(audio::SpeechManifest train_m, audio::read_speech_manifest(cfg.train_manifest));
+  GPS_ASSIGN(speech::SpeechManifest train_m, speech::read_speech_manifest(cfg.train_manifest));
   if (cfg.max_train > 0 && static_cast<int64_t>(train_m.utterances.size()) > cfg.max_train)
     train_m.utterances.resize(static_cast<size_t>(cfg.max_train));
   if (train_m.utterances.empty()) return invalid_argument(cfg.train_manifest + ": no utterances");
-  audio::SpeechManifest dev_m;
+  speech::SpeechManifest dev_m;
   if (!cfg.dev_manifest.empty()) {
-    GPS_ASSIGN(dev_m, audio::read_speech_manifest(cfg.dev_manifest));
+    GPS_ASSIGN(dev_m, speech::read_speech_manifest(cfg.dev_manifest));
     if (cfg.max_dev > 0 && static_cast<int64_t>(dev_m.utterances.size()) > cfg.max_dev)
       dev_m.utterances.resize(static_cast<size_t>(cfg.max_dev));
   }

@@ -1,7 +1,8 @@
 // One streaming speech recognition: 16 kHz samples arrive in any chunk sizes, go through the log-mel front
-// end and the streaming encoder (audio::SpeechEmbeddingStream), and every completed encoder chunk enters the
-// LLM's Session as one source unit (chunk wait-k counts them); the Session is stepped until it needs the next
-// chunk, and the target words it writes come out with SimulEval's speech timing (eval/speech_clock.h):
+// end and the streaming encoder (speech_encoder::SpeechEmbeddingStream), and every completed encoder chunk
+// enters the LLM's Session as one source unit (chunk wait-k counts them); the Session is stepped until it
+// needs the next chunk, and the target words it writes come out with SimulEval's speech timing
+// (eval/speech_clock.h):
 //   delay   = ms of audio consumed when the word was written, with the audio read one encoder chunk at a time
 //             (SimulEval --source-segment-size = the chunk duration): j chunks read → j × chunk_ms, and the
 //             whole audio once every chunk was read after the end of the audio;
@@ -16,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "audio/speech_embedding_stream.h"
 #include "speech/speech_model.h"
+#include "speech_encoder/speech_embedding_stream.h"
 #include "stream/session.h"
 
 namespace gpstream::speech {
@@ -71,7 +72,7 @@ class SpeechTranscriber {
   SpeechModel& model_;
   stream::SessionOptions options_;
   std::unique_ptr<stream::Session> session_;
-  audio::SpeechEmbeddingStream embeddings_;
+  speech_encoder::SpeechEmbeddingStream embeddings_;
   int64_t rows_per_chunk_ = 0;
   int64_t chunk_samples_ = 0;
   int n_embd_ = 0;

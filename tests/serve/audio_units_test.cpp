@@ -9,13 +9,13 @@
 
 #include "../testing/speech_encoder_bounds.h"
 #include "audio/log_mel.h"
-#include "audio/speech_encoder.h"
+#include "speech_encoder/speech_encoder.h"
 
 namespace gpstream::serve {
 namespace {
 
-audio::SpeechEncoderModel tiny_encoder() {
-  audio::SpeechEncoderConfig c;
+speech_encoder::SpeechEncoderModel tiny_encoder() {
+  speech_encoder::SpeechEncoderConfig c;
   c.conv_channels = 8;
   c.d_model = 8;
   c.n_layer = 1;
@@ -25,19 +25,19 @@ audio::SpeechEncoderModel tiny_encoder() {
   c.stack = 2;
   c.proj_hidden = 10;
   c.llm_hidden = 6;
-  audio::SpeechEncoderModel m(c);
+  speech_encoder::SpeechEncoderModel m(c);
   m.init_random(5);
   return m;
 }
 
 TEST(AudioUnits, OneUnitPerChunkWithTheWholeUtteranceRows) {
-  const audio::SpeechEncoderModel enc = tiny_encoder();
+  const speech_encoder::SpeechEncoderModel enc = tiny_encoder();
   // 200 log-mel frames: 50 encoder frames, 25 rows = 8 chunks of 3 rows + 1 row.
   std::vector<float> x(400 + 160 * 199);
   for (size_t i = 0; i < x.size(); ++i)
     x[i] = 0.3f * std::sin(0.05f * static_cast<float>(i) * (1.0f + 1e-4f * i));
   const std::vector<float> mel = audio::log_mel(x);
-  audio::SpeechEncoderPass pass(enc);
+  speech_encoder::SpeechEncoderPass pass(enc);
   const std::vector<float> want = pass.forward(mel.data(), 200);
   ASSERT_EQ(want.size(), 25u * 6u);
 
@@ -71,11 +71,11 @@ TEST(AudioUnits, OneUnitPerChunkWithTheWholeUtteranceRows) {
 }
 
 TEST(AudioUnits, RefusesRatesAndEncodersItCannotServe) {
-  const audio::SpeechEncoderModel enc = tiny_encoder();
+  const speech_encoder::SpeechEncoderModel enc = tiny_encoder();
   EXPECT_FALSE(AudioUnits::create(enc, 0).ok());
-  audio::SpeechEncoderConfig c = enc.config();
+  speech_encoder::SpeechEncoderConfig c = enc.config();
   c.n_mels = 40;
-  const audio::SpeechEncoderModel other(c);
+  const speech_encoder::SpeechEncoderModel other(c);
   auto r = AudioUnits::create(other, 16000);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message().find("40 mel bins"), std::string::npos) << r.error().message();

@@ -19,12 +19,12 @@
 #include "../testing/tiny_speech_model.h"
 #include "audio/log_mel.h"
 #include "audio/resample.h"
-#include "audio/speech_encoder.h"
 #include "io/safetensors.h"
 #include "model/random_init.h"
 #include "serve/server.h"
 #include "serve_test_client.h"
 #include "speech/speech_model.h"
+#include "speech_encoder/speech_encoder.h"
 #include "stream/model_meta.h"
 #include "tokenizer/tokenizer.h"
 
@@ -69,9 +69,10 @@ void write_speech_model(const std::string& dir) {
   fs::copy_file(kTokenizer, dir + "/tokenizer.json");
 
   // 160 ms per chunk (4 encoder frames), 2 rows of 80 ms.
-  const audio::SpeechEncoderConfig ec = gpstream::testing::tiny_speech_encoder_config(32, /*chunk_frames=*/4);
+  const speech_encoder::SpeechEncoderConfig ec =
+      gpstream::testing::tiny_speech_encoder_config(32, /*chunk_frames=*/4);
   ASSERT_TRUE(ec.validate().ok());
-  audio::SpeechEncoderModel enc(ec);
+  speech_encoder::SpeechEncoderModel enc(ec);
   enc.init_random(11);
   ASSERT_TRUE(enc.save(dir + "/" + speech::kSpeechEncoderFile).ok());
 }
@@ -172,9 +173,9 @@ class SpeechServeTest : public ::testing::Test {
   // streams, whose engine work (the first Open builds the prompt cache with a forward) may still be running.
   static Words reference(const std::vector<float>& samples_16k, bool continuous,
                          bool end_after_source = false, int beam = 1) {
-    const audio::SpeechEncoderConfig& ec = model_->encoder->config();
+    const speech_encoder::SpeechEncoderConfig& ec = model_->encoder->config();
     const std::vector<float> mel = audio::log_mel(samples_16k);
-    audio::SpeechEncoderPass pass(*model_->encoder);
+    speech_encoder::SpeechEncoderPass pass(*model_->encoder);
     const std::vector<float>& rows =
         pass.forward(mel.data(), static_cast<int64_t>(mel.size() / audio::kLogMelBins));
     const auto width = static_cast<size_t>(ec.llm_hidden);
@@ -525,7 +526,7 @@ TEST_F(SpeechServeTest, AudioToATextModelIsRefused) {
 }
 
 TEST_F(SpeechServeTest, AServerRefusesAnEncoderOfTheWrongWidth) {
-  audio::SpeechEncoderConfig ec;
+  speech_encoder::SpeechEncoderConfig ec;
   ec.conv_channels = 4;
   ec.d_model = 4;
   ec.n_layer = 0;
@@ -534,7 +535,7 @@ TEST_F(SpeechServeTest, AServerRefusesAnEncoderOfTheWrongWidth) {
   ec.chunk_frames = 2;
   ec.proj_hidden = 4;
   ec.llm_hidden = 8;  // not the LLM's 32
-  audio::SpeechEncoderModel enc(ec);
+  speech_encoder::SpeechEncoderModel enc(ec);
   ServerOptions o;
   o.port = 0;
   o.speech_encoder = &enc;

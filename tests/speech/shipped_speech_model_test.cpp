@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "audio/speech_manifest.h"
 #include "eval/wer.h"
 #include "speech/speech_evaluation.h"
+#include "speech/speech_manifest.h"
 #include "speech/speech_model.h"
 
 namespace gpstream::speech {
@@ -23,8 +23,8 @@ const std::string kShippedSpeechModel = std::string(GPSTREAM_SOURCE_DIR) + "/mod
 TEST(ShippedSpeechModel, TranscribesUnseenVoices) {
   auto model = SpeechModel::load(kShippedSpeechModel, 1);
   ASSERT_TRUE(model.ok()) << model.error().message();
-  auto manifest = audio::read_speech_manifest(std::string(GPSTREAM_SOURCE_DIR) +
-                                              "/tests/speech/data/shipped-dev/manifest.tsv");
+  auto manifest = speech::read_speech_manifest(std::string(GPSTREAM_SOURCE_DIR) +
+                                               "/tests/speech/data/shipped-dev/manifest.tsv");
   ASSERT_TRUE(manifest.ok()) << manifest.error().message();
   ASSERT_EQ(manifest->utterances.size(), 3u);
   SpeechEvalOptions options;  // the audio as given, as `gpstream eval --speech` reads it by default

@@ -12,8 +12,8 @@
 #include "../testing/temp_dir.h"
 #include "../testing/tiny_speech_model.h"
 #include "../testing/wav_writer.h"
-#include "audio/speech_manifest.h"
 #include "eval/speech_scores.h"
+#include "speech/speech_manifest.h"
 
 namespace gpstream::speech {
 namespace {
@@ -39,7 +39,7 @@ TEST(SpeechEvaluation, RecordsAreTheTranscribersOutput) {
                 std::to_string(lengths[i] / 16) + "\n";
   }
   std::ofstream(dir.file("data/manifest.tsv")) << manifest;
-  auto man = audio::read_speech_manifest(dir.file("data/manifest.tsv"));
+  auto man = speech::read_speech_manifest(dir.file("data/manifest.tsv"));
   ASSERT_TRUE(man.ok()) << man.error().message();
   auto model = SpeechModel::load(dir.file("model"), 1);
   ASSERT_TRUE(model.ok()) << model.error().message();
@@ -65,7 +65,7 @@ TEST(SpeechEvaluation, RecordsAreTheTranscribersOutput) {
   for (size_t i = 0; i < 2; ++i) {
     const auto& u = man->utterances[i];
     const auto& r = res->records[i];
-    auto loaded = audio::load_speech_utterance(u, 0, eo.load);
+    auto loaded = speech::load_speech_utterance(u, 0, eo.load);
     ASSERT_TRUE(loaded.ok());
     ASSERT_FALSE(loaded->noise.clean);  // the evaluation heard noisy audio
     ASSERT_TRUE((*t)->reset().ok());

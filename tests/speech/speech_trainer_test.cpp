@@ -13,16 +13,16 @@
 #include <memory>
 #include <random>
 
-#include "../audio/speech_encoder_reference.h"
 #include "../model/reference_transformer.h"
+#include "../speech_encoder/speech_encoder_reference.h"
 #include "../testing/forward_bounds.h"
 #include "../testing/speech_encoder_bounds.h"
 #include "../testing/temp_dir.h"
 #include "audio/log_mel.h"
-#include "audio/speech_encoder.h"
-#include "audio/speech_loader.h"
-#include "audio/speech_manifest.h"
+#include "speech/speech_loader.h"
+#include "speech/speech_manifest.h"
 #include "speech/speech_model.h"
+#include "speech_encoder/speech_encoder.h"
 #include "speech_test_util.h"
 #include "stream/layout.h"
 #include "stream/model_meta.h"
@@ -44,7 +44,7 @@ struct Chain {
   int64_t n_frames = 0;
   std::string transcript;
 
-  double loss(audio::SpeechEncoderPass& pass, train::TrainBatch& b) {
+  double loss(speech_encoder::SpeechEncoderPass& pass, train::TrainBatch& b) {
     const std::vector<float>& rows = pass.forward(mel.data(), n_frames);
     const int64_t R = pass.rows(), rpc = pass_rows_per_chunk;
     std::vector<int> chunk_rows;
@@ -70,7 +70,7 @@ struct Chain {
 // extra row of the embedding table (ids n_vocab + r), which the tied head never reads (it takes the first
 // n_vocab rows); the rows are stored as fp32 there (one rounding each, an evaluation error below).
 double reference_chain_loss(const model::ModelConfig& c, const io::TensorMap& llm,
-                            const audio::SpeechEncoderModel& enc, const std::vector<float>& mel,
+                            const speech_encoder::SpeechEncoderModel& enc, const std::vector<float>& mel,
                             int64_t n_frames, const train::TrainSequence& s) {
   const auto ref = testing::speech_encoder_reference(enc, mel.data(), n_frames);
   const std::string emb = model::hf_name(model::TensorId::TokEmbd);
@@ -119,20 +119,20 @@ TEST(SpeechTraining, JointGradientMatchesFiniteDifferences) {
   ch.tm = std::move(*tm);
   for (float& v : ch.tm->lora().values) v += 0.05f;  // non-zero B: the adapters shape the gradient too
 
-  auto manifest = audio::read_speech_manifest(testing::speech_sample_dir() + "/train/manifest.tsv");
+  auto manifest = speech::read_speech_manifest(testing::speech_sample_dir() + "/train/manifest.tsv");
   ASSERT_TRUE(manifest.ok()) << manifest.error().message();
-  const audio::SpeechUtterance& u = manifest->utterances[1];
-  audio::SpeechLoadOptions lopt;
+  const speech::SpeechUtterance& u = manifest->utterances[1];
+  speech::SpeechLoadOptions lopt;
   lopt.add_noise = false;
-  auto sp = audio::load_speech_utterance(u, 0, lopt);
+  auto sp = speech::load_speech_utterance(u, 0, lopt);
   ASSERT_TRUE(sp.ok());
   ch.mel = audio::log_mel(sp->samples);
   ch.n_frames = static_cast<int64_t>(ch.mel.size()) / 80;
   ch.transcript = u.transcript;
 
-  audio::SpeechEncoderModel enc(testing::tiny_speech_encoder_config(c.n_embd));
+  speech_encoder::SpeechEncoderModel enc(testing::tiny_speech_encoder_config(c.n_embd));
   enc.init_random(9);
-  audio::SpeechEncoderPass pass(enc, 1);
+  speech_encoder::SpeechEncoderPass pass(enc, 1);
   ch.pass_rows_per_chunk = enc.config().rows_per_chunk();
   train::TrainBatch b;
   ch.loss(pass, b);
@@ -254,7 +254,7 @@ TEST(SpeechTraining, OverfitsResumesExactlyAndExports) {
   ASSERT_TRUE(a->dev_loss.has_value());
   ASSERT_TRUE(a->dev_ctc_wer.has_value());  // the CTC head's greedy transcripts of the dev utterances
   EXPECT_GE(*a->dev_ctc_wer, 0.0);
-  audio::SpeechEncoderConfig ec = cfg->encoder;
+  speech_encoder::SpeechEncoderConfig ec = cfg->encoder;
   ec.llm_hidden = 32;
   EXPECT_EQ(a->n_encoder_params, ec.parameter_count());
 

@@ -13,8 +13,8 @@
 #include "../testing/temp_dir.h"
 #include "../testing/tiny_speech_model.h"
 #include "audio/log_mel.h"
-#include "audio/speech_encoder.h"
 #include "eval/speech_clock.h"
+#include "speech_encoder/speech_encoder.h"
 
 namespace gpstream::speech {
 namespace {
@@ -127,7 +127,7 @@ HandRun hand_run(SpeechModel& m, const stream::SessionOptions& so, const std::ve
   HandRun r;
   const std::vector<float> mel = audio::log_mel(audio);
   const int64_t n_frames = static_cast<int64_t>(mel.size() / audio::kLogMelBins);
-  audio::SpeechEncoderPass pass(*m.encoder, 1);
+  speech_encoder::SpeechEncoderPass pass(*m.encoder, 1);
   const std::vector<float> rows = pass.forward(mel.data(), n_frames);
   const int64_t width = m.encoder->config().llm_hidden;
   const int64_t n_rows = pass.rows();

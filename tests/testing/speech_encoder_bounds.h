@@ -1,8 +1,8 @@
-// Rounding-error bound of the speech encoder's forward (audio/speech_encoder.h, the whole-utterance pass, and
-// audio/speech_encoder_stream.h, the chunked one), in the first-order style of forward_bounds.h (fp_bounds.h
-// for the arithmetic): how far one fp32 forward may sit from the exact one, or two fp32 forwards that sum in
-// other orders (the stream's few-row linear kernel and per-token attention against the pass's sgemm and
-// whole-sequence attention) from each other.
+// Rounding-error bound of the speech encoder's forward (speech_encoder/speech_encoder.h, the whole-utterance
+// pass, and speech_encoder/speech_encoder_stream.h, the chunked one), in the first-order style of
+// forward_bounds.h (fp_bounds.h for the arithmetic): how far one fp32 forward may sit from the exact one, or
+// two fp32 forwards that sum in other orders (the stream's few-row linear kernel and per-token attention
+// against the pass's sgemm and whole-sequence attention) from each other.
 //  - Relative errors add along a chain of roundings (Higham Lemma 3.3), RMSNorm rescales to unit rms and
 //    passes the (normwise) relative error on, softmax and P·V are convex combinations: an output whose
 //    dependence path crosses dots of lengths n_1..n_m and e elementwise roundings is within γ_{n_1+…+n_m+e}
@@ -45,8 +45,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "audio/speech_encoder_params.h"
 #include "fp_bounds.h"
+#include "speech_encoder/speech_encoder_params.h"
 
 namespace gpstream::testing {
 
@@ -110,7 +110,8 @@ struct SpeechEncoderForwardBound {
 };
 
 // The most encoder frames one frame attends to: its chunk and the left_chunks before it (all with 0).
-inline int64_t speech_encoder_visible_rows(const audio::SpeechEncoderConfig& c, int64_t encoder_frames) {
+inline int64_t speech_encoder_visible_rows(const speech_encoder::SpeechEncoderConfig& c,
+                                           int64_t encoder_frames) {
   const int64_t all = std::max<int64_t>(encoder_frames, 1);
   if (c.left_chunks <= 0) return all;
   return std::min(all, (c.left_chunks + 1) * c.chunk_frames);
@@ -120,7 +121,7 @@ inline int64_t scale_count(int64_t n, double factor) {
   return static_cast<int64_t>(std::ceil(static_cast<double>(n) * factor));
 }
 
-inline SpeechEncoderForwardBound speech_encoder_forward_bound(const audio::SpeechEncoderModel& m,
+inline SpeechEncoderForwardBound speech_encoder_forward_bound(const speech_encoder::SpeechEncoderModel& m,
                                                               const SpeechEncoderBoundOptions& o) {
   const auto& c = m.config();
   const auto& off = m.offsets();
@@ -207,7 +208,8 @@ inline SpeechEncoderForwardBound speech_encoder_forward_bound(const audio::Speec
 // scale: 1), RoPE's inverse (3), q/k/vᵀ (3D into one signal), the norm (D + 6) and add (1); GELU' (10),
 // conv2ᵀ (D), col2im (K adds), GELU' (10) — and the last dot of an entry, over at most T1 = n_frames/2 rows,
 // with the add into grads (1).
-inline int64_t speech_encoder_backward_roundings(const audio::SpeechEncoderModel& m, int64_t n_frames) {
+inline int64_t speech_encoder_backward_roundings(const speech_encoder::SpeechEncoderModel& m,
+                                                 int64_t n_frames) {
   const auto& c = m.config();
   const int64_t K = c.conv_kernel, D = c.d_model, F = c.n_ff, HD = c.head_dim(), KC = c.conv_module_kernel;
   const int64_t t1 = std::max<int64_t>(n_frames, 0) / 2, R = speech_encoder_visible_rows(c, t1 / 2);

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "../model/tiny_models.h"
-#include "audio/speech_encoder_params.h"
 #include "io/safetensors.h"
 #include "model/model_config.h"
 #include "model/random_init.h"
+#include "speech_encoder/speech_encoder_params.h"
 #include "stream/model_meta.h"
 #include "util/error.h"
 #include "util/mapped_file.h"
@@ -28,9 +28,10 @@ struct TinySpeechModelOptions {
   int64_t stack = 2;
 };
 
-inline audio::SpeechEncoderConfig tiny_speech_encoder_config(int64_t llm_hidden, int64_t chunk_frames = 4,
-                                                             int64_t stack = 2) {
-  audio::SpeechEncoderConfig c;
+inline speech_encoder::SpeechEncoderConfig tiny_speech_encoder_config(int64_t llm_hidden,
+                                                                      int64_t chunk_frames = 4,
+                                                                      int64_t stack = 2) {
+  speech_encoder::SpeechEncoderConfig c;
   c.conv_channels = 16;
   c.d_model = 16;
   c.n_layer = 1;
@@ -67,7 +68,7 @@ inline Status write_tiny_speech_model(const std::string& dir, const TinySpeechMo
   for (const char* f : {"tokenizer.json", "tokenizer_config.json"})
     fs::copy_file(tok_dir + "/" + f, dir + "/" + f, fs::copy_options::overwrite_existing, ec);
   if (ec) return io_error("copying the tokenizer: " + ec.message());
-  audio::SpeechEncoderModel enc(tiny_speech_encoder_config(c.n_embd, o.chunk_frames, o.stack));
+  speech_encoder::SpeechEncoderModel enc(tiny_speech_encoder_config(c.n_embd, o.chunk_frames, o.stack));
   enc.init_random(o.encoder_seed);
   return enc.save(dir + "/speech_encoder.safetensors");
 }

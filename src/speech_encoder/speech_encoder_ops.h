@@ -9,7 +9,7 @@
 
 #include "kernels/kernels.h"
 
-namespace gpstream::audio {
+namespace gpstream::speech_encoder {
 
 using kernels::f32_view;  // the encoder's parameters are one fp32 buffer (kernels/kernels.h)
 
@@ -38,4 +38,4 @@ int64_t first_visible_frame(int64_t chunk, int64_t chunk_frames, int64_t left_ch
 void chunk_attention_mask(float* mask, int32_t* row_end, int64_t n, int64_t chunk_frames,
                           int64_t left_chunks);
 
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech_encoder

@@ -1,6 +1,6 @@
 // Speech encoder parameters: the default config's size, config validation and JSON, seeded initialisation,
 // safetensors save/load round trip, and hostile files (each defect reported, nothing over-allocated).
-#include "audio/speech_encoder_params.h"
+#include "speech_encoder/speech_encoder_params.h"
 
 #include <gtest/gtest.h>
 
@@ -8,10 +8,10 @@
 #include <limits>
 
 #include "../testing/temp_dir.h"
-#include "audio/speech_encoder.h"
 #include "io/safetensors.h"
+#include "speech_encoder/speech_encoder.h"
 
-namespace gpstream::audio {
+namespace gpstream::speech_encoder {
 namespace {
 
 SpeechEncoderConfig small_config() {
@@ -284,4 +284,4 @@ TEST(SpeechEncoderModel, HostileFilesAreRejected) {
 }
 
 }  // namespace
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech_encoder

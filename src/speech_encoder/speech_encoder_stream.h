@@ -12,9 +12,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "audio/speech_encoder_params.h"
+#include "speech_encoder/speech_encoder_params.h"
 
-namespace gpstream::audio {
+namespace gpstream::speech_encoder {
 
 class SpeechEncoderStream {
  public:
@@ -58,4 +58,4 @@ class SpeechEncoderStream {
       hid_, pw1_;
 };
 
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech_encoder

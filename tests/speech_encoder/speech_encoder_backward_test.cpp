@@ -10,10 +10,10 @@
 #include <random>
 
 #include "../testing/speech_encoder_bounds.h"
-#include "audio/speech_encoder.h"
+#include "speech_encoder/speech_encoder.h"
 #include "speech_encoder_reference.h"
 
-namespace gpstream::audio {
+namespace gpstream::speech_encoder {
 namespace {
 
 SpeechEncoderConfig tiny_config() {
@@ -45,7 +45,7 @@ SpeechEncoderConfig tiny_config() {
 // The steps: at most 2^-14 per entry along ĝ (a coherent step, whose f''' is largest) and 2^-12 along noise
 // (weights of size 0.1–1): small enough that the truncation stays below the projected rounding, large enough
 // that eval_error/h does too.
-void expect_gradients_match(audio::SpeechEncoderModel& model, const std::vector<float>& grads,
+void expect_gradients_match(speech_encoder::SpeechEncoderModel& model, const std::vector<float>& grads,
                             const std::function<double()>& reference_loss, double eval_error,
                             int64_t n_frames) {
   const double gamma = testing::gamma_n(testing::speech_encoder_backward_roundings(model, n_frames));
@@ -95,7 +95,7 @@ struct ReferenceLoss {
   std::function<double()> loss;
   double eval_error = 0;
 };
-ReferenceLoss reference_loss(const audio::SpeechEncoderModel& model, const std::vector<float>& mel,
+ReferenceLoss reference_loss(const speech_encoder::SpeechEncoderModel& model, const std::vector<float>& mel,
                              int64_t frames, const std::vector<float>& r, const std::vector<float>& q = {}) {
   const auto b =
       testing::speech_encoder_forward_bound(model, {.against_reference = true, .n_frames = frames});
@@ -254,4 +254,4 @@ TEST(SpeechEncoderBackward, ThreadsAgree) {
 }
 
 }  // namespace
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech_encoder

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "audio/speech_encoder_params.h"
+#include "speech_encoder/speech_encoder_params.h"
 
 namespace gpstream::testing {
 
@@ -17,8 +17,8 @@ struct SpeechEncoderReference {
   std::vector<double> out;  // projector output [T3, llm_hidden]
 };
 
-inline SpeechEncoderReference speech_encoder_reference(const audio::SpeechEncoderModel& m, const float* mel,
-                                                       int64_t n_frames) {
+inline SpeechEncoderReference speech_encoder_reference(const speech_encoder::SpeechEncoderModel& m,
+                                                       const float* mel, int64_t n_frames) {
   const auto& c = m.config();
   const auto& O = m.offsets();
   const float* P = m.data();

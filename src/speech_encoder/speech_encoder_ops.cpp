@@ -1,5 +1,5 @@
 // Causal strided convolution (im2col), RoPE frequencies and the chunk mask of the speech encoder.
-#include "audio/speech_encoder_ops.h"
+#include "speech_encoder/speech_encoder_ops.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include "util/error.h"
 
-namespace gpstream::audio {
+namespace gpstream::speech_encoder {
 
 void conv_im2col(float* cols, const float* x, int64_t n_rows, int64_t width, int64_t kernel, int64_t pad,
                  int64_t n_out) {
@@ -66,4 +66,4 @@ void chunk_attention_mask(float* mask, int32_t* row_end, int64_t n, int64_t chun
   }
 }
 
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech_encoder

@@ -1,7 +1,7 @@
 // Speech manifest reader: well-formed manifests written by hand (expected fields read off the text) and the
 // committed fixture written by scripts/make-speech-data, then hostile manifests, one defect each, expecting
 // an error that names the file and line and says what is wrong.
-#include "audio/speech_manifest.h"
+#include "speech/speech_manifest.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include "../testing/temp_dir.h"
 
-namespace gpstream::audio {
+namespace gpstream::speech {
 namespace {
 
 const std::string kHeader = "wav\ttranscript\tvoice\tspeed\tpitch\tduration_ms\n";
@@ -276,4 +276,4 @@ TEST(SpeechManifest, MutatedManifestsAreAcceptedOrReportedNeverCrash) {
 }
 
 }  // namespace
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech

@@ -1,18 +1,18 @@
 // SpeechEncoderStream: incremental causal convolutions, chunked Transformer with a KV cache, projector.
-#include "audio/speech_encoder_stream.h"
+#include "speech_encoder/speech_encoder_stream.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "audio/conv_module_ops.h"
-#include "audio/speech_encoder_ops.h"
 #include "kernels/activation.h"
 #include "kernels/attention.h"
 #include "kernels/linear.h"
 #include "kernels/norm.h"
 #include "kernels/rope.h"
+#include "speech_encoder/conv_module_ops.h"
+#include "speech_encoder/speech_encoder_ops.h"
 
-namespace gpstream::audio {
+namespace gpstream::speech_encoder {
 namespace {
 
 void ensure(std::vector<float>& v, int64_t n) {
@@ -205,4 +205,4 @@ size_t SpeechEncoderStream::run_chunk(std::vector<float>& out) {
   return static_cast<size_t>(rows);
 }
 
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech_encoder

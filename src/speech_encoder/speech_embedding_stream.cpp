@@ -1,13 +1,13 @@
 // SpeechEmbeddingStream: log-mel extraction chained into the streaming speech encoder.
-#include "audio/speech_embedding_stream.h"
+#include "speech_encoder/speech_embedding_stream.h"
 
 #include "util/error.h"
 
-namespace gpstream::audio {
+namespace gpstream::speech_encoder {
 
 SpeechEmbeddingStream::SpeechEmbeddingStream(const SpeechEncoderModel& model, int n_threads)
     : encoder_(model, n_threads) {
-  GPS_ASSERT(model.config().n_mels == static_cast<int64_t>(kLogMelBins),
+  GPS_ASSERT(model.config().n_mels == static_cast<int64_t>(audio::kLogMelBins),
              "SpeechEmbeddingStream: the encoder must take 80 log-mel bins");
 }
 
@@ -26,4 +26,4 @@ void SpeechEmbeddingStream::reset() {
   encoder_.reset();
 }
 
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech_encoder

@@ -24,11 +24,11 @@
 #include <string>
 #include <vector>
 
-#include "audio/speech_encoder_config.h"
 #include "io/flat_tensors.h"
+#include "speech_encoder/speech_encoder_config.h"
 #include "util/error.h"
 
-namespace gpstream::audio {
+namespace gpstream::speech_encoder {
 
 inline constexpr const char* kSpeechEncoderMetadataKey = "gpstream.speech_encoder";
 
@@ -85,4 +85,4 @@ class SpeechEncoderModel {
   std::vector<float> values_;
 };
 
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech_encoder

@@ -1,13 +1,11 @@
 // SpeechEncoderPass: the whole-utterance forward with saved activations and the hand-written backward.
-#include "audio/speech_encoder.h"
+#include "speech_encoder/speech_encoder.h"
 
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "audio/conv_module_ops.h"
-#include "audio/speech_encoder_ops.h"
 #include "kernels/activation.h"
 #include "kernels/activation_backward.h"
 #include "kernels/attention_backward.h"
@@ -16,8 +14,10 @@
 #include "kernels/norm.h"
 #include "kernels/norm_backward.h"
 #include "kernels/rope.h"
+#include "speech_encoder/conv_module_ops.h"
+#include "speech_encoder/speech_encoder_ops.h"
 
-namespace gpstream::audio {
+namespace gpstream::speech_encoder {
 namespace {
 
 void resize(std::vector<float>& v, int64_t n) {
@@ -250,4 +250,4 @@ void SpeechEncoderPass::backward(const float* d_out, float* G, const float* d_en
                            P + O.conv1_w, C, K * M, t1_, false);
 }
 
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech_encoder

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-namespace gpstream::audio {
+namespace gpstream::speech_encoder {
 
 // GLU: out[t, i] = a[t, i] * sigmoid(a[t, width + i]); a is [n, 2 width], out [n, width].
 void glu_forward(float* out, const float* a, int64_t n, int64_t width);
@@ -25,4 +25,4 @@ void depthwise_conv_causal_backward(float* d_in, float* d_w, const float* d_out,
 void silu_rows(float* out, const float* x, int64_t n);
 void silu_backward_rows(float* d_x, const float* d_out, const float* x, int64_t n);
 
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech_encoder

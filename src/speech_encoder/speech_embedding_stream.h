@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "audio/log_mel.h"
-#include "audio/speech_encoder_stream.h"
+#include "speech_encoder/speech_encoder_stream.h"
 
-namespace gpstream::audio {
+namespace gpstream::speech_encoder {
 
 class SpeechEmbeddingStream {
  public:
@@ -26,9 +26,9 @@ class SpeechEmbeddingStream {
   size_t rows_emitted() const { return encoder_.rows_emitted(); }
 
  private:
-  LogMelStream mel_;
+  audio::LogMelStream mel_;
   SpeechEncoderStream encoder_;
   std::vector<float> frames_;
 };
 
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech_encoder

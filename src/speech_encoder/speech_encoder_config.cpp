@@ -1,12 +1,12 @@
 // SpeechEncoderConfig: validation, parameter count and the JSON form stored in safetensors metadata.
-#include "audio/speech_encoder_config.h"
+#include "speech_encoder/speech_encoder_config.h"
 
 #include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "util/json_reader.h"
 
-namespace gpstream::audio {
+namespace gpstream::speech_encoder {
 namespace {
 
 // The integer fields with their bounds (a config read from a file is untrusted): one table for reading
@@ -131,4 +131,4 @@ Result<SpeechEncoderConfig> SpeechEncoderConfig::from_json(const std::string& te
   return c;
 }
 
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech_encoder

@@ -23,7 +23,7 @@
 
 #include "util/error.h"
 
-namespace gpstream::audio {
+namespace gpstream::speech {
 
 struct FeatureAugmentOptions {
   double warp_min = 1.0, warp_max = 1.0;  // 1, 1: no warp
@@ -58,4 +58,4 @@ void apply_feature_augment(const FeatureAugmentDraw& draw, std::span<float> fram
 // The warp alone: every frame (kLogMelBins floats) stretched by alpha (> 0) as described above.
 void warp_log_mel(std::span<float> frames, double alpha);
 
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech

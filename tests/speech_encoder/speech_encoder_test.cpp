@@ -2,7 +2,7 @@
 // tests/audio/data/speech_encoder_tiny_*; the float64 reference of speech_encoder_reference.h too), streaming
 // in several chunkings equal to the whole-utterance forward, bounded KV cache, and causality (no look-ahead
 // beyond the current chunk).
-#include "audio/speech_encoder.h"
+#include "speech_encoder/speech_encoder.h"
 
 #include <gtest/gtest.h>
 
@@ -10,15 +10,15 @@
 #include <cmath>
 #include <random>
 
+#include "../audio/audio_test_util.h"
 #include "../testing/speech_encoder_bounds.h"
 #include "audio/log_mel.h"
-#include "audio/speech_embedding_stream.h"
-#include "audio/speech_encoder_stream.h"
 #include "audio/wav.h"
-#include "audio_test_util.h"
+#include "speech_encoder/speech_embedding_stream.h"
+#include "speech_encoder/speech_encoder_stream.h"
 #include "speech_encoder_reference.h"
 
-namespace gpstream::audio {
+namespace gpstream::speech_encoder {
 namespace {
 
 using testing::read_f32;
@@ -284,13 +284,13 @@ TEST(SpeechEncoder, ShortUtterancesGiveNoRows) {
 // Samples in any chunk sizes through LogMelStream + the encoder equal log_mel() + the whole-utterance
 // forward.
 TEST(SpeechEmbeddingStream, SamplesToRowsEqualsWholeFile) {
-  auto wav = read_wav_file(kData + "chirp_tones_16k.wav");
+  auto wav = audio::read_wav_file(kData + "chirp_tones_16k.wav");
   ASSERT_TRUE(wav.ok());
   const auto& samples = wav->samples;
   auto model = SpeechEncoderModel::load(kData + "speech_encoder_tiny_a.safetensors");
   ASSERT_TRUE(model.ok());
-  const auto mel = log_mel(samples);
-  const int64_t frames = static_cast<int64_t>(mel.size() / kLogMelBins);
+  const auto mel = audio::log_mel(samples);
+  const int64_t frames = static_cast<int64_t>(mel.size() / audio::kLogMelBins);
   SpeechEncoderPass pass(*model);
   const auto whole = pass.forward(mel.data(), frames);
   ASSERT_FALSE(whole.empty());
@@ -310,4 +310,4 @@ TEST(SpeechEmbeddingStream, SamplesToRowsEqualsWholeFile) {
 }
 
 }  // namespace
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech_encoder

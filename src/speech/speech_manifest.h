@@ -20,7 +20,7 @@
 
 #include "util/error.h"
 
-namespace gpstream::audio {
+namespace gpstream::speech {
 
 struct SpeechUtterance {
   std::string wav;         // as written in the manifest (relative to it); also the utterance's identity
@@ -64,4 +64,4 @@ Result<SpeechManifest> parse_speech_manifest(std::span<const std::byte> bytes, c
 // Reads and parses the manifest at `path` (wav paths resolved against its folder).
 Result<SpeechManifest> read_speech_manifest(const std::string& path);
 
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech

@@ -1,5 +1,5 @@
 // SpeechEncoderModel: the parameter table, seeded initialisation and safetensors save/load.
-#include "audio/speech_encoder_params.h"
+#include "speech_encoder/speech_encoder_params.h"
 
 #include <cmath>
 #include <random>
@@ -8,7 +8,7 @@
 #include "io/tensor.h"
 #include "util/half.h"
 
-namespace gpstream::audio {
+namespace gpstream::speech_encoder {
 
 SpeechEncoderModel::SpeechEncoderModel(const SpeechEncoderConfig& config) : config_(config) {
   GPS_ASSERT(config.validate().ok(), "SpeechEncoderModel: invalid config (validate() it first)");
@@ -143,4 +143,4 @@ Result<SpeechEncoderModel> SpeechEncoderModel::load(const std::string& path) {
   return model;
 }
 
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech_encoder

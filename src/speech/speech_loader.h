@@ -9,23 +9,23 @@
 #include <vector>
 
 #include "audio/noise.h"
-#include "audio/speech_manifest.h"
+#include "speech/speech_manifest.h"
 #include "util/error.h"
 
-namespace gpstream::audio {
+namespace gpstream::speech {
 
 struct SpeechLoadOptions {
   bool add_noise = true;
-  NoiseOptions noise;
+  audio::NoiseOptions noise;
   uint64_t seed = 1;
   // Largest accepted |WAV length - manifest duration_ms|, in ms (the manifest floors; other tools may round).
   uint32_t duration_tolerance_ms = 1;
 };
 
 struct LoadedSpeech {
-  std::vector<float> samples;  // 16 kHz mono (kLogMelSampleRate), noise included
+  std::vector<float> samples;  // 16 kHz mono (audio::kLogMelSampleRate), noise included
   uint32_t source_rate = 0;    // the WAV's sample rate
-  NoiseDraw noise;             // what was mixed in (clean = true when add_noise is false)
+  audio::NoiseDraw noise;      // what was mixed in (clean = true when add_noise is false)
 };
 
 // Reads, checks, resamples and noises `utterance`. Errors name the audio file (and the manifest line for a
@@ -33,4 +33,4 @@ struct LoadedSpeech {
 Result<LoadedSpeech> load_speech_utterance(const SpeechUtterance& utterance, uint64_t epoch,
                                            const SpeechLoadOptions& options);
 
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech

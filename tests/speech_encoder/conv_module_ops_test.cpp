@@ -1,7 +1,7 @@
 // The convolution module's pieces: the causal depthwise convolution on a case worked by hand, and every
 // backward as the adjoint of its forward (<J x, y> = <x, J^T y>, with J from central differences for the
 // non-linear ones).
-#include "audio/conv_module_ops.h"
+#include "speech_encoder/conv_module_ops.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 
 #include "../testing/fp_bounds.h"
 
-namespace gpstream::audio {
+namespace gpstream::speech_encoder {
 namespace {
 
 std::vector<float> randn(size_t n, uint32_t seed) {
@@ -183,4 +183,4 @@ TEST(ConvModuleOps, GluAndSiluBackwardMatchFiniteDifferences) {
 }
 
 }  // namespace
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech_encoder

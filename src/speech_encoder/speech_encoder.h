@@ -18,9 +18,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "audio/speech_encoder_params.h"
+#include "speech_encoder/speech_encoder_params.h"
 
-namespace gpstream::audio {
+namespace gpstream::speech_encoder {
 
 class SpeechEncoderPass {
  public:
@@ -59,4 +59,4 @@ class SpeechEncoderPass {
   std::vector<float> inv_freq_;
 };
 
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech_encoder

@@ -1,11 +1,11 @@
 // GLU, causal depthwise convolution and SiLU for the speech encoder's convolution module, with adjoints.
-#include "audio/conv_module_ops.h"
+#include "speech_encoder/conv_module_ops.h"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-namespace gpstream::audio {
+namespace gpstream::speech_encoder {
 namespace {
 
 float sigmoid(float x) {
@@ -85,4 +85,4 @@ void silu_backward_rows(float* d_x, const float* d_out, const float* x, int64_t 
   }
 }
 
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech_encoder

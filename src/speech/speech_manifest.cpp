@@ -3,7 +3,7 @@
 // "FILE:LINE: what". The bytes are never trusted: sizes are bounded before anything is allocated, numbers are
 // parsed digit by digit with an overflow bound, text must be valid UTF-8 without control characters, and wav
 // paths must stay inside the manifest's folder.
-#include "audio/speech_manifest.h"
+#include "speech/speech_manifest.h"
 
 #include <charconv>
 #include <cstdio>
@@ -12,7 +12,7 @@
 
 #include "util/mapped_file.h"
 
-namespace gpstream::audio {
+namespace gpstream::speech {
 namespace {
 
 // Length of the valid UTF-8 sequence starting at s[i], or 0 if it is invalid (overlong forms, surrogates,
@@ -209,4 +209,4 @@ Result<SpeechManifest> read_speech_manifest(const std::string& path) {
   return parse_speech_manifest(file->bytes(), path, std::filesystem::path(path).parent_path().string());
 }
 
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech

@@ -2,7 +2,7 @@
 // the length the resampler definition gives, noise at the drawn SNR (measured against the clean load), the
 // same noise for the same (seed, epoch, wav) whatever the manifest's order, other noise in another epoch, and
 // clear errors for a length that disagrees with the manifest, a missing WAV and invalid noise options.
-#include "audio/speech_loader.h"
+#include "speech/speech_loader.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include "../testing/fp_bounds.h"
 #include "../testing/temp_dir.h"
 
-namespace gpstream::audio {
+namespace gpstream::speech {
 namespace {
 
 const std::string kFixture = std::string(GPSTREAM_SOURCE_DIR) + "/tests/audio/data/speech/";
@@ -163,4 +163,4 @@ TEST(SpeechLoader, MissingWavAndBadOptionsAreErrors) {
 }
 
 }  // namespace
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech

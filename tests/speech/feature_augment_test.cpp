@@ -2,7 +2,7 @@
 // exactly, since linear interpolation of a linear function is exact, to the warped position computed here
 // from the Slaney mel formula written out separately), a formant peak moving up by the warp factor, the
 // SpecAugment masks' bounds and fill value, seeding, and option validation.
-#include "audio/feature_augment.h"
+#include "speech/feature_augment.h"
 
 #include <gtest/gtest.h>
 
@@ -13,10 +13,10 @@
 #include "../testing/fp_bounds.h"
 #include "audio/log_mel.h"
 
-namespace gpstream::audio {
+namespace gpstream::speech {
 namespace {
 
-constexpr size_t kBins = kLogMelBins;
+constexpr size_t kBins = audio::kLogMelBins;
 
 // Slaney mel (linear below 1 kHz, logarithmic above), written out for the test.
 double mel(double hz) {
@@ -173,4 +173,4 @@ TEST(FeatureAugment, ValidationRejectsBadOptions) {
 }
 
 }  // namespace
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech

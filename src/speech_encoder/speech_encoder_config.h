@@ -13,7 +13,7 @@ namespace gpstream {
 class JsonReader;  // util/json_reader.h
 }  // namespace gpstream
 
-namespace gpstream::audio {
+namespace gpstream::speech_encoder {
 
 struct SpeechEncoderConfig {
   int64_t n_mels = 80;  // input features per 10 ms frame (log_mel.h)
@@ -64,4 +64,4 @@ struct SpeechEncoderConfig {
   Status read_fields(JsonReader& r, bool all_required);
 };
 
-}  // namespace gpstream::audio
+}  // namespace gpstream::speech_encoder
