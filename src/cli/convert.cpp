@@ -5,8 +5,9 @@
 
 #include "cli/command.h"
 #include "model/gguf_model.h"
+#include "model/model_convert.h"
 #include "model/quantize_model.h"
-#include "stream/model_convert.h"
+#include "stream/model_meta.h"
 
 namespace gpstream::cli {
 namespace {
@@ -32,8 +33,14 @@ int run_convert(int argc, char** argv) {
     std::fprintf(stderr, "gpstream convert: OUTPUT must end in .gguf when INPUT is a directory\n");
     return kExitUsage;
   }
-  auto report = to_hf ? stream::convert_gguf_to_hf(input, output, *type)
-                      : stream::convert_hf_to_gguf(input, output, *type, name);
+  // A gpstream.json the commands could not load is refused now, not when the GGUF file is loaded.
+  const model::HfToGgufOptions options{
+      .name = name, .check_gpstream_json = [](const std::string& text, const std::string& path) -> Status {
+        GPS_TRY(stream::ModelMeta::parse(text, path));
+        return {};
+      }};
+  auto report = to_hf ? model::convert_gguf_to_hf(input, output, *type)
+                      : model::convert_hf_to_gguf(input, output, *type, options);
   if (!report) return fail("convert", report.error());
   std::fprintf(stderr, "gpstream convert: wrote %s: %d tensors (%.1f MiB, %s)%s\n", output.c_str(),
                report->tensors, static_cast<double>(report->bytes) / (1 << 20), type_s.c_str(),

@@ -6,6 +6,7 @@
 
 #include "io/gguf.h"
 #include "model/gguf_model.h"
+#include "model/model_convert.h"
 #include "util/json_reader.h"
 #include "util/mapped_file.h"
 
@@ -71,11 +72,11 @@ Result<ModelMeta> ModelMeta::parse(const std::string& text, const std::string& w
 Result<ModelMeta> ModelMeta::load(const std::string& model_dir) {
   if (model::is_gguf_path(model_dir)) {
     GPS_ASSIGN(io::GgufFile g, io::read_gguf(model_dir));
-    const io::GgufValue* v = g.metadata.find(kGgufKey);
+    const io::GgufValue* v = g.metadata.find(model::kGpstreamJsonGgufKey);
     if (!v) return ModelMeta{};
     if (v->type != io::GgufType::String)
-      return format_error(model_dir + ": metadata key " + kGgufKey + " is not a string");
-    GPS_ASSIGN(ModelMeta m, parse(v->str, model_dir + ": " + kGgufKey));
+      return format_error(model_dir + ": metadata key " + model::kGpstreamJsonGgufKey + " is not a string");
+    GPS_ASSIGN(ModelMeta m, parse(v->str, model_dir + ": " + model::kGpstreamJsonGgufKey));
     m.from_file = true;
     return m;
   }

@@ -34,11 +34,10 @@ struct ModelMeta {
   bool from_file = false;  // set by load(): read from a gpstream.json (or GGUF key), not the defaults
 
   static Result<ModelMeta> parse(const std::string& text, const std::string& where);
-  // Reads MODEL_DIR/gpstream.json, or for a .gguf file the text under the metadata key kGgufKey; a model
-  // without one gets the defaults above.
+  // Reads MODEL_DIR/gpstream.json, or for a .gguf file the text under the metadata key
+  // model::kGpstreamJsonGgufKey; a model without one gets the defaults above.
   static Result<ModelMeta> load(const std::string& model_dir);
   std::string to_json() const;
-  static constexpr const char* kGgufKey = "gpstream.json";
 };
 
 }  // namespace gpstream::stream

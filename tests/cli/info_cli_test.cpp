@@ -151,6 +151,14 @@ TEST_F(InfoCli, ATinyModelWithoutGpstreamJsonAndItsGguf) {
       run("init-model -o tiny --tokenizer tok --layers 2 --hidden 64 --heads 4 --kv-heads 2 "
           "--intermediate 96 --dtype bf16 --untied");
   ASSERT_EQ(init.code, 0) << init.err;
+  // A gpstream.json the commands could not load: convert refuses it, naming the file and the key, and
+  // writes nothing.
+  std::ofstream(kDir + "/tiny/gpstream.json") << "{\"k_mx\": 3}";
+  const auto broken = run("convert tiny broken.gguf");
+  EXPECT_EQ(broken.code, 1) << broken.err;
+  EXPECT_NE(broken.err.find("gpstream convert: tiny/gpstream.json: unknown key 'k_mx'"), std::string::npos)
+      << broken.err;
+  EXPECT_FALSE(std::filesystem::exists(kDir + "/broken.gguf"));
   std::filesystem::remove(kDir + "/tiny/gpstream.json");
   const json info = check_directory(kDir + "/tiny");
   EXPECT_EQ(info["tied_embeddings"], false);

@@ -1,5 +1,5 @@
 // HF directory ↔ GGUF conversion (see model_convert.h).
-#include "stream/model_convert.h"
+#include "model/model_convert.h"
 
 #include <filesystem>
 
@@ -10,33 +10,31 @@
 #include "model/model_config.h"
 #include "model/quantize_model.h"
 #include "model/tensor_names.h"
-#include "stream/model_meta.h"
 #include "tokenizer/gguf_vocab.h"
 #include "util/mapped_file.h"
 
-namespace gpstream::stream {
+namespace gpstream::model {
 namespace fs = std::filesystem;
 
 Result<ConvertReport> convert_hf_to_gguf(const std::string& hf_dir, const std::string& gguf_path,
-                                         io::DType type, const std::string& name) {
-  GPS_ASSIGN(model::ModelConfig loaded_config, model::load_hf_config(hf_dir));
+                                         io::DType type, const HfToGgufOptions& options) {
+  GPS_ASSIGN(ModelConfig loaded_config, load_hf_config(hf_dir));
   GPS_ASSIGN(io::TensorMap hf, io::read_safetensors_dir(hf_dir));
   // Refuse tensors the table does not know (they would be silently dropped).
   for (const auto& [n, t] : hf.tensors) {
     (void)t;
-    if (!model::tensor_id_from_hf(loaded_config, n) && n.find("rotary_emb.inv_freq") == std::string::npos)
+    if (!tensor_id_from_hf(loaded_config, n) && n.find("rotary_emb.inv_freq") == std::string::npos)
       return unsupported(hf_dir + ": tensor " + n + " has no GGUF name");
   }
   // Gemma 2: norms as 1 + w, query_pre_attn_scalar folded into attn_q (in F32, before the storage type).
-  GPS_ASSIGN(model::ModelForm form, model::to_llamacpp_form(loaded_config, hf));
-  const model::ModelConfig& config = form.config;
-  io::TensorMap stored = model::convert_model_tensors(config, form.tensors, type);
-  std::string model_name = name;
+  GPS_ASSIGN(ModelForm form, to_llamacpp_form(loaded_config, hf));
+  const ModelConfig& config = form.config;
+  io::TensorMap stored = convert_model_tensors(config, form.tensors, type);
+  std::string model_name = options.name;
   if (model_name.empty()) model_name = fs::path(hf_dir).lexically_normal().filename().string();
   if (model_name.empty())
     model_name = fs::absolute(hf_dir).lexically_normal().parent_path().filename().string();
-  GPS_ASSIGN(io::GgufMetadata meta,
-             model::gguf_metadata_for(config, model_name, model::gguf_file_type(type)));
+  GPS_ASSIGN(io::GgufMetadata meta, gguf_metadata_for(config, model_name, gguf_file_type(type)));
   ConvertReport report;
   std::error_code ec;
   const fs::path dir(hf_dir);
@@ -56,13 +54,14 @@ Result<ConvertReport> convert_hf_to_gguf(const std::string& hf_dir, const std::s
     meta.set("tokenizer.ggml.model", io::GgufValue::string("none"));
   }
   if (fs::exists(dir / "gpstream.json", ec)) {
-    GPS_ASSIGN(std::string text, read_regular_text_file((dir / "gpstream.json").string()));
-    GPS_TRY(
-        ModelMeta::parse(text, (dir / "gpstream.json").string()));  // refuse a broken file now, not at load
-    meta.set(ModelMeta::kGgufKey, io::GgufValue::string(text));
+    const std::string path = (dir / "gpstream.json").string();
+    GPS_ASSIGN(std::string text, read_regular_text_file(path));
+    if (options.check_gpstream_json)
+      GPS_TRY(options.check_gpstream_json(text, path));  // refused now, not at load
+    meta.set(kGpstreamJsonGgufKey, io::GgufValue::string(text));
   }
   io::TensorMap permuted;
-  GPS_ASSIGN(auto tensors, model::gguf_tensors_from_hf(config, stored, permuted));
+  GPS_ASSIGN(auto tensors, gguf_tensors_from_hf(config, stored, permuted));
   for (const auto& t : tensors) report.bytes += t.data.bytes.size();
   report.tensors = static_cast<int>(tensors.size());
   GPS_TRY(io::write_gguf(gguf_path, meta, tensors));
@@ -75,25 +74,25 @@ Result<ConvertReport> convert_gguf_to_hf(const std::string& gguf_path, const std
     return invalid_argument("a Hugging Face directory stores f32, f16 or bf16 (got " +
                             std::string(io::dtype_name(type)) + ")");
   GPS_ASSIGN(io::GgufFile g, io::read_gguf(gguf_path));
-  auto config = model::config_from_gguf(g);
+  auto config = config_from_gguf(g);
   if (!config.ok()) return config.error().with_context(gguf_path);
-  auto hf = model::hf_tensors_from_gguf(g, *config);
+  auto hf = hf_tensors_from_gguf(g, *config);
   if (!hf.ok()) return hf.error().with_context(gguf_path);
   // Gemma 2's norms back to Hugging Face's w (the file holds 1 + w).
-  model::ModelForm form = model::to_hf_form(*config, *hf);
-  model::ModelConfig c = form.config;
+  ModelForm form = to_hf_form(*config, *hf);
+  ModelConfig c = form.config;
   c.torch_dtype = type == io::DType::F32 ? "float32" : type == io::DType::F16 ? "float16" : "bfloat16";
   // Every matrix and vector in the chosen float type (vectors stay F32, as convert_model_tensors keeps them).
   io::TensorMap plain;
   for (const auto& [n, t] : form.tensors.tensors) {
     if (io::dtype_is_quantized(t.dtype)) {
-      plain.add_f32(n, t.shape, model::dequantize_tensor(t));
+      plain.add_f32(n, t.shape, dequantize_tensor(t));
     } else {
       plain.tensors[n] = t;
     }
   }
   plain.owners.insert(plain.owners.end(), form.tensors.owners.begin(), form.tensors.owners.end());
-  io::TensorMap out = model::convert_model_tensors(c, plain, type);
+  io::TensorMap out = convert_model_tensors(c, plain, type);
   std::vector<io::TensorToWrite> list;
   ConvertReport report;
   for (const auto& [n, t] : out.tensors) {
@@ -106,7 +105,7 @@ Result<ConvertReport> convert_gguf_to_hf(const std::string& gguf_path, const std
   if (ec) return io_error(hf_dir + ": cannot create directory: " + ec.message());
   const fs::path dir(hf_dir);
   GPS_TRY(io::write_safetensors((dir / "model.safetensors").string(), list, {{"format", "pt"}}));
-  const std::string config_json = model::config_to_hf_json(c);
+  const std::string config_json = config_to_hf_json(c);
   GPS_TRY(write_file_atomic((dir / "config.json").string(), std::as_bytes(std::span(config_json))));
   auto tok = tokenizer::tokenizer_json_from_gguf(g.metadata);
   if (tok.ok()) {
@@ -118,9 +117,9 @@ Result<ConvertReport> convert_gguf_to_hf(const std::string& gguf_path, const std
   } else if (tok.error().code() != ErrorCode::NotFound) {
     return tok.error().with_context(gguf_path);
   }
-  if (const io::GgufValue* v = g.metadata.find(ModelMeta::kGgufKey); v && v->type == io::GgufType::String)
+  if (const io::GgufValue* v = g.metadata.find(kGpstreamJsonGgufKey); v && v->type == io::GgufType::String)
     GPS_TRY(write_file_atomic((dir / "gpstream.json").string(), std::as_bytes(std::span(v->str))));
   return report;
 }
 
-}  // namespace gpstream::stream
+}  // namespace gpstream::model
