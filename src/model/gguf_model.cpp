@@ -31,6 +31,7 @@ io::TensorData permute_qk(const io::TensorData& t, int n_head, int head_dim, boo
                           io::TensorMap& storage, const std::string& name) {
   const int64_t rows = t.shape[0];
   const size_t row_bytes = t.bytes.size() / static_cast<size_t>(rows);
+  if (row_bytes == 0) return t;  // a tensor with no elements has no rows to reorder
   std::vector<std::byte> out(t.bytes.size());
   const int half = head_dim / 2;
   for (int h = 0; h < n_head; ++h) {

@@ -284,5 +284,33 @@ TEST(GgufModelErrors, MetadataErrorsNameTheKey) {
   expect_error(m, "blk.1");
 }
 
+// A llama Q projection with no columns (a fuzzed file): there are no rows to un-interleave, and the load
+// refuses the tensor's shape by name instead of copying from an empty buffer (null for memcpy: undefined
+// behaviour that the UBSan build stops on).
+TEST(GgufModelErrors, AnEmptyQProjectionIsRefusedByShape) {
+  const model::ModelConfig c = testing::tiny_config(false, false, false);
+  const io::TensorMap t = model::random_tensors(c, testing::tiny_init(1));
+  TempDir dir;
+  auto meta = model::gguf_metadata_for(c, "x", 0);
+  ASSERT_TRUE(meta.ok());
+  io::TensorMap permuted;
+  auto tensors = model::gguf_tensors_from_hf(c, t, permuted);
+  ASSERT_TRUE(tensors.ok());
+  bool replaced = false;
+  for (io::GgufTensorToWrite& w : *tensors)
+    if (w.name == "blk.0.attn_q.weight") {
+      w.data.shape = {w.data.shape[0], 0};
+      w.data.bytes = {};
+      replaced = true;
+    }
+  ASSERT_TRUE(replaced);
+  const std::string path = dir.file("empty_q.gguf");
+  ASSERT_TRUE(io::write_gguf(path, *meta, *tensors).ok());
+  auto r = model::Transformer::load(path, 1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("q_proj.weight has shape [32, 0], expected [32, 32]"), std::string::npos)
+      << r.error().message();
+}
+
 }  // namespace
 }  // namespace gpstream
