@@ -294,36 +294,23 @@ class SpeechTrainingJob final : public train::TrainingJob {
 
   Result<std::string> step_metrics(const train::StepDone& done, const train::StepTiming& timing) override {
     SpeechStepReport r;
-    r.step = timing.step;
-    r.total_steps = timing.total_steps;
-    r.loss = done.loss;
+    train::fill_step_progress(r, done, timing, lr_, grad_norm_);
     r.ctc_only = ctc_only_;
-    r.lr = lr_;
-    r.grad_norm = grad_norm_;
     if (ctc_counted_ > 0) r.ctc_loss = ctc_mean_;
     r.utterances_seen = timing.seen;
-    r.utterances_per_s = timing.run_s > 0 ? static_cast<double>(timing.seen_this_run) / timing.run_s : 0;
-    r.audio_s_per_s = timing.run_s > 0 ? audio_s_run_ / timing.run_s : 0;
-    r.elapsed_s = timing.elapsed_s;
-    r.eta_s = timing.eta_s;
+    r.utterances_per_s = timing.per_s(static_cast<double>(timing.seen_this_run));
+    r.audio_s_per_s = timing.per_s(audio_s_run_);
     if (cfg_.dev_every > 0 && timing.step % cfg_.dev_every == 0 && !dev_.empty()) {
       GPS_ASSIGN(DevScores ds, eval_dev());
       r.dev_loss = ds.loss;
       r.dev_ctc_wer = ds.ctc_wer;
     }
-    nlohmann::ordered_json j;
-    j["step"] = r.step;
-    if (ctc_only_) j["phase"] = "ctc";
-    j["loss"] = r.loss;
-    j["lr"] = lr_;
-    j["grad_norm"] = grad_norm_;
-    if (r.ctc_loss) j["ctc_loss"] = *r.ctc_loss;
-    j["utterances"] = r.utterances_seen;
-    j["elapsed_s"] = r.elapsed_s;
-    if (r.dev_loss) j["dev_loss"] = *r.dev_loss;
-    if (r.dev_ctc_wer) j["dev_ctc_wer"] = *r.dev_ctc_wer;
+    nlohmann::ordered_json fields, dev_fields;
+    if (r.ctc_loss) fields["ctc_loss"] = *r.ctc_loss;
+    fields["utterances"] = r.utterances_seen;
+    if (r.dev_ctc_wer) dev_fields["dev_ctc_wer"] = *r.dev_ctc_wer;
     if (opt_.on_step) opt_.on_step(r);
-    return j.dump();
+    return train::step_metrics_line(r, ctc_only_ ? "ctc" : "", fields, dev_fields);
   }
 
   Result<std::optional<double>> final_dev_loss() override {

@@ -22,17 +22,14 @@
 
 namespace gpstream::speech {
 
-struct SpeechStepReport {
-  int64_t step = 0, total_steps = 0;
-  double loss = 0;        // token mean over the step's transcript tokens; in a CTC-only step the CTC loss
+// A step's progress (train/training_run.h; its loss: the token mean over the step's transcript tokens, in a
+// CTC-only step the CTC loss) and what a speech step adds.
+struct SpeechStepReport : train::StepProgress {
   bool ctc_only = false;  // a step of the first ctc_only_steps (encoder and CTC head alone)
   std::optional<double> ctc_loss;  // the auxiliary CTC loss, per character (when on)
-  double lr = 0, grad_norm = 0;
   int64_t utterances_seen = 0;
-  double utterances_per_s = 0;  // over this run's steps so far
-  double audio_s_per_s = 0;     // seconds of training audio per second of training
-  double elapsed_s = 0, eta_s = 0;
-  std::optional<double> dev_loss;
+  double utterances_per_s = 0;        // over this run's steps so far
+  double audio_s_per_s = 0;           // seconds of training audio per second of training
   std::optional<double> dev_ctc_wer;  // corpus WER (fraction) of the CTC head's greedy transcripts on dev
 };
 

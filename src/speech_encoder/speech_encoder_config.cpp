@@ -101,21 +101,18 @@ std::string SpeechEncoderConfig::to_json() const {
 }
 
 Status SpeechEncoderConfig::read_fields(JsonReader& r, bool all_required) {
-  for (const IntField& f : kIntFields) {
-    // Optional even in a full config: encoders saved before the convolution module existed have none.
-    const bool optional = !all_required || f.field == &SpeechEncoderConfig::conv_module_kernel;
-    if (optional)
-      GPS_TRY(r.optional(f.name, this->*f.field, f.lo, f.hi));
-    else
-      GPS_TRY(r.required(f.name, this->*f.field, f.lo, f.hi));
-  }
+  // One field within [lo, hi], required or optional.
+  const auto read = [&r](bool required, const char* name, auto& out, auto lo, auto hi) {
+    return required ? r.required(name, out, lo, hi) : r.optional(name, out, lo, hi);
+  };
+  // conv_module_kernel is optional even in a full config: encoders saved before the convolution module
+  // existed have none.
+  for (const IntField& f : kIntFields)
+    GPS_TRY(read(all_required && f.field != &SpeechEncoderConfig::conv_module_kernel, f.name, this->*f.field,
+                 f.lo, f.hi));
   float* const floats[] = {&mel_shift, &mel_scale, &norm_eps, &rope_theta};
-  for (size_t i = 0; i < std::size(kFloatFields); ++i) {
-    if (all_required)
-      GPS_TRY(r.required(kFloatFields[i], *floats[i], -kFloatBound, kFloatBound));
-    else
-      GPS_TRY(r.optional(kFloatFields[i], *floats[i], -kFloatBound, kFloatBound));
-  }
+  for (size_t i = 0; i < std::size(kFloatFields); ++i)
+    GPS_TRY(read(all_required, kFloatFields[i], *floats[i], -kFloatBound, kFloatBound));
   return {};
 }
 

@@ -56,6 +56,23 @@ struct BpeConfig {
   std::string end_of_word_suffix;
 };
 
+// The tokenizer.json "model" object of a byte-level BPE as gpstream writes it (no unk_token, dropout, word
+// affixes or byte_fallback): `vocab` (token -> id) and `merges`. J is the writer's JSON type: nlohmann::json
+// sorts the keys, ordered_json keeps them in this order, so each writer's file keeps its bytes.
+template <class J, class Merges>
+J byte_level_bpe_model_json(J vocab, const Merges& merges) {
+  return J{{"type", "BPE"},
+           {"dropout", nullptr},
+           {"unk_token", nullptr},
+           {"continuing_subword_prefix", nullptr},
+           {"end_of_word_suffix", nullptr},
+           {"fuse_unk", false},
+           {"byte_fallback", false},
+           {"ignore_merges", false},
+           {"vocab", std::move(vocab)},
+           {"merges", merges}};
+}
+
 class BpeModel {
  public:
   // Maximum token id accepted in a vocabulary (bounds memory for hostile files).

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <queue>
 
+#include "tokenizer/bpe_model.h"
 #include "tokenizer/normalizer.h"
 #include "tokenizer/pre_tokenizer.h"
 #include "tokenizer/unicode.h"
@@ -12,11 +13,6 @@
 namespace gpstream::tokenizer {
 
 namespace {
-constexpr const char* kLlama3Regex =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-constexpr const char* kQwen2Regex =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-
 Json byte_level(bool use_regex) {
   return Json{
       {"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", use_regex}};
@@ -246,16 +242,7 @@ Result<Json> BpeTrainer::train(Stats* stats) {
   t["pre_tokenizer"] = pre_tokenizer_json_;
   t["post_processor"] = byte_level(false);
   t["decoder"] = byte_level(false);
-  t["model"] = Json{{"type", "BPE"},
-                    {"dropout", nullptr},
-                    {"unk_token", nullptr},
-                    {"continuing_subword_prefix", nullptr},
-                    {"end_of_word_suffix", nullptr},
-                    {"fuse_unk", false},
-                    {"byte_fallback", false},
-                    {"ignore_merges", false},
-                    {"vocab", vocab},
-                    {"merges", merges}};
+  t["model"] = byte_level_bpe_model_json(std::move(vocab), merges);
   if (stats) {
     stats->words = words_;
     stats->unique_words = words.size();

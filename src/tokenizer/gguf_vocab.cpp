@@ -4,7 +4,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "tokenizer/bpe_model.h"
 #include "tokenizer/json_loader.h"
+#include "tokenizer/pre_tokenizer.h"
 #include "tokenizer/unicode.h"
 
 namespace gpstream::tokenizer {
@@ -14,15 +16,6 @@ using OJson = nlohmann::ordered_json;
 
 // llama.cpp token types (tokenizer.ggml.token_type).
 constexpr int64_t kNormal = 1, kControl = 3, kUserDefined = 4, kUnused = 5;
-
-// Split regexes of the byte-level pre-tokenizers, as in each family's tokenizer.json.
-constexpr const char* kQwen2Regex =
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
-    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
-    "\\s+(?!\\S)|\\s+";
-constexpr const char* kLlama3Regex =
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
-    "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
 OJson split_then_bytelevel(const char* regex) {
   return {{"type", "Sequence"},
@@ -138,16 +131,7 @@ Result<std::string> tokenizer_json_from_gguf(const io::GgufMetadata& m) {
   }
   j["decoder"] = {
       {"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}};
-  j["model"] = {{"type", "BPE"},
-                {"dropout", nullptr},
-                {"unk_token", nullptr},
-                {"continuing_subword_prefix", nullptr},
-                {"end_of_word_suffix", nullptr},
-                {"fuse_unk", false},
-                {"byte_fallback", false},
-                {"ignore_merges", false},
-                {"vocab", vocab},
-                {"merges", merges->strs}};
+  j["model"] = byte_level_bpe_model_json(std::move(vocab), merges->strs);
   return j.dump();
 }
 

@@ -51,5 +51,10 @@ struct PreTokenizer {
 
 // The GPT-2 pre-tokenization regex used by ByteLevel with use_regex = true.
 extern const char* const kGpt2Regex;
+// The Split regexes in front of ByteLevel (use_regex = false) in Llama 3's and Qwen2's tokenizer.json.
+inline constexpr const char* kLlama3Regex =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+inline constexpr const char* kQwen2Regex =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 }  // namespace gpstream::tokenizer

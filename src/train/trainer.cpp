@@ -117,30 +117,15 @@ class TextTrainingJob final : public TrainingJob {
 
   Result<std::string> step_metrics(const StepDone& done, const StepTiming& timing) override {
     StepReport r;
-    r.step = timing.step;
-    r.total_steps = timing.total_steps;
-    r.loss = done.loss;
-    r.lr = lr_;
-    r.grad_norm = grad_norm_;
+    fill_step_progress(r, done, timing, lr_, grad_norm_);
     r.tokens_seen = timing.seen;
-    r.tokens_per_s = timing.run_s > 0 ? static_cast<double>(timing.seen_this_run) / timing.run_s : 0;
-    r.elapsed_s = timing.elapsed_s;
-    r.eta_s = timing.eta_s;
+    r.tokens_per_s = timing.per_s(static_cast<double>(timing.seen_this_run));
     if (cfg_.dev_every > 0 && timing.step % cfg_.dev_every == 0 && !dev_batches_.empty()) {
       GPS_ASSIGN(double dl, eval_dev());
       r.dev_loss = dl;
     }
-    nlohmann::ordered_json j;
-    j["step"] = r.step;
-    j["loss"] = r.loss;
-    j["lr"] = lr_;
-    j["grad_norm"] = r.grad_norm;
-    j["tokens"] = r.tokens_seen;
-    j["tokens_per_s"] = r.tokens_per_s;
-    j["elapsed_s"] = r.elapsed_s;
-    if (r.dev_loss) j["dev_loss"] = *r.dev_loss;
     if (opt_.on_step) opt_.on_step(r);
-    return j.dump();
+    return step_metrics_line(r, "", {{"tokens", r.tokens_seen}, {"tokens_per_s", r.tokens_per_s}}, {});
   }
 
   Result<std::optional<double>> final_dev_loss() override {

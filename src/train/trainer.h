@@ -15,17 +15,11 @@
 
 namespace gpstream::train {
 
-struct StepReport {
-  int64_t step = 0;         // optimizer steps done
-  int64_t total_steps = 0;  // planned (estimated under a token budget)
-  double loss = 0;          // token-mean training loss of this step
-  double lr = 0;
-  double grad_norm = 0;
+// A step's progress (train/training_run.h; its loss: the token mean, total_steps estimated under a token
+// budget) and the tokens seen.
+struct StepReport : StepProgress {
   int64_t tokens_seen = 0;
   double tokens_per_s = 0;  // over this run's steps so far
-  double elapsed_s = 0;
-  double eta_s = 0;
-  std::optional<double> dev_loss;  // when evaluated at this step
 };
 
 // The run's resume, export-only, interruption and test hooks (train/training_run.h), and its progress.

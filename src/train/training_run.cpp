@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "train/checkpoint.h"
 #include "train/loss_plot.h"
@@ -59,6 +60,33 @@ Status check_run_control(const RunControl& control) {
   if (control.export_only && control.resume.empty())
     return invalid_argument("export-only needs a checkpoint to resume from (--resume)");
   return {};
+}
+
+void fill_step_progress(StepProgress& p, const StepDone& done, const StepTiming& timing, double lr,
+                        double grad_norm) {
+  p.step = timing.step;
+  p.total_steps = timing.total_steps;
+  p.loss = done.loss;
+  p.lr = lr;
+  p.grad_norm = grad_norm;
+  p.elapsed_s = timing.elapsed_s;
+  p.eta_s = timing.eta_s;
+}
+
+std::string step_metrics_line(const StepProgress& p, std::string_view phase,
+                              const nlohmann::ordered_json& fields,
+                              const nlohmann::ordered_json& dev_fields) {
+  nlohmann::ordered_json j;
+  j["step"] = p.step;
+  if (!phase.empty()) j["phase"] = std::string(phase);
+  j["loss"] = p.loss;
+  j["lr"] = p.lr;
+  j["grad_norm"] = p.grad_norm;
+  for (const auto& field : fields.items()) j[field.key()] = field.value();
+  j["elapsed_s"] = p.elapsed_s;
+  if (p.dev_loss) j["dev_loss"] = *p.dev_loss;
+  for (const auto& field : dev_fields.items()) j[field.key()] = field.value();
+  return j.dump();
 }
 
 Result<RunOutcome> run_training_job(TrainingJob& job, const RunPlan& plan, const RunControl& control) {

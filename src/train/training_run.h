@@ -10,8 +10,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -84,7 +86,31 @@ struct StepTiming {
   double run_s = 0;           // seconds since this process started training
   double elapsed_s = 0;       // training seconds over every resume
   double eta_s = 0;           // to the last step or to max_minutes, whichever comes first
+  // `amount` (examples, seconds of audio) per second of this process's training.
+  double per_s(double amount) const { return run_s > 0 ? amount / run_s : 0; }
 };
+
+// What every step's progress report carries (train/trainer.h's StepReport and speech/speech_trainer.h's
+// SpeechStepReport add what their jobs count).
+struct StepProgress {
+  int64_t step = 0;         // optimizer steps done
+  int64_t total_steps = 0;  // planned (estimated under a budget of examples)
+  double loss = 0;          // the step's training loss
+  double lr = 0;
+  double grad_norm = 0;
+  double elapsed_s = 0;
+  double eta_s = 0;
+  std::optional<double> dev_loss;  // when evaluated at this step
+};
+
+// Fills `p` from the job's step, its learning rate and gradient norm, and the run's clock (dev_loss is left).
+void fill_step_progress(StepProgress& p, const StepDone& done, const StepTiming& timing, double lr,
+                        double grad_norm);
+
+// A step's metrics.jsonl line: step, `phase` (when not empty), loss, lr, grad_norm, the job's `fields`,
+// elapsed_s, dev_loss (when evaluated) and the job's `dev_fields`, in that order (the fields: JSON objects).
+std::string step_metrics_line(const StepProgress& p, std::string_view phase,
+                              const nlohmann::ordered_json& fields, const nlohmann::ordered_json& dev_fields);
 
 // The totals an export records.
 struct RunTotals {

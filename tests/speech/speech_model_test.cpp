@@ -3,19 +3,17 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
+#include "../testing/temp_dir.h"
 
 namespace gpstream::speech {
 namespace {
 
 TEST(SpeechModel, DirectoryWithoutEncoderIsNotASpeechModel) {
-  const auto dir = std::filesystem::temp_directory_path() / "gpstream_speech_model_empty";
-  std::filesystem::create_directories(dir);
-  EXPECT_FALSE(is_speech_model_dir(dir.string()));
-  auto m = SpeechModel::load(dir.string());
+  const testing::TempDir dir;
+  EXPECT_FALSE(is_speech_model_dir(dir.path()));
+  auto m = SpeechModel::load(dir.path());
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.error().message().find(kSpeechEncoderFile), std::string::npos) << m.error().message();
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

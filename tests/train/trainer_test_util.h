@@ -2,10 +2,12 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 
 #include "train/train_config.h"
 
@@ -13,8 +15,23 @@ namespace gpstream::testing {
 
 inline const std::string kCorpus = std::string(GPSTREAM_SOURCE_DIR) + "/data/corpus/en-fr";
 
+// This process's folder for tmp_dir: <build>/train_test_tmp/<pid>, so that two copies of a test binary
+// running at once never share one; removed when the process exits.
+inline const std::string& process_tmp_root() {
+  struct Root {
+    std::string path = std::string(GPSTREAM_BINARY_DIR) + "/train_test_tmp/" + std::to_string(::getpid());
+    ~Root() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static const Root root;
+  return root.path;
+}
+
+// An empty folder `name` for one test, in this process's folder.
 inline std::string tmp_dir(const std::string& name) {
-  const std::string d = std::string(GPSTREAM_BINARY_DIR) + "/train_test_" + name;
+  const std::string d = process_tmp_root() + "/" + name;
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
   return d;
