@@ -3,7 +3,6 @@
 // /v1/stream and translate requests then take one of their client's quota slots (client_quota.h). Upgrades
 // go to websocket_session.cpp, and everything else, CORS preflights included, is answered here.
 #include <array>
-#include <cmath>
 #include <cstdio>
 #include <limits>
 
@@ -468,12 +467,6 @@ class Refusal : public std::enable_shared_from_this<Refusal> {
 };
 
 }  // namespace
-
-nlohmann::ordered_json ms_value(double ms) {
-  if (!std::isfinite(ms)) return nullptr;
-  const double rounded = std::round(ms * 1000) / 1000;
-  return rounded == 0 ? 0.0 : rounded;  // no "-0.0"
-}
 
 Server::Impl::Impl(stream::StreamingModel& m, stream::SessionOptions defaults, ServerOptions o)
     : model(m),

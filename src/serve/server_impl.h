@@ -93,13 +93,6 @@ struct Connection {
   std::string client;  // the peer, "address:port"
 };
 
-// A JSON reply's text ("type" first, as built); invalid UTF-8 replaced.
-inline std::string reply_text(const nlohmann::ordered_json& j) {
-  return json_line(j);
-}
-// Milliseconds as replies give them: 3 decimals at most, null when not finite.
-nlohmann::ordered_json ms_value(double ms);
-
 // Starts a WebSocket stream on an upgraded HTTP connection; `quota_slot` (the client's, see
 // client_quota.h) and `connection` are held until the connection ends.
 void start_websocket_session(tcp::socket socket, http::request<http::string_body> request,

@@ -9,14 +9,21 @@
 namespace gpstream::serve {
 
 std::string simuleval_text_segment(const std::string& content, bool finished) {
-  return "{\"index\": 0, \"content\": " + json_string(content) +
-         ", \"finished\": " + (finished ? "true" : "false") +
-         ", \"is_empty\": false, \"data_type\": \"text\", \"tgt_lang\": null}";
+  return reply_text({{"index", 0},
+                     {"content", content},
+                     {"finished", finished},
+                     {"is_empty", false},
+                     {"data_type", "text"},
+                     {"tgt_lang", nullptr}});
 }
 
 std::string simuleval_empty_segment(bool finished) {
-  return std::string("{\"index\": 0, \"content\": [], \"finished\": ") + (finished ? "true" : "false") +
-         ", \"is_empty\": true, \"data_type\": null, \"tgt_lang\": null}";
+  return reply_text({{"index", 0},
+                     {"content", nlohmann::ordered_json::array()},
+                     {"finished", finished},
+                     {"is_empty", true},
+                     {"data_type", nullptr},
+                     {"tgt_lang", nullptr}});
 }
 
 SimulEvalAgent::SimulEvalAgent(Engine& engine, ResolvedOptions options)
@@ -32,7 +39,7 @@ std::string SimulEvalAgent::info() const {
   std::string s = "gpstream[text -> text] " + options_.source_lang + "-" + options_.target_lang +
                   " paradigm=" + stream::paradigm_name(so.paradigm) + " k=" + std::to_string(so.k) +
                   " phi=" + so.phi.to_string();
-  return "{\"info\": " + json_string(s) + "}";
+  return reply_text({{"info", s}});
 }
 
 Status SimulEvalAgent::open_locked() {

@@ -65,7 +65,8 @@ struct SimulEvalTextSegment {
 };
 Result<SimulEvalTextSegment> parse_simuleval_segment(std::string_view body);
 
-// Segment JSON as SimulEval's Segment.json() writes it (json.dumps of the dataclass fields).
+// Segment JSON with the fields, in order, of SimulEval's Segment.json() (json.dumps of the dataclass
+// fields), written as every reply is (reply_text: without spaces).
 std::string simuleval_text_segment(const std::string& content, bool finished);
 std::string simuleval_empty_segment(bool finished);
 

@@ -2,10 +2,11 @@
 #include "serve/stream_protocol.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 
+#include "serve/request_log.h"
 #include "util/json_text.h"
 
 namespace gpstream::serve {
@@ -206,25 +207,23 @@ Result<ClientMessage> parse_client_message(std::string_view text) {
   return invalid_argument("'type': unknown message type '" + type + "' (expected start, source or end)");
 }
 
-std::string json_string(std::string_view s) {
-  // nlohmann's dump escapes control characters and '"' '\\' and keeps UTF-8; invalid UTF-8 is replaced.
-  return json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
+std::string reply_text(const nlohmann::ordered_json& j) {
+  return json_line(j);
 }
 
-std::string json_ms(double ms) {
-  if (!std::isfinite(ms)) return "null";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.3f", ms);
-  std::string s(buf);
-  while (!s.empty() && s.back() == '0') s.pop_back();
-  if (!s.empty() && s.back() == '.') s.pop_back();
-  if (s == "-0") s = "0";
-  return s;
+nlohmann::ordered_json ms_value(double ms) {
+  if (!std::isfinite(ms)) return nullptr;
+  // The exact binary value rounded to 3 decimals, read back: the nearest double to that decimal, which
+  // nlohmann's shortest round-trip printing writes with those decimals.
+  char buf[400];  // the largest double has 309 integer digits
+  const auto printed = std::to_chars(buf, buf + sizeof buf, ms, std::chars_format::fixed, 3);
+  double rounded = 0;
+  std::from_chars(buf, printed.ptr, rounded);
+  return rounded == 0 ? 0.0 : rounded;  // no "-0.0"
 }
 
 std::string error_event(std::string_view code, std::string_view message) {
-  return "{\"type\": \"error\", \"code\": " + json_string(code) + ", \"message\": " + json_string(message) +
-         "}";
+  return reply_text({{"type", "error"}, {"code", std::string(code)}, {"message", std::string(message)}});
 }
 
 }  // namespace gpstream::serve

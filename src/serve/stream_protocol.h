@@ -77,10 +77,13 @@ Result<ClientMessage> parse_client_message(std::string_view text);
 Result<StreamOptions> parse_stream_options(const nlohmann::json& object,
                                            std::initializer_list<std::string_view> extra_fields);
 
-// A JSON string literal (UTF-8 kept as is; control characters escaped).
-std::string json_string(std::string_view s);
-// A finite double with up to 3 decimals ("12.5", "0"): times in ms.
-std::string json_ms(double ms);
+// The text of a reply or event the server writes (WebSocket events, HTTP bodies): on one line, without
+// spaces, keys in the order built ("type" first); UTF-8 kept as is, control characters escaped, invalid
+// UTF-8 replaced, never thrown on.
+std::string reply_text(const nlohmann::ordered_json& j);
+// Milliseconds as replies give them: rounded to 3 decimals as printf's "%.3f" rounds (correctly), as a
+// double, which nlohmann prints with those decimals ("12.5", "3.0"; never "-0.0"); null when not finite.
+nlohmann::ordered_json ms_value(double ms);
 
 // An error event: {"type": "error", "code": CODE, "message": MESSAGE}.
 std::string error_event(std::string_view code, std::string_view message);

@@ -17,6 +17,7 @@ namespace gpstream::serve {
 namespace {
 
 using nlohmann::json;
+using nlohmann::ordered_json;
 
 constexpr size_t kConcurrentLines = 4;  // sentences of one request in flight at once
 
@@ -47,16 +48,19 @@ struct Job {
   std::vector<uint64_t> ids;
 };
 
-std::string scores_json(const eval::NamedScores& scores) {
-  std::string s = "{";
-  for (size_t i = 0; i < scores.size(); ++i) {
-    const double v = scores[i].second.value;
-    s.append(i ? ", " : "")
-        .append(json_string(scores[i].first))
-        .append(": ")
-        .append((std::isfinite(v) ? eval::python_repr(scores[i].second) : "null"));
+// Scores by name, in order: ints as ints, floats as nlohmann's shortest round-trip digits (the same double
+// as Python's repr), null when not finite.
+ordered_json scores_json(const eval::NamedScores& scores) {
+  ordered_json j = ordered_json::object();
+  for (const auto& [name, x] : scores) {
+    if (!std::isfinite(x.value))
+      j[name] = nullptr;
+    else if (x.is_int)
+      j[name] = static_cast<int64_t>(x.value);
+    else
+      j[name] = x.value;
   }
-  return s + "}";
+  return j;
 }
 
 Result<eval::NamedScores> score(const std::vector<eval::InstanceRecord>& records, bool with_reference) {
@@ -69,50 +73,45 @@ Result<eval::NamedScores> score(const std::vector<eval::InstanceRecord>& records
 
 void finish(const std::shared_ptr<Job>& job) {
   const bool with_ref = job->request.reference.has_value();
-  std::string body = "{\"translation\": ";
   std::string all;
   for (size_t i = 0; i < job->records.size(); ++i)
     all.append(i ? "\n" : "").append(job->records[i].prediction);
-  body += json_string(all) + ", \"sentences\": [";
-  std::vector<eval::InstanceRecord> scored;
-  for (size_t i = 0; i < job->records.size(); ++i) {
-    const eval::InstanceRecord& r = job->records[i];
-    body += i ? ", " : "";
-    body += "{\"source\": " + json_string(r.source) + ", \"translation\": " + json_string(r.prediction) +
-            ", \"words\": [";
-    std::string delays, elapsed;
+  ordered_json sentences = ordered_json::array();
+  bool any_scored = false;
+  for (const eval::InstanceRecord& r : job->records) {
     // Words are the prediction split on spaces (a target word never contains one).
-    size_t w = 0, start = 0;
+    ordered_json words = ordered_json::array();
+    size_t start = 0;
     for (size_t p = 0; p <= r.prediction.size(); ++p) {
       if (p == r.prediction.size() || r.prediction[p] == ' ') {
-        if (p > start) {
-          body.append(w ? ", " : "").append(json_string(r.prediction.substr(start, p - start)));
-          ++w;
-        }
+        if (p > start) words.push_back(r.prediction.substr(start, p - start));
         start = p + 1;
       }
     }
+    ordered_json delays = ordered_json::array(), elapsed = ordered_json::array();
     for (size_t d = 0; d < r.delays.size(); ++d) {
-      delays.append(d ? ", " : "").append(std::to_string(static_cast<int64_t>(r.delays[d])));
-      elapsed.append(d ? ", " : "").append(json_ms(r.elapsed[d]));
+      delays.push_back(static_cast<int64_t>(r.delays[d]));
+      elapsed.push_back(ms_value(r.elapsed[d]));
     }
-    body += "], \"delays\": [" + delays + "], \"elapsed_ms\": [" + elapsed + "], \"scores\": ";
-    if (r.delays.empty()) {
-      body += "{}}";
-      continue;
+    ordered_json scores = ordered_json::object();
+    if (!r.delays.empty()) {
+      if (auto s = score({r}, with_ref)) scores = scores_json(*s);
+      any_scored = true;
     }
-    auto s = score({r}, with_ref);
-    body += (s ? scores_json(*s) : "{}") + "}";
-    scored.push_back(r);
+    sentences.push_back({{"source", r.source},
+                         {"translation", r.prediction},
+                         {"words", std::move(words)},
+                         {"delays", std::move(delays)},
+                         {"elapsed_ms", std::move(elapsed)},
+                         {"scores", std::move(scores)}});
   }
-  body += "], \"scores\": ";
-  if (scored.empty()) {
-    body += "{}}";
-  } else {
-    auto s = score(job->records, with_ref);
-    body += (s ? scores_json(*s) : "{}") + "}";
+  ordered_json scores = ordered_json::object();
+  if (any_scored) {
+    if (auto s = score(job->records, with_ref)) scores = scores_json(*s);
   }
-  job->done(200, body);
+  const ordered_json body = {
+      {"translation", all}, {"sentences", std::move(sentences)}, {"scores", std::move(scores)}};
+  job->done(200, reply_text(body));
 }
 
 void start_next(const std::shared_ptr<Job>& job);

@@ -245,6 +245,30 @@ TEST_F(ServeTest, TranslateEndpointGivesWordsDelaysAndLatency) {
   EXPECT_TRUE(sessions_drain());
 }
 
+// The reply is written by nlohmann::json: a line with quotes, a backslash, a control character and
+// non-ASCII text comes back escaped in "source" and parses back to the line; numbers are numbers.
+TEST_F(ServeTest, TranslateReplyEscapesTheSourceLine) {
+  start();
+  const std::string line = "He said \"hi\" \\ to Zo\u00eb\x01 at the caf\u00e9.";
+  HttpReply r = gpstream::testing::http_request(port_, http::verb::post, "/v1/translate",
+                                                json{{"text", line}, {"k", 3}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body.rfind(R"({"translation":")", 0), 0u) << r.body;
+  EXPECT_NE(r.body.find(R"({"source":"He said \"hi\" \\ to Zoë\u0001 at the café.","translation":")"),
+            std::string::npos)
+      << r.body;
+  const json j = json::parse(r.body);
+  ASSERT_EQ(j["sentences"].size(), 1u);
+  const json& s = j["sentences"][0];
+  EXPECT_EQ(s["source"], line);
+  ASSERT_EQ(s["elapsed_ms"].size(), s["delays"].size());
+  for (size_t i = 0; i < s["delays"].size(); ++i) {
+    EXPECT_TRUE(s["delays"][i].is_number_integer()) << r.body;
+    EXPECT_TRUE(s["elapsed_ms"][i].is_number_float()) << r.body;
+  }
+  EXPECT_TRUE(sessions_drain());
+}
+
 // Every word of every line is translated: a line of two sentences, one of fifty, and a long one with no
 // sentence end at all (cut into segments at word boundaries), each equal to a continuous Session run alone.
 TEST_F(ServeTest, TranslateEndpointReadsEveryWordOfEveryLine) {

@@ -253,8 +253,8 @@ void expect_same(const Words& got, const Words& want) {
   EXPECT_EQ(got.words, want.words);
   EXPECT_EQ(got.delays, want.delays);
   ASSERT_EQ(got.delay_ms.size(), want.delay_ms.size());
-  // The server writes delay_ms with three decimals (serve/stream_protocol.cpp json_ms, correctly rounded by
-  // snprintf): half a unit of the last place, 0.5e-3 ms, and the parse back to the nearest double u₆₄|v|.
+  // The server writes delay_ms with three decimals (serve/stream_protocol.cpp ms_value, correctly rounded as
+  // by printf): half a unit of the last place, 0.5e-3 ms, and the parse back to the nearest double u₆₄|v|.
   for (size_t i = 0; i < got.delay_ms.size(); ++i)
     EXPECT_NEAR(got.delay_ms[i], want.delay_ms[i],
                 0.5e-3 + gpstream::testing::kUnitF64 * std::fabs(want.delay_ms[i]));

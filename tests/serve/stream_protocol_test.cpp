@@ -1,7 +1,12 @@
-// /v1/stream client messages: every field checked, errors name the field; server JSON helpers.
+// /v1/stream client messages: every field checked, errors name the field; server JSON helpers and the
+// SimulEval segments they write.
 #include "serve/stream_protocol.h"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "serve/simuleval_agent.h"
 
 namespace gpstream::serve {
 namespace {
@@ -84,12 +89,53 @@ TEST(StreamProtocol, ErrorsNameTheField) {
 }
 
 TEST(StreamProtocol, JsonHelpers) {
-  EXPECT_EQ(json_string("a\"b\\c\n\x01é"), "\"a\\\"b\\\\c\\n\\u0001é\"");
-  EXPECT_EQ(json_ms(12.5), "12.5");
-  EXPECT_EQ(json_ms(3), "3");
-  EXPECT_EQ(json_ms(0.0004), "0");
-  EXPECT_EQ(json_ms(1.23456), "1.235");
-  EXPECT_EQ(error_event("busy", "full"), R"({"type": "error", "code": "busy", "message": "full"})");
+  EXPECT_EQ(reply_text({{"type", "x"}, {"a", 1}}), R"({"type":"x","a":1})");
+  EXPECT_EQ(ms_value(12.5).dump(), "12.5");
+  EXPECT_EQ(ms_value(3).dump(), "3.0");
+  EXPECT_EQ(ms_value(0.0004).dump(), "0.0");
+  EXPECT_EQ(ms_value(-0.0004).dump(), "0.0");
+  EXPECT_EQ(ms_value(1.23456).dump(), "1.235");
+  EXPECT_EQ(ms_value(1.0625).dump(), "1.062");  // an exact tie: half to even, as "%.3f"
+  EXPECT_EQ(ms_value(0.0005).dump(), "0.001");  // just above the tie in binary
+  EXPECT_EQ(ms_value(1.0005).dump(), "1.0");    // just below it
+  EXPECT_EQ(ms_value(3723004.1239).dump(), "3723004.124");
+  EXPECT_TRUE(ms_value(std::nan("")).is_null());
+  EXPECT_TRUE(ms_value(-HUGE_VAL).is_null());
+  EXPECT_EQ(error_event("busy", "full"), R"({"type":"error","code":"busy","message":"full"})");
+}
+
+// Quotes, backslashes, control characters and non-ASCII text in a reply come out escaped (UTF-8 kept
+// as is), and the reply parses back to the same strings; invalid UTF-8 is replaced by U+FFFD.
+TEST(StreamProtocol, RepliesEscapeTheirText) {
+  const std::string message = "say \"hi\" \\ back\x01\x1f\n\tcaf\u00e9 \u2014 \U0001F600";
+  const std::string event = error_event("bad_message", message);
+  EXPECT_EQ(
+      event,
+      R"({"type":"error","code":"bad_message","message":"say \"hi\" \\ back\u0001\u001f\n\tcafé — 😀"})");
+  const auto parsed = nlohmann::json::parse(event);
+  EXPECT_EQ(parsed["message"], message);
+  EXPECT_EQ(parsed["code"], "bad_message");
+  EXPECT_EQ(error_event("bad_message", "a\xff\xc3!"),
+            "{\"type\":\"error\",\"code\":\"bad_message\",\"message\":\"a\uFFFD\uFFFD!\"}");
+}
+
+TEST(SimulEvalSegments, WrittenWithSimulEvalsFieldsAndEscaped) {
+  EXPECT_EQ(
+      simuleval_text_segment("Le chat", false),
+      R"({"index":0,"content":"Le chat","finished":false,"is_empty":false,"data_type":"text","tgt_lang":null})");
+  EXPECT_EQ(simuleval_empty_segment(true),
+            R"({"index":0,"content":[],"finished":true,"is_empty":true,"data_type":null,"tgt_lang":null})");
+  const std::string content = "\"Où\" \\n\x02 l\u2019été";
+  const std::string segment = simuleval_text_segment(content, true);
+  EXPECT_EQ(
+      segment,
+      R"({"index":0,"content":"\"Où\" \\n\u0002 l’été","finished":true,"is_empty":false,"data_type":"text","tgt_lang":null})");
+  // What SimulEval's client reads back, and what this agent reads from it.
+  EXPECT_EQ(nlohmann::json::parse(segment)["content"], content);
+  auto read_back = parse_simuleval_segment(segment);
+  ASSERT_TRUE(read_back.ok()) << read_back.error().message();
+  EXPECT_EQ(read_back->content, content);
+  EXPECT_TRUE(read_back->finished);
 }
 
 TEST(StreamProtocol, AudioStartFields) {
