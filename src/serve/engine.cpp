@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <set>
 #include <span>
 
 #include "tokenizer/prompt_template.h"
@@ -39,19 +40,11 @@ struct Engine::Stream {
   };
   std::deque<WaitingAudio> unencoded;
   size_t unencoded_samples = 0;
+  double first_audio_ms = -1;        // arrival of its first samples
+  double audio_received_ms = 0;      // audio received so far
+  bool ahead = false;                // ahead of real time at the last round (deadline scheduling)
   bool end_waits_for_audio = false;  // the end arrived while audio was still waiting
   double end_arrival_ms = 0;
-  // Sentences not yet finished by the session, oldest first: the token bound of each word, and whether
-  // the sentence's last word has arrived (continuous streams; a plain stream has one sentence). For the
-  // limits only: the session keeps the words and their arrival times.
-  struct Sentence {
-    std::vector<int> costs;  // per word: its token bound (bytes + 1; audio: rows)
-    bool closed = false;
-  };
-  std::deque<Sentence> sentences{Sentence{}};
-  int64_t backlog = 0;         // words in `sentences`
-  int open_sentence_cost = 0;  // token bound of the last sentence so far (bytes + 1 per word)
-  int64_t total_words = 0;
   int segment = 0;
   int words_in_segment = 0;
   bool ended = false;
@@ -68,7 +61,8 @@ Engine::Engine(stream::StreamingModel& model, stream::SessionOptions defaults, E
       limits_(limits),
       metrics_(metrics),
       speech_encoder_(speech_encoder),
-      scheduler_(*model.model) {
+      scheduler_(*model.model, limits.deadline.rows_per_round),
+      deadline_(limits.deadline) {
   max_sentence_tokens_ = std::max(16, defaults_.max_cache_rows - kReservedSourceRows);
 }
 
@@ -230,9 +224,9 @@ void Engine::push_words(Stream& s, std::vector<std::string> words, double at_ms)
   const bool continuous = s.opts.session.continuous;
   for (std::string& w : words) {
     if (s.done) return;
-    const int cost = static_cast<int>(std::min<size_t>(w.size(), 1 << 20)) + 1;
-    if (s.open_sentence_cost + cost > max_sentence_tokens_) {
-      if (!continuous || s.sentences.back().costs.empty()) {
+    const int64_t open = s.session->open_segment_source_bound();
+    if (open + stream::Session::source_bound(w) > max_sentence_tokens_) {
+      if (!continuous || open == 0) {
         fail(s, "sentence_too_long",
              "a sentence may hold about " + std::to_string(max_sentence_tokens_) +
                  " bytes of source (the model's cache)");
@@ -243,9 +237,8 @@ void Engine::push_words(Stream& s, std::vector<std::string> words, double at_ms)
         fail(s, "engine_error", st.error().message());
         return;
       }
-      close_sentence(s);
     }
-    if (s.backlog + 1 > limits_.max_backlog_words) {
+    if (s.session->source_units_waiting() + 1 > limits_.max_backlog_words) {
       fail(s, "backlog_full",
            "more than " + std::to_string(limits_.max_backlog_words) +
                " source words are waiting to be translated; slow down");
@@ -255,36 +248,20 @@ void Engine::push_words(Stream& s, std::vector<std::string> words, double at_ms)
       fail(s, "bad_source", st.error().message());
       return;
     }
-    count_source(s, cost);
     ++metrics_.source_words;
-    if (continuous && s.session->last_unit_ends_segment()) close_sentence(s);
   }
-}
-
-void Engine::close_sentence(Stream& s) {
-  s.sentences.back().closed = true;
-  s.sentences.emplace_back();
-  s.open_sentence_cost = 0;
-}
-
-void Engine::count_source(Stream& s, int cost) {
-  s.open_sentence_cost += cost;
-  s.sentences.back().costs.push_back(cost);
-  ++s.backlog;
-  ++s.total_words;
-  ++metrics_.backlog_words;
 }
 
 void Engine::push_units(Stream& s, std::vector<AudioUnit> units, double at_ms) {
   for (AudioUnit& u : units) {
     if (s.done) return;
-    if (s.open_sentence_cost + u.n_rows > max_sentence_tokens_) {
+    if (s.session->open_segment_source_bound() + u.n_rows > max_sentence_tokens_) {
       fail(s, "audio_too_long",
            "an utterance may hold about " + std::to_string(max_sentence_tokens_) +
                " encoder rows (the model's cache); end it and start a new stream");
       return;
     }
-    if (s.backlog + 1 > limits_.max_backlog_words) {
+    if (s.session->source_units_waiting() + 1 > limits_.max_backlog_words) {
       fail(s, "backlog_full",
            "more than " + std::to_string(limits_.max_backlog_words) +
                " audio chunks are waiting to be transcribed; slow down");
@@ -296,7 +273,6 @@ void Engine::push_units(Stream& s, std::vector<AudioUnit> units, double at_ms) {
       fail(s, "bad_source", st.error().message());
       return;
     }
-    count_source(s, u.n_rows);
     ++metrics_.audio_chunks;
     metrics_.audio_ms += u.duration_ms;
   }
@@ -367,6 +343,8 @@ void Engine::apply(Command& c) {
         return;
       }
       if (c.samples.empty() && s.unencoded.empty()) break;
+      if (s.first_audio_ms < 0) s.first_audio_ms = c.at_ms;
+      s.audio_received_ms += static_cast<double>(c.samples.size()) * 1000.0 / s.audio->sample_rate();
       // Counted in inputs_applied once its last sample is through the encoder (encode_waiting_audio).
       s.unencoded_samples += c.samples.size();
       s.unencoded.push_back(Stream::WaitingAudio{std::move(c.samples), 0, c.at_ms});
@@ -404,8 +382,7 @@ void Engine::end_source(Stream& s, double at_ms) {
   s.ended = true;
   // Nothing left to translate: no word at all (as translate does for an empty line), or a continuous
   // stream whose last sentence is finished — ending the session there would translate an empty one.
-  const bool at_boundary = s.sentences.size() == 1 && s.sentences.front().costs.empty();
-  if (s.total_words == 0 || at_boundary) {
+  if (s.session->source_units_waiting() == 0) {
     s.done = true;
     StreamEvent e;
     e.kind = StreamEventKind::Finished;
@@ -417,11 +394,11 @@ void Engine::end_source(Stream& s, double at_ms) {
   if (Status st = s.session->end_source(at_ms); !st.ok()) fail(s, "protocol", st.error().message());
 }
 
-bool Engine::encode_waiting_audio(Stream& s) {
+bool Engine::encode_waiting_audio(Stream& s, int chunks) {
   if (s.done || !s.audio) return false;
   const double samples_per_chunk = s.audio->chunk_ms() * s.audio->sample_rate() / 1000.0;
-  size_t budget = std::max<size_t>(
-      1, static_cast<size_t>(std::ceil(samples_per_chunk * std::max(1, limits_.encoder_chunks_per_round))));
+  size_t budget =
+      std::max<size_t>(1, static_cast<size_t>(std::ceil(samples_per_chunk * std::max(1, chunks))));
   while (budget > 0 && !s.unencoded.empty() && !s.done) {
     Stream::WaitingAudio& front = s.unencoded.front();
     const size_t n = std::min(budget, front.samples.size() - front.encoded);
@@ -445,6 +422,35 @@ bool Engine::encode_waiting_audio(Stream& s) {
     s.idle_reported = false;
   }
   return !s.unencoded.empty();
+}
+
+bool Engine::plan_round() {
+  std::vector<Stream*> order;
+  std::vector<StreamDemand> demands;
+  std::set<int> forwarded(scheduler_.last_round_members().begin(), scheduler_.last_round_members().end());
+  for (auto& [_, s] : streams_) {
+    if (s->done) continue;
+    StreamDemand d;
+    d.audio = s->audio != nullptr;
+    d.first_audio_ms = s->first_audio_ms;
+    d.audio_received_ms = s->audio_received_ms;
+    if (s->session) d.unread_words = s->session->source_units_waiting() - s->session->words_read();
+    d.audio_waiting = !s->unencoded.empty();
+    d.forwarded_last_round = s->handle >= 0 && forwarded.contains(s->handle);
+    order.push_back(s.get());
+    demands.push_back(d);
+  }
+  const std::vector<StreamShare> shares = deadline_.plan(demands, steady_now_ms());
+  bool audio_waiting = false;
+  for (size_t i = 0; i < order.size(); ++i) {
+    Stream& s = *order[i];
+    if (shares[i].encoder_chunks > 0)
+      audio_waiting |= encode_waiting_audio(s, shares[i].encoder_chunks);
+    else
+      audio_waiting |= !s.unencoded.empty() && !s.done;
+    if (s.handle >= 0) scheduler_.set_max_rows(s.handle, shares[i].max_rows);
+  }
+  return audio_waiting;
 }
 
 void Engine::on_event(Stream& s, const stream::Event& e) {
@@ -484,26 +490,11 @@ void Engine::on_event(Stream& s, const stream::Event& e) {
       out.index = s.words_in_segment;
       out.truncated = e.truncated;
       s.words_in_segment = 0;
-      // The session drops the finished sentence's words, except those it had not read: they start the
-      // next segment (a sentence ended early by the model or cut short by the target limit).
-      Stream::Sentence& front = s.sentences.front();
-      const size_t carried = std::min(static_cast<size_t>(e.units_carried), front.costs.size());
-      const size_t consumed = front.costs.size() - carried;
-      s.backlog -= static_cast<int64_t>(consumed);
-      metrics_.backlog_words -= static_cast<int64_t>(consumed);
-      front.costs.erase(front.costs.begin(), front.costs.begin() + static_cast<std::ptrdiff_t>(consumed));
-      if (front.closed && front.costs.empty()) {
-        s.sentences.pop_front();
-        if (s.sentences.empty()) s.sentences.emplace_back();
-      } else if (&front == &s.sentences.back()) {
-        s.open_sentence_cost = 0;
-        for (int c : front.costs) s.open_sentence_cost += c;
-      }
       s.sink(out);
       return;
     }
     case stream::EventKind::Finished:
-      if (const int64_t unread = s.total_words - s.session->stream_words_read();
+      if (const int64_t unread = s.session->source_units_waiting() - s.session->words_read();
           s.opts.session.continuous && unread > 0) {
         fail(s, "engine_error",
              "the model left " + std::to_string(unread) + " source units unread");  // never expected
@@ -532,7 +523,6 @@ void Engine::retire_finished() {
       scheduler_.remove(s.handle);
       by_handle_.erase(s.handle);
     }
-    metrics_.backlog_words -= s.backlog;
     retired_cache_bytes += s.cache_bytes;
     it = streams_.erase(it);
     ++retired;
@@ -558,8 +548,7 @@ void Engine::run() {
       metrics_.queue_depth -= static_cast<int64_t>(cmds.size());
     }
     for (Command& c : cmds) apply(c);
-    bool audio_waiting = false;
-    for (auto& [_, s] : streams_) audio_waiting |= encode_waiting_audio(*s);
+    const bool audio_waiting = plan_round();
     retire_finished();
     auto n = scheduler_.round([&](int handle, const stream::Event& e) {
       auto it = by_handle_.find(handle);
@@ -583,6 +572,10 @@ void Engine::run() {
       s->tokens_counted = total;
     }
     metrics_.forwarded_tokens += tokens;
+    int64_t backlog = 0;
+    for (auto& [_, s] : streams_)
+      if (s->session && !s->done) backlog += s->session->source_units_waiting();
+    metrics_.backlog_words = backlog;
     rate_window_tokens_ += tokens;
     const double now = steady_now_ms();
     if (now - rate_window_start_ >= 2000) {

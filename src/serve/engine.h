@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "serve/audio_units.h"
+#include "serve/deadline_schedule.h"
 #include "serve/metrics.h"
 #include "serve/stream_protocol.h"
 #include "serve/word_buffer.h"
@@ -36,8 +37,9 @@ struct EngineLimits {
   int max_language_pairs = 16;   // distinct (source, target) codecs kept
   // Per audio stream: audio received and not yet through the speech encoder (ms at the stream's rate).
   double max_unencoded_audio_ms = 180000;
-  // Per audio stream and engine round: encoder chunks' worth of audio encoded at most.
-  int encoder_chunks_per_round = 4;
+  // Deadline scheduling (serve/deadline_schedule.h): the per-stream encoder slice and forward rows of a
+  // round, and the smaller share of a stream that is ahead of real time while others have work.
+  DeadlinePolicy deadline;
   // Memory all open streams' KV caches may take at their worst (stream::Session::worst_case_cache_bytes);
   // unset: util/memory_budget.h's budget (GPSTREAM_MEMORY_LIMIT, else the memory available), read at
   // each open.
@@ -126,13 +128,13 @@ class Engine {
   std::shared_ptr<const stream::PromptCache> prompt_cache_for(const stream::SegmentCodec& codec);
   void push_words(Stream& s, std::vector<std::string> words, double at_ms);
   void push_units(Stream& s, std::vector<AudioUnit> units, double at_ms);
-  // Audio streams: a slice of the waiting audio through the encoder; true while audio is left waiting.
-  bool encode_waiting_audio(Stream& s);
+  // Audio streams: at most `chunks` encoder chunks of the waiting audio through the encoder; true while audio
+  // is left waiting.
+  bool encode_waiting_audio(Stream& s, int chunks);
+  // Encoder slices and per-stream row shares for the next forward, by deadline; true while audio waits.
+  bool plan_round();
   // End of source, once every unit has reached the session.
   void end_source(Stream& s, double at_ms);
-  void count_source(Stream& s, int cost);
-  // Continuous streams: the open sentence's last word has arrived; later words start a new one.
-  void close_sentence(Stream& s);
   void fail(Stream& s, const std::string& code, const std::string& message);
   void on_event(Stream& s, const stream::Event& e);
   void retire_finished();
@@ -166,6 +168,7 @@ class Engine {
   std::map<std::vector<int32_t>, std::shared_ptr<const stream::PromptCache>> prompt_caches_;
   double rate_window_start_ = 0;
   int64_t rate_window_tokens_ = 0;
+  DeadlineSchedule deadline_;
 };
 
 double steady_now_ms();

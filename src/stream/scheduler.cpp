@@ -1,16 +1,25 @@
 // Batched stepping of many sessions.
 #include "stream/scheduler.h"
 
+#include <algorithm>
+
 namespace gpstream::stream {
 
 int Scheduler::add(Session* session) {
   for (size_t i = 0; i < sessions_.size(); ++i)
     if (!sessions_[i]) {
       sessions_[i] = session;
+      max_rows_[i] = max_rows_per_session_;
       return static_cast<int>(i);
     }
   sessions_.push_back(session);
+  max_rows_.push_back(max_rows_per_session_);
   return static_cast<int>(sessions_.size()) - 1;
+}
+
+void Scheduler::set_max_rows(int handle, int max_rows) {
+  if (handle >= 0 && static_cast<size_t>(handle) < max_rows_.size())
+    max_rows_[handle] = std::max(1, max_rows);
 }
 
 void Scheduler::remove(int handle) {
@@ -25,7 +34,8 @@ size_t Scheduler::size() const {
 
 Result<int> Scheduler::round(const std::function<void(int, const Event&)>& on_event) {
   model::Batch batch;
-  std::vector<int> members;
+  std::vector<int>& members = members_;
+  members.clear();
   std::vector<model::KvCache*> caches;
   for (size_t h = 0; h < sessions_.size(); ++h) {
     Session* s = sessions_[h];
@@ -33,7 +43,7 @@ Result<int> Scheduler::round(const std::function<void(int, const Event&)>& on_ev
     GPS_ASSIGN(bool pending, s->poll());
     while (s->has_event()) on_event(static_cast<int>(h), s->pop_event());
     if (!pending) continue;
-    s->prepare(batch, static_cast<int>(caches.size()), max_rows_per_session_);
+    s->prepare(batch, static_cast<int>(caches.size()), max_rows_[h]);
     caches.push_back(&s->cache());
     members.push_back(static_cast<int>(h));
   }

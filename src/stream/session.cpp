@@ -213,6 +213,20 @@ Status Session::push_source_embeddings(std::span<const float> rows, int row_widt
   return {};
 }
 
+int64_t Session::open_segment_source_bound() const {
+  int64_t bound = 0;
+  auto add = [&](const SourceUnit& u) {
+    if (opts_.continuous && u.ends_segment) return false;
+    bound += u.n_rows > 0 ? u.n_rows : source_bound(u.word);
+    return true;
+  };
+  for (auto it = next_units_.rbegin(); it != next_units_.rend(); ++it)
+    if (!add(*it)) return bound;
+  for (auto it = units_.rbegin(); it != units_.rend(); ++it)
+    if (!add(*it)) return bound;
+  return bound;
+}
+
 Status Session::end_segment() {
   if (!opts_.continuous) return invalid_argument("end_segment: only continuous streams have segments");
   if (stream_finished_) return invalid_argument("end_segment after end_source");

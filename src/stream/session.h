@@ -165,6 +165,14 @@ class Session {
   // Source units read since the stream started, earlier segments included (words_read() counts the
   // current segment's only).
   int stream_words_read() const { return units_before_segment_ + words_read_; }
+  // Source units pushed that are not yet part of a finished segment (read or not): what is left to translate.
+  int64_t source_units_waiting() const { return static_cast<int64_t>(units_.size() + next_units_.size()); }
+  // The source token bound of a unit: a word's bytes + 1 (no tokenizer gives a word more tokens), an audio
+  // chunk's rows.
+  static int64_t source_bound(std::string_view word) { return static_cast<int64_t>(word.size()) + 1; }
+  // Summed source_bound of the segment still being received: the units pushed after the last one that
+  // ends a segment (continuous streams), or all units (otherwise). 0 right after a segment end.
+  int64_t open_segment_source_bound() const;
   // For each target row: the token chosen from that row's last logits (-1 if none): the training
   // label of the row (stream/layout.h).
   const std::vector<int32_t>& target_row_labels() const { return row_label_; }

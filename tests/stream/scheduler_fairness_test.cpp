@@ -100,6 +100,64 @@ TEST(SchedulerFairness, ALongSourceIsReadInPiecesWhileShortStreamsFinish) {
   EXPECT_EQ(got[0].size(), 201u);
 }
 
+// set_max_rows lowers one session's share only: a 200-word source read whole (k = 1000) capped at 4 rows per
+// round never forwards more than 4 rows in a forward, while a second long source beside it, at the
+// Scheduler's 32, forwards pieces larger than 4 (its 400+ source rows: 32 at a time); both still write what
+// they write alone.
+TEST(SchedulerFairness, OneSessionsShareCanBeLoweredAlone) {
+  CharCodec codec;
+  CopyModel copy(codec);
+  std::map<int, int> max_rows;  // by sequence index in the batch: 0 = the capped session (added first)
+  class PerSequence final : public model::ForwardModel {
+   public:
+    PerSequence(model::ForwardModel& inner, std::map<int, int>& out) : inner_(inner), out_(out) {}
+    const model::ModelConfig& config() const override { return inner_.config(); }
+    const model::RopeFrequencies& rope() const override { return inner_.rope(); }
+    Status forward(const model::Batch& b, std::span<model::KvCache* const> caches,
+                   std::vector<float>& logits) override {
+      std::map<int, int> rows;
+      for (const auto& t : b.tokens) ++rows[t.seq];
+      // Both sessions take part in every round until the capped one is done reading.
+      if (rows.size() == 2)
+        for (const auto& [seq, n] : rows) out_[seq] = std::max(out_[seq], n);
+      return inner_.forward(b, caches, logits);
+    }
+
+   private:
+    model::ForwardModel& inner_;
+    std::map<int, int>& out_;
+  } model(copy, max_rows);
+  const std::string source = words_of("ab", 200, "cd");
+  stream::Scheduler sched(model, 32);
+  std::vector<std::unique_ptr<stream::Session>> sessions;
+  stream::SessionOptions so;
+  so.k = 1000;
+  so.max_target_tokens = 1000;
+  for (int i = 0; i < 2; ++i) {
+    auto s = stream::Session::create(model, codec, so);
+    ASSERT_TRUE(s.ok());
+    ASSERT_TRUE((*s)->push_source(source).ok());
+    ASSERT_TRUE((*s)->end_source().ok());
+    sessions.push_back(std::move(*s));
+  }
+  const int capped = sched.add(sessions[0].get());
+  sched.add(sessions[1].get());
+  sched.set_max_rows(capped, 4);
+  std::vector<std::vector<std::string>> got(2);
+  for (int round = 0; round < 5000; ++round) {
+    auto n = sched.round([&](int h, const stream::Event& e) {
+      if (e.kind == EventKind::Word) got[h].push_back(e.word);
+    });
+    ASSERT_TRUE(n.ok()) << n.error().message();
+    if (*n == 0) break;
+  }
+  EXPECT_EQ(max_rows[0], 4);
+  EXPECT_EQ(max_rows[1], 32);
+  const testing::LiveOutput alone = testing::run_alone(copy, codec, so, source);
+  EXPECT_EQ(got[0], alone.words);
+  EXPECT_EQ(got[1], alone.words);
+}
+
 // Forwarded one, two or five rows at a time, a session writes the words and delays it writes alone, in every
 // paradigm (pieces of re-encoded targets, interleaved rows, the prompt and the header included).
 TEST(SchedulerFairness, PiecewiseForwardsGiveEveryParadigmItsResultAlone) {

@@ -405,6 +405,53 @@ TEST(ContinuousStream, WordsTheModelDidNotReadStartTheNextSegment) {
   EXPECT_EQ((*s)->stream_words_read(), 7);
 }
 
+// What a server needs to bound a stream without keeping its own copy of the words: the units left to
+// translate (pushed, not yet in a finished segment) and the token bound of the segment still being received
+// (bytes + 1 per word after the last segment end). Values by hand; "stop" makes the CopyModel end its
+// segment, so the three words after it are carried into the next one.
+TEST(ContinuousStream, UnitsWaitingAndTheOpenSegmentsBoundFollowTheSource) {
+  CharCodec codec;
+  CopyModel model(codec);
+  stream::SessionOptions so;
+  so.k = 1;
+  so.continuous = true;
+  auto s = stream::Session::create(model, codec, so);
+  ASSERT_TRUE(s.ok());
+  stream::Session& session = **s;
+  EXPECT_EQ(session.source_units_waiting(), 0);
+  EXPECT_EQ(session.open_segment_source_bound(), 0);
+  ASSERT_TRUE(session.push_source("one two stop four five six. seven").ok());
+  EXPECT_EQ(session.source_units_waiting(), 7);
+  EXPECT_EQ(session.open_segment_source_bound(), 6);  // "seven": 5 + 1
+  ASSERT_TRUE(session.push_source("eight.").ok());
+  EXPECT_EQ(session.open_segment_source_bound(), 0);  // the sentence is complete
+  ASSERT_TRUE(session.push_source("nine").ok());
+  EXPECT_EQ(session.open_segment_source_bound(), 5);
+  EXPECT_EQ(session.source_units_waiting(), 9);
+  for (int guard = 0; guard < 1000; ++guard) {
+    auto e = session.step();
+    ASSERT_TRUE(e.ok());
+    if (e->kind == EventKind::SegmentEnd) {
+      EXPECT_EQ(e->units_carried, 3);
+      break;
+    }
+    ASSERT_NE(e->kind, EventKind::Finished);
+  }
+  // "one two stop" are done with; "four five six." start the next segment.
+  EXPECT_EQ(session.source_units_waiting(), 6);
+  EXPECT_EQ(session.open_segment_source_bound(), 5);
+  ASSERT_TRUE(session.end_segment().ok());
+  EXPECT_EQ(session.open_segment_source_bound(), 0);
+
+  // A plain session: one sentence, every unit counts.
+  so.continuous = false;
+  auto plain = stream::Session::create(model, codec, so);
+  ASSERT_TRUE(plain.ok());
+  ASSERT_TRUE((*plain)->push_source("a bb. ccc").ok());
+  EXPECT_EQ((*plain)->open_segment_source_bound(), 2 + 4 + 4);
+  EXPECT_EQ((*plain)->source_units_waiting(), 3);
+}
+
 // A Word event carries the arrival time pushed with the delay-th unit of its segment; a word written after
 // reading the end marker that end_source() added carries end_source's (later) time instead — but not after
 // the end marker of a segment ended by its last word. By hand, wait-2 (word j after min(2 + j, M + 1) units
