@@ -26,7 +26,7 @@ std::vector<StreamShare> DeadlineSchedule::plan(std::span<const StreamDemand> de
   if (ahead_encodes) rounds_since_ahead_encoded_ = 0;
   for (size_t i = 0; i < demands.size(); ++i) {
     StreamShare& s = shares[i];
-    if (!s.ahead || !due_work) {
+    if (!s.ahead) {
       s.encoder_chunks = full_chunks;
       s.max_rows = full_rows;
     } else {

@@ -1,11 +1,12 @@
-// Deadline scheduling of the engine's rounds: which streams' work is due now, and how much of the round the
+// Deadline scheduling of the engine's rounds: which streams' work is due now, and how much of a round the
 // others may take. A stream is *ahead of real time* when its input arrives faster than it is spoken or
 // read: audio sent more than real_time_slack_ms ahead of the time since its first samples, or (text) more
-// than ahead_unread_words words waiting unread. Its work is not due yet, so while any other stream has
-// work it forwards at most ahead_rows_per_round rows per round and gets one encoder chunk only every
-// ahead_encoder_every-th round; when nothing else is due it runs at the full rates. The bound this gives:
-// a round that carries due work carries, per ahead stream, at most ahead_rows_per_round rows and, one round
-// in ahead_encoder_every, one encoder chunk — whatever the ahead stream sent.
+// than ahead_unread_words words waiting unread. Its work is not due yet, so it forwards at most
+// ahead_rows_per_round rows per round and encodes one chunk per round — only every ahead_encoder_every-th
+// round while another stream has work. A round is never preempted, so its size is what a stream whose
+// work falls due during it waits for: a round carries, per ahead stream, at most ahead_rows_per_round rows
+// and one encoder chunk, whatever that stream sent, and while other streams have work the chunk comes one
+// round in ahead_encoder_every.
 #pragma once
 
 #include <cstdint>

@@ -38,7 +38,7 @@ struct EngineLimits {
   // Per audio stream: audio received and not yet through the speech encoder (ms at the stream's rate).
   double max_unencoded_audio_ms = 180000;
   // Deadline scheduling (serve/deadline_schedule.h): the per-stream encoder slice and forward rows of a
-  // round, and the smaller share of a stream that is ahead of real time while others have work.
+  // round, and the smaller share of a stream that is ahead of real time.
   DeadlinePolicy deadline;
   // Memory all open streams' KV caches may take at their worst (stream::Session::worst_case_cache_bytes);
   // unset: util/memory_budget.h's budget (GPSTREAM_MEMORY_LIMIT, else the memory available), read at

@@ -37,16 +37,17 @@ TEST(DeadlineSchedule, TextIsAheadPastItsUnreadWords) {
   EXPECT_TRUE(ds.ahead_of_real_time(d, 0));
 }
 
-TEST(DeadlineSchedule, AloneAnAheadStreamRunsAtTheFullRates) {
+TEST(DeadlineSchedule, AloneAnAheadStreamEncodesAChunkEveryRound) {
   DeadlineSchedule ds(DeadlinePolicy{});
-  // 120 s sent within the first second: far ahead; nothing else has work.
+  // 120 s sent within the first second: far ahead; nothing else has work. Its rounds stay small (a stream
+  // whose work falls due waits for the round under way): one chunk and 16 rows each.
   const std::vector<StreamDemand> d = {audio_stream(0, 120000, true)};
   for (int round = 0; round < 6; ++round) {
     const auto shares = ds.plan(d, 1000 + round);
     ASSERT_EQ(shares.size(), 1u);
     EXPECT_TRUE(shares[0].ahead);
-    EXPECT_EQ(shares[0].encoder_chunks, 4);
-    EXPECT_EQ(shares[0].max_rows, 64);
+    EXPECT_EQ(shares[0].encoder_chunks, 1);
+    EXPECT_EQ(shares[0].max_rows, 16);
   }
 }
 
@@ -75,12 +76,22 @@ TEST(DeadlineSchedule, DueWorkIsAForwardLastRoundOrWaitingAudioOfAStreamThatIsNo
   StreamDemand fast;  // a text stream far ahead: 1,500 words unread
   fast.unread_words = 1500;
   fast.forwarded_last_round = true;  // an ahead stream's own work does not make work due
-  auto shares = ds.plan(std::vector<StreamDemand>{fast, text}, 0);
-  EXPECT_EQ(shares[0].max_rows, 64);
+  fast.audio_waiting = false;
+  // No due work: the ahead stream's chunk comes every round.
+  for (int round = 0; round < 3; ++round) {
+    const auto shares = ds.plan(std::vector<StreamDemand>{fast, text}, 0);
+    EXPECT_EQ(shares[0].encoder_chunks, 1);
+    EXPECT_EQ(shares[0].max_rows, 16);
+    EXPECT_EQ(shares[1].max_rows, 64);
+  }
+  // The text stream forwarded: its work is due, so the ahead stream's chunk waits for every 4th round.
   text.forwarded_last_round = true;
-  shares = ds.plan(std::vector<StreamDemand>{fast, text}, 0);
-  EXPECT_EQ(shares[0].max_rows, 16);
-  EXPECT_EQ(shares[1].max_rows, 64);
+  const int want_chunks[] = {0, 0, 0, 1};
+  for (int round = 0; round < 4; ++round) {
+    const auto shares = ds.plan(std::vector<StreamDemand>{fast, text}, 0);
+    EXPECT_EQ(shares[0].encoder_chunks, want_chunks[round]);
+    EXPECT_EQ(shares[0].max_rows, 16);
+  }
 }
 
 TEST(DeadlineSchedule, ThePolicyValuesAreHonoured) {
