@@ -6,9 +6,10 @@ RUNTIME_PACKAGES=(g++ cmake make pkg-config libopenblas-openmp-dev nlohmann-json
 # espeak-ng: synthetic speech (scripts/make-speech-data, speech tests); sox, libsox-fmt-mp3: audio fixtures;
 # librsvg2-bin: plot render tests; tmux: the live-view terminal tests; qemu-user: the binary's instruction-set
 # check on an emulated older CPU; curl: the installed server test; clang, libclang-rt-14-dev: the libFuzzer
-# build (scripts/fuzz); clang-format: the format check of every tracked C++ file.
+# build (scripts/fuzz); clang-format: the format check of every tracked C++ file; openssl: the deployment
+# test's throwaway certificate (its nginx is fetched by fetch_nginx below, not installed).
 TEST_PACKAGES=(libgtest-dev libbenchmark-dev clang libclang-rt-14-dev clang-format jq espeak-ng sox libsox-fmt-mp3
-               librsvg2-bin tmux qemu-user curl)
+               librsvg2-bin tmux qemu-user curl openssl)
 
 # install_packages NAME...: apt-get installs those not installed yet (as root, or through sudo).
 install_packages() {
@@ -22,4 +23,28 @@ install_packages() {
   [ "$(id -u)" = 0 ] || sudo="sudo"
   $sudo apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}"
+}
+
+# fetch_nginx DIR: Debian's nginx package unpacked into DIR — not installed, which would start a system nginx
+# on port 80 — for the two-replica deployment test; prints the binary's path, or nothing (with a note) when the
+# package cannot be downloaded, and the test then skips.
+fetch_nginx() {
+  local dir=$1 bin=$1/usr/sbin/nginx
+  if [ ! -x "$bin" ]; then
+    local tmp
+    tmp=$(mktemp -d)
+    if ! (cd "$tmp" && apt-get download -q nginx >/dev/null 2>&1); then
+      local sudo=""
+      [ "$(id -u)" = 0 ] || sudo="sudo"
+      $sudo apt-get update -q >/dev/null 2>&1 || true
+      (cd "$tmp" && apt-get download -q nginx >/dev/null 2>&1) || true
+    fi
+    if ls "$tmp"/nginx_*.deb >/dev/null 2>&1; then
+      dpkg-deb -x "$tmp"/nginx_*.deb "$dir"
+    else
+      echo "note: could not download Debian's nginx (apt-get download nginx): the deployment test will skip" >&2
+    fi
+    rm -rf "$tmp"
+  fi
+  if [ -x "$bin" ]; then echo "$bin"; fi
 }

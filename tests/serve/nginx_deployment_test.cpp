@@ -3,11 +3,13 @@
 // certificate). Streams opened through the proxy are spread over both replicas and stay on theirs; SIGTERM to
 // one replica mid-stream gives its streams their last words and a 1001 close, the other replica's streams go
 // on untouched, and new streams reach the survivor. Skipped, with the reason, where nginx or openssl is not
-// installed (scripts/test does not install nginx: Debian's package starts a system nginx on port 80).
+// found ($GPSTREAM_NGINX, else /usr/sbin/nginx; scripts/test unpacks Debian's package without installing it,
+// which would start a system nginx on port 80).
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -28,7 +30,12 @@ using testing::ServeProcess;
 using testing::WsClient;
 namespace http = testing::http;
 
-const std::string kNginx = "/usr/sbin/nginx";
+// The nginx binary: $GPSTREAM_NGINX (scripts/test sets it to Debian's nginx unpacked, not installed, into
+// build-test/nginx/), else an installed one.
+std::string nginx_binary() {
+  const char* env = std::getenv("GPSTREAM_NGINX");
+  return env && *env ? env : "/usr/sbin/nginx";
+}
 const std::string kTemplate = std::string(GPSTREAM_SOURCE_DIR) + "/deploy/nginx-gpstream.conf";
 // Every word complete; the second sentence unfinished (the drain finishes it).
 const std::string kText = "The cat sat on the mat. I would like a cup of ";
@@ -68,8 +75,8 @@ class Nginx {
       conf = std::regex_replace(conf, std::regex("@" + name + "@"), value);
     conf = std::regex_replace(conf, std::regex("@RUN_DIR@"), dir_);
     std::ofstream(dir_ + "/nginx.conf") << conf;
-    const std::string line = "exec " + kNginx + " -p " + dir_ + " -c " + dir_ + "/nginx.conf -e " + dir_ +
-                             "/error.log -g 'daemon off;'";
+    const std::string line = "exec " + nginx_binary() + " -p " + dir_ + " -c " + dir_ + "/nginx.conf -e " +
+                             dir_ + "/error.log -g 'daemon off;'";
     std::string sh = "/bin/sh", dash_c = "-c";
     char* argv[] = {sh.data(), dash_c.data(), const_cast<char*>(line.c_str()), nullptr};
     if (posix_spawn(&pid_, argv[0], nullptr, nullptr, argv, environ) != 0) pid_ = -1;
@@ -119,8 +126,9 @@ StreamEnd read_to_close(WsClient& c) {
 
 TEST(NginxDeployment, TwoReplicasBehindTlsSurviveOneDraining) {
   if (!std::filesystem::exists(testing::kGpstream)) GTEST_SKIP() << "gpstream is not built";
-  if (!std::filesystem::exists(kNginx))
-    GTEST_SKIP() << "nginx is not installed (apt-get install nginx); scripts/test does not install it";
+  if (!std::filesystem::exists(nginx_binary()))
+    GTEST_SKIP() << "no nginx at " << nginx_binary()
+                 << " (scripts/test fetches Debian's into build-test/nginx/ and sets GPSTREAM_NGINX)";
   if (testing::run_command("command -v openssl >/dev/null").code != 0)
     GTEST_SKIP() << "openssl is not installed";
   testing::TempDir dir;
