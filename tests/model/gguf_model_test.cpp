@@ -251,15 +251,31 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, GpstreamWritten,
                                            std::make_tuple("phi3_longrope_f32", "q8_0", 0.0),
                                            std::make_tuple("phi3_longrope_f32", "q4_0", 0.0)));
 
-TEST(GgufModelErrors, MetadataErrorsNameTheKey) {
-  const model::ModelConfig c = testing::tiny_config(true, false, false);
-  const io::TensorMap t = model::random_tensors(c, testing::tiny_init(1));
-  TempDir dir;
+// A tiny random model's GGUF metadata and tensors, ready for io::write_gguf (the tensors' bytes live in
+// `storage`).
+struct GgufParts {
+  io::GgufMetadata metadata;
+  std::vector<io::GgufTensorToWrite> tensors;
+  io::TensorMap hf, storage;
+};
+std::unique_ptr<GgufParts> tiny_gguf_parts(bool qwen2) {
+  auto p = std::make_unique<GgufParts>();
+  const model::ModelConfig c = testing::tiny_config(qwen2, false, false);
+  p->hf = model::random_tensors(c, testing::tiny_init(1));
   auto meta = model::gguf_metadata_for(c, "x", 0);
-  ASSERT_TRUE(meta.ok());
-  io::TensorMap permuted;
-  auto tensors = model::gguf_tensors_from_hf(c, t, permuted);
-  ASSERT_TRUE(tensors.ok());
+  auto tensors = model::gguf_tensors_from_hf(c, p->hf, p->storage);
+  if (!meta.ok() || !tensors.ok()) return nullptr;
+  p->metadata = std::move(*meta);
+  p->tensors = std::move(*tensors);
+  return p;
+}
+
+TEST(GgufModelErrors, MetadataErrorsNameTheKey) {
+  const auto parts = tiny_gguf_parts(true);
+  ASSERT_TRUE(parts);
+  const auto* tensors = &parts->tensors;
+  const io::GgufMetadata* meta = &parts->metadata;
+  TempDir dir;
   auto expect_error = [&](io::GgufMetadata m, const std::string& needle) {
     const std::string path = dir.file("e.gguf");
     ASSERT_TRUE(io::write_gguf(path, m, *tensors).ok());
@@ -288,16 +304,11 @@ TEST(GgufModelErrors, MetadataErrorsNameTheKey) {
 // refuses the tensor's shape by name instead of copying from an empty buffer (null for memcpy: undefined
 // behaviour that the UBSan build stops on).
 TEST(GgufModelErrors, AnEmptyQProjectionIsRefusedByShape) {
-  const model::ModelConfig c = testing::tiny_config(false, false, false);
-  const io::TensorMap t = model::random_tensors(c, testing::tiny_init(1));
+  const auto parts = tiny_gguf_parts(false);
+  ASSERT_TRUE(parts);
   TempDir dir;
-  auto meta = model::gguf_metadata_for(c, "x", 0);
-  ASSERT_TRUE(meta.ok());
-  io::TensorMap permuted;
-  auto tensors = model::gguf_tensors_from_hf(c, t, permuted);
-  ASSERT_TRUE(tensors.ok());
   bool replaced = false;
-  for (io::GgufTensorToWrite& w : *tensors)
+  for (io::GgufTensorToWrite& w : parts->tensors)
     if (w.name == "blk.0.attn_q.weight") {
       w.data.shape = {w.data.shape[0], 0};
       w.data.bytes = {};
@@ -305,7 +316,7 @@ TEST(GgufModelErrors, AnEmptyQProjectionIsRefusedByShape) {
     }
   ASSERT_TRUE(replaced);
   const std::string path = dir.file("empty_q.gguf");
-  ASSERT_TRUE(io::write_gguf(path, *meta, *tensors).ok());
+  ASSERT_TRUE(io::write_gguf(path, parts->metadata, parts->tensors).ok());
   auto r = model::Transformer::load(path, 1);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message().find("q_proj.weight has shape [32, 0], expected [32, 32]"), std::string::npos)

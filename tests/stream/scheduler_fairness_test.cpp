@@ -33,10 +33,15 @@ class RowRecorder final : public model::ForwardModel {
                  std::vector<float>& logits) override {
     std::map<int, int> rows;
     for (const auto& t : b.tokens) ++rows[t.seq];
-    for (const auto& [seq, n] : rows) max_rows_of_a_sequence = std::max(max_rows_of_a_sequence, n);
+    for (const auto& [seq, n] : rows) {
+      max_rows_of_a_sequence = std::max(max_rows_of_a_sequence, n);
+      if (rows.size() == 2) max_rows_beside_another[seq] = std::max(max_rows_beside_another[seq], n);
+    }
     return inner_.forward(b, caches, logits);
   }
   int max_rows_of_a_sequence = 0;
+  // Forwards of exactly two sequences: the most rows of each, by its index in the batch.
+  std::map<int, int> max_rows_beside_another;
 
  private:
   model::ForwardModel& inner_;
@@ -107,26 +112,7 @@ TEST(SchedulerFairness, ALongSourceIsReadInPiecesWhileShortStreamsFinish) {
 TEST(SchedulerFairness, OneSessionsShareCanBeLoweredAlone) {
   CharCodec codec;
   CopyModel copy(codec);
-  std::map<int, int> max_rows;  // by sequence index in the batch: 0 = the capped session (added first)
-  class PerSequence final : public model::ForwardModel {
-   public:
-    PerSequence(model::ForwardModel& inner, std::map<int, int>& out) : inner_(inner), out_(out) {}
-    const model::ModelConfig& config() const override { return inner_.config(); }
-    const model::RopeFrequencies& rope() const override { return inner_.rope(); }
-    Status forward(const model::Batch& b, std::span<model::KvCache* const> caches,
-                   std::vector<float>& logits) override {
-      std::map<int, int> rows;
-      for (const auto& t : b.tokens) ++rows[t.seq];
-      // Both sessions take part in every round until the capped one is done reading.
-      if (rows.size() == 2)
-        for (const auto& [seq, n] : rows) out_[seq] = std::max(out_[seq], n);
-      return inner_.forward(b, caches, logits);
-    }
-
-   private:
-    model::ForwardModel& inner_;
-    std::map<int, int>& out_;
-  } model(copy, max_rows);
+  RowRecorder model(copy);  // sequence 0 of a two-sequence forward: the capped session (added first)
   const std::string source = words_of("ab", 200, "cd");
   stream::Scheduler sched(model, 32);
   std::vector<std::unique_ptr<stream::Session>> sessions;
@@ -151,8 +137,8 @@ TEST(SchedulerFairness, OneSessionsShareCanBeLoweredAlone) {
     ASSERT_TRUE(n.ok()) << n.error().message();
     if (*n == 0) break;
   }
-  EXPECT_EQ(max_rows[0], 4);
-  EXPECT_EQ(max_rows[1], 32);
+  EXPECT_EQ(model.max_rows_beside_another[0], 4);
+  EXPECT_EQ(model.max_rows_beside_another[1], 32);
   const testing::LiveOutput alone = testing::run_alone(copy, codec, so, source);
   EXPECT_EQ(got[0], alone.words);
   EXPECT_EQ(got[1], alone.words);
