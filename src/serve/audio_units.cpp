@@ -25,11 +25,12 @@ double AudioUnits::chunk_ms() const {
   return 10.0 * static_cast<double>(model_->config().mel_frames_per_chunk());
 }
 
-void AudioUnits::cut(std::vector<AudioUnit>& out, bool last) {
+void AudioUnits::cut(std::vector<AudioUnit>& out, bool last, size_t max_units) {
   const auto width = static_cast<size_t>(model_->config().llm_hidden);
   const auto per_chunk = static_cast<size_t>(model_->config().rows_per_chunk());
   size_t n_rows = rows_.size() / width, used = 0;
-  while (n_rows - used >= per_chunk || (last && n_rows > used)) {
+  for (size_t taken = 0; taken < max_units && (n_rows - used >= per_chunk || (last && n_rows > used));
+       ++taken) {
     const size_t n = std::min(per_chunk, n_rows - used);
     AudioUnit u;
     u.rows.assign(rows_.begin() + static_cast<std::ptrdiff_t>(used * width),
@@ -47,6 +48,26 @@ void AudioUnits::push(std::span<const float> samples, std::vector<AudioUnit>& ou
   resampler_.push(samples, samples_16k_);
   embeddings_.push(samples_16k_.data(), samples_16k_.size(), rows_);
   cut(out, false);
+}
+
+void AudioUnits::feed(std::span<const float> samples) {
+  samples_16k_.clear();
+  resampler_.push(samples, samples_16k_);
+  embeddings_.feed(samples_16k_.data(), samples_16k_.size());
+}
+
+void AudioUnits::encode_ready(std::span<AudioUnits* const> streams) {
+  std::vector<speech_encoder::SpeechEncoderStream*> encoders;
+  std::vector<std::vector<float>*> outs;
+  for (AudioUnits* a : streams) {
+    encoders.push_back(&a->embeddings_.encoder());
+    outs.push_back(&a->rows_);
+  }
+  speech_encoder::SpeechEncoderStream::run_ready_chunks(encoders, outs);
+}
+
+void AudioUnits::take_units(std::vector<AudioUnit>& out, size_t max_units) {
+  cut(out, false, max_units);
 }
 
 void AudioUnits::finish(std::vector<AudioUnit>& out) {

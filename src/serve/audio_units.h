@@ -31,6 +31,17 @@ class AudioUnits {
   // End of the audio: the partial last chunk, if it has rows.
   void finish(std::vector<AudioUnit>& out);
 
+  // push() in two phases, so that many streams' encoder chunks run as one stacked pass (serve's engine):
+  // feed() resamples and runs the encoder's front end; encode_ready() runs the ready chunks of all the given
+  // streams through the encoder's Transformer together (speech_encoder::SpeechEncoderStream::
+  // run_ready_chunks); take_units() then cuts at most max_units of the completed units. push() is the three
+  // on one stream. Units not taken stay for the next take_units(), push() or finish().
+  void feed(std::span<const float> samples);
+  // Encoder chunks ready for the Transformer (complete chunks since the last encode).
+  int64_t chunks_ready() { return embeddings_.encoder().chunks_ready(); }
+  static void encode_ready(std::span<AudioUnits* const> streams);
+  void take_units(std::vector<AudioUnit>& out, size_t max_units);
+
   // Audio per full chunk and per row, in ms.
   double chunk_ms() const;
   double row_ms() const;
@@ -40,7 +51,7 @@ class AudioUnits {
  private:
   AudioUnits(const speech_encoder::SpeechEncoderModel& model, audio::ResampleStream resampler,
              uint32_t sample_rate);
-  void cut(std::vector<AudioUnit>& out, bool last);
+  void cut(std::vector<AudioUnit>& out, bool last, size_t max_units = SIZE_MAX);
 
   const speech_encoder::SpeechEncoderModel* model_;
   uint32_t sample_rate_ = 0;

@@ -40,9 +40,15 @@ struct Engine::Stream {
   };
   std::deque<WaitingAudio> unencoded;
   size_t unencoded_samples = 0;
+  // This round's slices of `unencoded` fed to the encoder (feed_waiting_audio), oldest first: samples, and
+  // the encoder chunks ready once they were in.
+  struct FedSlice {
+    size_t n = 0;
+    int64_t chunks_ready = 0;
+  };
+  std::vector<FedSlice> fed;
   double first_audio_ms = -1;        // arrival of its first samples
   double audio_received_ms = 0;      // audio received so far
-  bool ahead = false;                // ahead of real time at the last round (deadline scheduling)
   bool end_waits_for_audio = false;  // the end arrived while audio was still waiting
   double end_arrival_ms = 0;
   int segment = 0;
@@ -345,7 +351,7 @@ void Engine::apply(Command& c) {
       if (c.samples.empty() && s.unencoded.empty()) break;
       if (s.first_audio_ms < 0) s.first_audio_ms = c.at_ms;
       s.audio_received_ms += static_cast<double>(c.samples.size()) * 1000.0 / s.audio->sample_rate();
-      // Counted in inputs_applied once its last sample is through the encoder (encode_waiting_audio).
+      // Counted in inputs_applied once its last sample is through the encoder (take_encoded_audio).
       s.unencoded_samples += c.samples.size();
       s.unencoded.push_back(Stream::WaitingAudio{std::move(c.samples), 0, c.at_ms});
       return;
@@ -394,19 +400,36 @@ void Engine::end_source(Stream& s, double at_ms) {
   if (Status st = s.session->end_source(at_ms); !st.ok()) fail(s, "protocol", st.error().message());
 }
 
-bool Engine::encode_waiting_audio(Stream& s, int chunks) {
+bool Engine::feed_waiting_audio(Stream& s, int chunks) {
+  s.fed.clear();
   if (s.done || !s.audio) return false;
   const double samples_per_chunk = s.audio->chunk_ms() * s.audio->sample_rate() / 1000.0;
   size_t budget =
       std::max<size_t>(1, static_cast<size_t>(std::ceil(samples_per_chunk * std::max(1, chunks))));
-  while (budget > 0 && !s.unencoded.empty() && !s.done) {
-    Stream::WaitingAudio& front = s.unencoded.front();
-    const size_t n = std::min(budget, front.samples.size() - front.encoded);
-    std::vector<AudioUnit> units;
-    s.audio->push(std::span<const float>(front.samples).subspan(front.encoded, n), units);
-    front.encoded += n;
-    s.unencoded_samples -= n;
+  for (size_t k = 0; budget > 0 && k < s.unencoded.size(); ++k) {
+    const Stream::WaitingAudio& w = s.unencoded[k];
+    const size_t from = k == 0 ? w.encoded : 0;
+    const size_t n = std::min(budget, w.samples.size() - from);
+    s.audio->feed(std::span<const float>(w.samples).subspan(from, n));
     budget -= n;
+    s.fed.push_back(Stream::FedSlice{n, s.audio->chunks_ready()});
+  }
+  return !s.fed.empty();
+}
+
+bool Engine::take_encoded_audio(Stream& s) {
+  if (s.done || !s.audio) return false;
+  // Each fed slice gets the units (one per encoder chunk) it completed, at its arrival time, as if it had
+  // been encoded alone.
+  int64_t taken = 0;
+  for (const Stream::FedSlice& f : s.fed) {
+    if (s.done) break;
+    Stream::WaitingAudio& front = s.unencoded.front();
+    std::vector<AudioUnit> units;
+    s.audio->take_units(units, static_cast<size_t>(f.chunks_ready - taken));
+    taken = f.chunks_ready;
+    front.encoded += f.n;
+    s.unencoded_samples -= f.n;
     push_units(s, std::move(units), front.at_ms);
     if (front.encoded == front.samples.size()) {
       s.unencoded.pop_front();
@@ -414,6 +437,7 @@ bool Engine::encode_waiting_audio(Stream& s, int chunks) {
       s.idle_reported = false;
     }
   }
+  s.fed.clear();
   if (s.done) return false;
   if (s.unencoded.empty() && s.end_waits_for_audio) {
     s.end_waits_for_audio = false;
@@ -441,11 +465,18 @@ bool Engine::plan_round() {
     demands.push_back(d);
   }
   const std::vector<StreamShare> shares = deadline_.plan(demands, steady_now_ms());
+  // The speech encoder's Transformer runs once over every stream's slice (stacked rows, per-stream caches:
+  // AudioUnits::encode_ready); then each stream's units reach its session, stream by stream as before.
+  std::vector<AudioUnits*> encoding;
+  for (size_t i = 0; i < order.size(); ++i)
+    if (shares[i].encoder_chunks > 0 && feed_waiting_audio(*order[i], shares[i].encoder_chunks))
+      encoding.push_back(order[i]->audio.get());
+  if (!encoding.empty()) AudioUnits::encode_ready(encoding);
   bool audio_waiting = false;
   for (size_t i = 0; i < order.size(); ++i) {
     Stream& s = *order[i];
     if (shares[i].encoder_chunks > 0)
-      audio_waiting |= encode_waiting_audio(s, shares[i].encoder_chunks);
+      audio_waiting |= take_encoded_audio(s);
     else
       audio_waiting |= !s.unencoded.empty() && !s.done;
     if (s.handle >= 0) scheduler_.set_max_rows(s.handle, shares[i].max_rows);

@@ -128,9 +128,11 @@ class Engine {
   std::shared_ptr<const stream::PromptCache> prompt_cache_for(const stream::SegmentCodec& codec);
   void push_words(Stream& s, std::vector<std::string> words, double at_ms);
   void push_units(Stream& s, std::vector<AudioUnit> units, double at_ms);
-  // Audio streams: at most `chunks` encoder chunks of the waiting audio through the encoder; true while audio
-  // is left waiting.
-  bool encode_waiting_audio(Stream& s, int chunks);
+  // Audio streams, in two steps around one encoder pass over all streams (AudioUnits::encode_ready): feed at
+  // most `chunks` encoder chunks of the waiting audio to the encoder's front end (true when some was fed);
+  // then push the units it completed into the session; true while audio is left waiting.
+  bool feed_waiting_audio(Stream& s, int chunks);
+  bool take_encoded_audio(Stream& s);
   // Encoder slices and per-stream row shares for the next forward, by deadline; true while audio waits.
   bool plan_round();
   // End of source, once every unit has reached the session.

@@ -17,6 +17,12 @@ size_t SpeechEmbeddingStream::push(const float* samples, size_t n, std::vector<f
   return n_frames == 0 ? 0 : encoder_.push(frames_.data(), n_frames, rows);
 }
 
+void SpeechEmbeddingStream::feed(const float* samples, size_t n) {
+  frames_.clear();
+  const size_t n_frames = mel_.push(samples, n, frames_);
+  if (n_frames > 0) encoder_.feed(frames_.data(), n_frames);
+}
+
 size_t SpeechEmbeddingStream::finish(std::vector<float>& rows) {
   return encoder_.finish(rows);
 }

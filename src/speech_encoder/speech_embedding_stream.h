@@ -22,6 +22,12 @@ class SpeechEmbeddingStream {
   size_t finish(std::vector<float>& rows);
   void reset();
 
+  // Two phases (several streams through one encoder pass: SpeechEncoderStream::run_ready_chunks over their
+  // encoder()s): feed() runs log-mel and the encoder's front end only; end_input() as the encoder's.
+  void feed(const float* samples, size_t n);
+  void end_input() { encoder_.end_input(); }
+  SpeechEncoderStream& encoder() { return encoder_; }
+
   size_t samples_pushed() const { return mel_.samples_pushed(); }
   size_t rows_emitted() const { return encoder_.rows_emitted(); }
 

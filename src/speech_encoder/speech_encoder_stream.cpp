@@ -68,8 +68,8 @@ void SpeechEncoderStream::conv_step(std::vector<float>& hist, int64_t width, siz
   hist.erase(hist.begin(), hist.begin() + n_out * kConvStride * width);
 }
 
-size_t SpeechEncoderStream::push(const float* mel, size_t n_frames, std::vector<float>& out) {
-  GPS_ASSERT(!finished_, "SpeechEncoderStream::push after finish() (reset() first)");
+void SpeechEncoderStream::feed(const float* mel, size_t n_frames) {
+  GPS_ASSERT(!finished_, "SpeechEncoderStream::feed after the end of the input (reset() first)");
   const auto& c = model_.config();
   const auto& O = model_.offsets();
   kernels::set_blas_threads(n_threads_);  // else OpenBLAS uses every core for the small GEMMs
@@ -81,43 +81,101 @@ size_t SpeechEncoderStream::push(const float* mel, size_t n_frames, std::vector<
   conv_step(hist1_, c.n_mels, O.conv1_w, O.conv1_b, c.conv_channels, conv_out_);
   hist2_.insert(hist2_.end(), conv_out_.begin(), conv_out_.end());
   conv_step(hist2_, c.conv_channels, O.conv2_w, O.conv2_b, c.d_model, pending_);
-  size_t rows = 0;
-  // Run every complete chunk; pending_ always starts at a chunk boundary.
-  while (static_cast<int64_t>(pending_.size()) >= c.chunk_frames * c.d_model) rows += run_chunk(out);
-  return rows;
+}
+
+void SpeechEncoderStream::end_input() {
+  GPS_ASSERT(!finished_, "SpeechEncoderStream: the end of the input twice (reset() first)");
+  finished_ = true;
+}
+
+int64_t SpeechEncoderStream::chunks_ready() const {
+  const auto& c = model_.config();
+  const int64_t frames = static_cast<int64_t>(pending_.size()) / c.d_model;
+  return frames / c.chunk_frames + (finished_ && frames % c.chunk_frames != 0 ? 1 : 0);
+}
+
+size_t SpeechEncoderStream::push(const float* mel, size_t n_frames, std::vector<float>& out) {
+  GPS_ASSERT(!finished_, "SpeechEncoderStream::push after finish() (reset() first)");
+  feed(mel, n_frames);
+  SpeechEncoderStream* self = this;
+  std::vector<float>* outs = &out;
+  return run_ready_chunks({&self, 1}, {&outs, 1});
 }
 
 size_t SpeechEncoderStream::finish(std::vector<float>& out) {
   GPS_ASSERT(!finished_, "SpeechEncoderStream::finish called twice (reset() first)");
-  size_t rows = pending_.empty() ? 0 : run_chunk(out);
-  finished_ = true;
+  end_input();
+  SpeechEncoderStream* self = this;
+  std::vector<float>* outs = &out;
+  return run_ready_chunks({&self, 1}, {&outs, 1});
+}
+
+size_t SpeechEncoderStream::run_ready_chunks(std::span<SpeechEncoderStream* const> streams,
+                                             std::span<std::vector<float>* const> outs,
+                                             int64_t max_chunks_each) {
+  GPS_ASSERT(streams.size() == outs.size(), "SpeechEncoderStream::run_ready_chunks: one output per stream");
+  size_t rows = 0;
+  std::vector<SpeechEncoderStream*> batch;
+  std::vector<std::vector<float>*> batch_outs;
+  for (int64_t round = 0; round < max_chunks_each; ++round) {
+    batch.clear();
+    batch_outs.clear();
+    for (size_t i = 0; i < streams.size(); ++i) {
+      GPS_ASSERT(&streams[i]->model_ == &streams[0]->model_,
+                 "SpeechEncoderStream::run_ready_chunks: the streams must share one model");
+      if (streams[i]->chunks_ready() == 0) continue;
+      batch.push_back(streams[i]);
+      batch_outs.push_back(outs[i]);
+    }
+    if (batch.empty()) break;
+    rows += run_chunks(batch, batch_outs);
+  }
   return rows;
 }
 
-// Runs the first min(chunk_frames, pending) encoder frames of pending_ (one chunk) through the Transformer
-// and the projector.
-size_t SpeechEncoderStream::run_chunk(std::vector<float>& out) {
-  const auto& c = model_.config();
-  const auto& O = model_.offsets();
-  const float* P = model_.data();
+// Every stream's chunk occupies consecutive rows [row_begin[s], row_begin[s + 1]) of the stacked activations;
+// the row-wise operations (norms, linear layers, activations, residual adds) run once over all rows, the
+// rest per stream over its rows.
+size_t SpeechEncoderStream::run_chunks(std::span<SpeechEncoderStream* const> streams,
+                                       std::span<std::vector<float>* const> outs) {
+  SpeechEncoderStream& b = *streams[0];  // its scratch and threads serve the whole pass
+  const auto& model = b.model_;
+  const auto& c = model.config();
+  const auto& O = model.offsets();
+  const float* P = model.data();
   const int64_t D = c.d_model, F = c.n_ff, H = c.n_head, HD = c.head_dim(), KC = c.conv_module_kernel;
-  const int64_t n = std::min<int64_t>(c.chunk_frames, static_cast<int64_t>(pending_.size()) / D);
-  const int64_t chunk = chunk_of(pos_, c.chunk_frames);
-  const int64_t first = first_visible_frame(chunk, c.chunk_frames, c.left_chunks);
-  const int64_t end = pos_ + n;  // every frame of this chunk sees [first, end)
-
-  ensure(x_, n * D);
-  std::copy(pending_.begin(), pending_.begin() + n * D, x_.begin());
-  pending_.erase(pending_.begin(), pending_.begin() + n * D);
-  for (auto* v : {&h_, &q_, &k_, &v_, &att_}) ensure(*v, n * D);
-  ensure(gate_, n * F);
-  ensure(up_, n * F);
-  ensure(cos_, n * HD / 2);
-  ensure(sin_, n * HD / 2);
-  std::vector<float> positions(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) positions[static_cast<size_t>(i)] = static_cast<float>(pos_ + i);
-  kernels::rope_table(cos_.data(), sin_.data(), positions.data(), inv_freq_.data(), n, HD / 2);
-  ensure(scores_, end - first);
+  const int n_threads = b.n_threads_;
+  kernels::set_blas_threads(n_threads);
+  const size_t S = streams.size();
+  auto& row_begin = b.row_begin_;
+  row_begin.assign(S + 1, 0);
+  int64_t max_visible = 0;
+  for (size_t s = 0; s < S; ++s) {
+    const SpeechEncoderStream& st = *streams[s];
+    const int64_t n = std::min<int64_t>(c.chunk_frames, static_cast<int64_t>(st.pending_.size()) / D);
+    GPS_ASSERT(n > 0, "SpeechEncoderStream::run_chunks: a stream without a ready chunk");
+    row_begin[s + 1] = row_begin[s] + n;
+    const int64_t first =
+        first_visible_frame(chunk_of(st.pos_, c.chunk_frames), c.chunk_frames, c.left_chunks);
+    max_visible = std::max(max_visible, st.pos_ + n - first);
+  }
+  const int64_t N = row_begin[S];
+  ensure(b.x_, N * D);
+  for (auto* v : {&b.h_, &b.q_, &b.k_, &b.v_, &b.att_}) ensure(*v, N * D);
+  ensure(b.gate_, N * F);
+  ensure(b.up_, N * F);
+  ensure(b.cos_, N * HD / 2);
+  ensure(b.sin_, N * HD / 2);
+  ensure(b.scores_, max_visible);
+  std::vector<float> positions(static_cast<size_t>(N));
+  for (size_t s = 0; s < S; ++s) {
+    SpeechEncoderStream& st = *streams[s];
+    const int64_t r0 = row_begin[s], n = row_begin[s + 1] - r0;
+    std::copy(st.pending_.begin(), st.pending_.begin() + n * D, b.x_.begin() + r0 * D);
+    st.pending_.erase(st.pending_.begin(), st.pending_.begin() + n * D);
+    for (int64_t i = 0; i < n; ++i) positions[static_cast<size_t>(r0 + i)] = static_cast<float>(st.pos_ + i);
+  }
+  kernels::rope_table(b.cos_.data(), b.sin_.data(), positions.data(), b.inv_freq_.data(), N, HD / 2);
 
   kernels::AttentionShape shape;
   shape.n_head = H;
@@ -125,84 +183,111 @@ size_t SpeechEncoderStream::run_chunk(std::vector<float>& out) {
   shape.head_dim = HD;
   shape.kv_stride = D;
   shape.scale = 1.0f / std::sqrt(static_cast<float>(HD));
+  float* x = b.x_.data();
+  float* h = b.h_.data();
+  float* att = b.att_.data();
   for (int64_t il = 0; il < c.n_layer; ++il) {
     const auto& L = O.layers[static_cast<size_t>(il)];
-    kernels::rmsnorm_forward(h_.data(), D, x_.data(), D, P + L.attn_norm, n, D, c.norm_eps);
-    kernels::linear_forward(q_.data(), D, h_.data(), D, f32_view(P + L.wq, D, D), nullptr, n, nullptr,
-                            n_threads_);
-    kernels::linear_forward(k_.data(), D, h_.data(), D, f32_view(P + L.wk, D, D), nullptr, n, nullptr,
-                            n_threads_);
-    kernels::linear_forward(v_.data(), D, h_.data(), D, f32_view(P + L.wv, D, D), nullptr, n, nullptr,
-                            n_threads_);
-    kernels::rope_apply(q_.data(), D, cos_.data(), sin_.data(), n, H, HD);
-    kernels::rope_apply(k_.data(), D, cos_.data(), sin_.data(), n, H, HD);
-    auto& kc = k_cache_[static_cast<size_t>(il)];
-    auto& vc = v_cache_[static_cast<size_t>(il)];
-    kc.insert(kc.end(), k_.begin(), k_.begin() + n * D);
-    vc.insert(vc.end(), v_.begin(), v_.begin() + n * D);
-    kernels::KvRegion src, none;
-    src.k = kc.data() + (first - cache_begin_) * D;
-    src.v = vc.data() + (first - cache_begin_) * D;
-    src.n_visible = end - first;
-    for (int64_t i = 0; i < n; ++i)
-      kernels::attention_forward_token(att_.data() + i * D, q_.data() + i * D, src, none, shape, 0, H,
-                                       scores_.data());
-    // x += W_o att (into h_, then added).
-    kernels::linear_forward(h_.data(), D, att_.data(), D, f32_view(P + L.wo, D, D), nullptr, n, nullptr,
-                            n_threads_);
-    for (int64_t i = 0; i < n * D; ++i) x_[static_cast<size_t>(i)] += h_[static_cast<size_t>(i)];
+    kernels::rmsnorm_forward(h, D, x, D, P + L.attn_norm, N, D, c.norm_eps);
+    kernels::linear_forward(b.q_.data(), D, h, D, f32_view(P + L.wq, D, D), nullptr, N, nullptr, n_threads);
+    kernels::linear_forward(b.k_.data(), D, h, D, f32_view(P + L.wk, D, D), nullptr, N, nullptr, n_threads);
+    kernels::linear_forward(b.v_.data(), D, h, D, f32_view(P + L.wv, D, D), nullptr, N, nullptr, n_threads);
+    kernels::rope_apply(b.q_.data(), D, b.cos_.data(), b.sin_.data(), N, H, HD);
+    kernels::rope_apply(b.k_.data(), D, b.cos_.data(), b.sin_.data(), N, H, HD);
+    for (size_t s = 0; s < S; ++s) {  // each stream's chunk sees [first, end) of its own cache
+      SpeechEncoderStream& st = *streams[s];
+      const int64_t r0 = row_begin[s], n = row_begin[s + 1] - r0;
+      const int64_t first =
+          first_visible_frame(chunk_of(st.pos_, c.chunk_frames), c.chunk_frames, c.left_chunks);
+      auto& kc = st.k_cache_[static_cast<size_t>(il)];
+      auto& vc = st.v_cache_[static_cast<size_t>(il)];
+      kc.insert(kc.end(), b.k_.begin() + r0 * D, b.k_.begin() + (r0 + n) * D);
+      vc.insert(vc.end(), b.v_.begin() + r0 * D, b.v_.begin() + (r0 + n) * D);
+      kernels::KvRegion src, none;
+      src.k = kc.data() + (first - st.cache_begin_) * D;
+      src.v = vc.data() + (first - st.cache_begin_) * D;
+      src.n_visible = st.pos_ + n - first;
+      for (int64_t i = r0; i < r0 + n; ++i)
+        kernels::attention_forward_token(att + i * D, b.q_.data() + i * D, src, none, shape, 0, H,
+                                         b.scores_.data());
+    }
+    // x += W_o att (into h, then added).
+    kernels::linear_forward(h, D, att, D, f32_view(P + L.wo, D, D), nullptr, N, nullptr, n_threads);
+    for (int64_t i = 0; i < N * D; ++i) x[i] += h[i];
     if (KC > 0) {  // x += W_pw2 silu(dwconv(glu(W_pw1 rms(x)))), the dwconv over [history, this chunk]
-      auto& hist = conv_hist_[static_cast<size_t>(il)];
-      kernels::rmsnorm_forward(h_.data(), D, x_.data(), D, P + L.conv_norm, n, D, c.norm_eps);
-      ensure(pw1_, n * 2 * D);
-      kernels::linear_forward(pw1_.data(), 2 * D, h_.data(), D, f32_view(P + L.conv_pw1, 2 * D, D), nullptr,
-                              n, nullptr, n_threads_);
-      hist.resize(static_cast<size_t>((KC - 1 + n) * D));
-      glu_forward(hist.data() + (KC - 1) * D, pw1_.data(), n, D);
-      depthwise_conv_causal(att_.data(), hist.data(), n, D, P + L.conv_dw, KC);
-      silu_rows(att_.data(), att_.data(), n * D);
-      kernels::linear_forward(h_.data(), D, att_.data(), D, f32_view(P + L.conv_pw2, D, D), nullptr, n,
-                              nullptr, n_threads_);
-      for (int64_t i = 0; i < n * D; ++i) x_[static_cast<size_t>(i)] += h_[static_cast<size_t>(i)];
-      hist.erase(hist.begin(), hist.begin() + n * D);  // the last KC - 1 rows stay for the next chunk
+      kernels::rmsnorm_forward(h, D, x, D, P + L.conv_norm, N, D, c.norm_eps);
+      ensure(b.pw1_, N * 2 * D);
+      kernels::linear_forward(b.pw1_.data(), 2 * D, h, D, f32_view(P + L.conv_pw1, 2 * D, D), nullptr, N,
+                              nullptr, n_threads);
+      for (size_t s = 0; s < S; ++s) {
+        auto& hist = streams[s]->conv_hist_[static_cast<size_t>(il)];
+        const int64_t r0 = row_begin[s], n = row_begin[s + 1] - r0;
+        hist.resize(static_cast<size_t>((KC - 1 + n) * D));
+        glu_forward(hist.data() + (KC - 1) * D, b.pw1_.data() + r0 * 2 * D, n, D);
+        depthwise_conv_causal(att + r0 * D, hist.data(), n, D, P + L.conv_dw, KC);
+        hist.erase(hist.begin(), hist.begin() + n * D);  // the last KC - 1 rows stay for the next chunk
+      }
+      silu_rows(att, att, N * D);
+      kernels::linear_forward(h, D, att, D, f32_view(P + L.conv_pw2, D, D), nullptr, N, nullptr, n_threads);
+      for (int64_t i = 0; i < N * D; ++i) x[i] += h[i];
     }
-    kernels::rmsnorm_forward(h_.data(), D, x_.data(), D, P + L.ffn_norm, n, D, c.norm_eps);
-    kernels::linear_forward(gate_.data(), F, h_.data(), D, f32_view(P + L.w_gate, F, D), nullptr, n, nullptr,
-                            n_threads_);
-    kernels::linear_forward(up_.data(), F, h_.data(), D, f32_view(P + L.w_up, F, D), nullptr, n, nullptr,
-                            n_threads_);
-    kernels::gated_act_forward(gate_.data(), F, gate_.data(), up_.data(), F, n, F, kernels::Activation::Silu);
-    kernels::linear_forward(h_.data(), D, gate_.data(), F, f32_view(P + L.w_down, D, F), nullptr, n, nullptr,
-                            n_threads_);
-    for (int64_t i = 0; i < n * D; ++i) x_[static_cast<size_t>(i)] += h_[static_cast<size_t>(i)];
+    kernels::rmsnorm_forward(h, D, x, D, P + L.ffn_norm, N, D, c.norm_eps);
+    kernels::linear_forward(b.gate_.data(), F, h, D, f32_view(P + L.w_gate, F, D), nullptr, N, nullptr,
+                            n_threads);
+    kernels::linear_forward(b.up_.data(), F, h, D, f32_view(P + L.w_up, F, D), nullptr, N, nullptr,
+                            n_threads);
+    kernels::gated_act_forward(b.gate_.data(), F, b.gate_.data(), b.up_.data(), F, N, F,
+                               kernels::Activation::Silu);
+    kernels::linear_forward(h, D, b.gate_.data(), F, f32_view(P + L.w_down, D, F), nullptr, N, nullptr,
+                            n_threads);
+    for (int64_t i = 0; i < N * D; ++i) x[i] += h[i];
   }
-  pos_ = end;
-  // Drop cached rows that no later chunk sees.
-  const int64_t keep_from = first_visible_frame(chunk + 1, c.chunk_frames, c.left_chunks);
-  if (keep_from > cache_begin_) {
-    for (int64_t il = 0; il < c.n_layer; ++il) {
-      auto& kc = k_cache_[static_cast<size_t>(il)];
-      auto& vc = v_cache_[static_cast<size_t>(il)];
-      kc.erase(kc.begin(), kc.begin() + (keep_from - cache_begin_) * D);
-      vc.erase(vc.begin(), vc.begin() + (keep_from - cache_begin_) * D);
+  for (size_t s = 0; s < S; ++s) {
+    SpeechEncoderStream& st = *streams[s];
+    const int64_t chunk = chunk_of(st.pos_, c.chunk_frames);
+    st.pos_ += row_begin[s + 1] - row_begin[s];
+    // Drop cached rows that no later chunk sees.
+    const int64_t keep_from = first_visible_frame(chunk + 1, c.chunk_frames, c.left_chunks);
+    if (keep_from > st.cache_begin_) {
+      for (int64_t il = 0; il < c.n_layer; ++il) {
+        auto& kc = st.k_cache_[static_cast<size_t>(il)];
+        auto& vc = st.v_cache_[static_cast<size_t>(il)];
+        kc.erase(kc.begin(), kc.begin() + (keep_from - st.cache_begin_) * D);
+        vc.erase(vc.begin(), vc.begin() + (keep_from - st.cache_begin_) * D);
+      }
+      st.cache_begin_ = keep_from;
     }
-    cache_begin_ = keep_from;
   }
 
-  // Final norm, stacking (rows of x_ are consecutive, so n / stack stacked rows are a reshape), projector.
-  kernels::rmsnorm_forward(h_.data(), D, x_.data(), D, P + O.norm, n, D, c.norm_eps);
-  const int64_t rows = n / c.stack, SD = c.stack * D, PH = c.proj_hidden, LH = c.llm_hidden;
-  if (rows == 0) return 0;
-  ensure(hid_, rows * PH);
-  kernels::linear_forward(hid_.data(), PH, h_.data(), SD, f32_view(P + O.fc1_w, PH, SD), P + O.fc1_b, rows,
-                          nullptr, n_threads_);
-  kernels::gelu_tanh_rows(hid_.data(), hid_.data(), rows * PH);
-  const size_t old = out.size();
-  out.resize(old + static_cast<size_t>(rows * LH));
-  kernels::linear_forward(out.data() + old, LH, hid_.data(), PH, f32_view(P + O.fc2_w, LH, PH), P + O.fc2_b,
-                          rows, nullptr, n_threads_);
-  rows_emitted_ += static_cast<size_t>(rows);
-  return static_cast<size_t>(rows);
+  // Final norm, stacking (stack consecutive rows of one stream's chunk make a projector input; a partial
+  // last chunk's trailing partial stack is dropped), projector.
+  kernels::rmsnorm_forward(h, D, x, D, P + O.norm, N, D, c.norm_eps);
+  const int64_t SD = c.stack * D, PH = c.proj_hidden, LH = c.llm_hidden;
+  int64_t R = 0;
+  for (size_t s = 0; s < S; ++s) R += (row_begin[s + 1] - row_begin[s]) / c.stack;
+  if (R == 0) return 0;
+  ensure(b.proj_in_, R * SD);
+  int64_t r = 0;
+  for (size_t s = 0; s < S; ++s) {
+    const int64_t rows = (row_begin[s + 1] - row_begin[s]) / c.stack;
+    std::copy(h + row_begin[s] * D, h + row_begin[s] * D + rows * SD, b.proj_in_.begin() + r * SD);
+    r += rows;
+  }
+  ensure(b.hid_, R * PH);
+  kernels::linear_forward(b.hid_.data(), PH, b.proj_in_.data(), SD, f32_view(P + O.fc1_w, PH, SD),
+                          P + O.fc1_b, R, nullptr, n_threads);
+  kernels::gelu_tanh_rows(b.hid_.data(), b.hid_.data(), R * PH);
+  ensure(b.proj_out_, R * LH);
+  kernels::linear_forward(b.proj_out_.data(), LH, b.hid_.data(), PH, f32_view(P + O.fc2_w, LH, PH),
+                          P + O.fc2_b, R, nullptr, n_threads);
+  r = 0;
+  for (size_t s = 0; s < S; ++s) {
+    const int64_t rows = (row_begin[s + 1] - row_begin[s]) / c.stack;
+    outs[s]->insert(outs[s]->end(), b.proj_out_.begin() + r * LH, b.proj_out_.begin() + (r + rows) * LH);
+    streams[s]->rows_emitted_ += static_cast<size_t>(rows);
+    r += rows;
+  }
+  return static_cast<size_t>(R);
 }
 
 }  // namespace gpstream::speech_encoder

@@ -6,10 +6,15 @@
 // its last frame exists: no look-ahead beyond the chunk. finish() runs the partial last chunk. The rows equal
 // SpeechEncoderPass::forward over the whole utterance (within float rounding: the products are summed in
 // another order) for any chunking of the input.
+// Several streams of one model can share the Transformer: feed() runs only the front end (the subsampling
+// convolutions), and run_ready_chunks() takes the ready chunks of many streams through the Transformer in one
+// stacked pass (the server's engine: one pass per round over all audio streams).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <span>
 #include <vector>
 
 #include "speech_encoder/speech_encoder_params.h"
@@ -29,6 +34,25 @@ class SpeechEncoderStream {
   // Starts a new utterance (the model and buffers are kept).
   void reset();
 
+  // Two phases, push() and finish() split: feed() consumes log-mel frames through the front end only (the
+  // encoder frames wait, no Transformer); end_input() marks the end of the utterance (the partial last chunk
+  // becomes ready; no feed(), push() or finish() after it, reset() first). push() is feed() then
+  // run_ready_chunks() on this stream alone, finish() is end_input() then the same.
+  void feed(const float* mel, size_t n_frames);
+  void end_input();
+  // Chunks ready for the Transformer: the complete ones waiting, and after end_input() the partial last one.
+  int64_t chunks_ready() const;
+  // Runs up to max_chunks_each ready chunks of every stream, oldest first, one stacked pass per chunk round:
+  // every linear layer is one matrix product over the rows of all the streams' chunks; attention (against
+  // each stream's own key/value cache), RoPE positions and the convolution module's history stay per stream.
+  // Appends stream i's rows to *outs[i] (as push() would) and returns the rows appended in all. The streams
+  // are distinct and share one model; the pass uses streams[0]'s thread count and scratch. Each stream's rows
+  // equal those of running it alone within float rounding (the matrix products' row count differs, and with
+  // it the kernel's summation order; tests/speech_encoder/speech_encoder_test.cpp).
+  static size_t run_ready_chunks(std::span<SpeechEncoderStream* const> streams,
+                                 std::span<std::vector<float>* const> outs,
+                                 int64_t max_chunks_each = std::numeric_limits<int64_t>::max());
+
   size_t frames_pushed() const { return frames_pushed_; }
   size_t rows_emitted() const { return rows_emitted_; }
   int64_t encoder_frames_done() const { return pos_; }
@@ -39,7 +63,10 @@ class SpeechEncoderStream {
   // Appends the outputs of one causal conv over a history buffer; consumes the rows it no longer needs.
   void conv_step(std::vector<float>& hist, int64_t width, size_t w, size_t b, int64_t out_width,
                  std::vector<float>& out_rows);
-  size_t run_chunk(std::vector<float>& out);
+  // One chunk (the first min(chunk_frames, pending) encoder frames) of every stream through the Transformer
+  // and the projector, stacked; every stream has a chunk ready.
+  static size_t run_chunks(std::span<SpeechEncoderStream* const> streams,
+                           std::span<std::vector<float>* const> outs);
 
   const SpeechEncoderModel& model_;
   int n_threads_;
@@ -53,7 +80,9 @@ class SpeechEncoderStream {
   size_t frames_pushed_ = 0;
   size_t rows_emitted_ = 0;
   bool finished_ = false;
-  // Scratch.
+  // Scratch (of the first stream of a stacked pass).
+  std::vector<float> proj_in_, proj_out_;
+  std::vector<int64_t> row_begin_;
   std::vector<float> cols_, conv_pre_, conv_out_, x_, h_, q_, k_, v_, att_, gate_, up_, cos_, sin_, scores_,
       hid_, pw1_;
 };

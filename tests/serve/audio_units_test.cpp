@@ -70,6 +70,63 @@ TEST(AudioUnits, OneUnitPerChunkWithTheWholeUtteranceRows) {
   for (size_t i = 0; i < rows.size(); ++i) EXPECT_NEAR(rows[i], want[i], tol) << i;
 }
 
+// The two-phase path the engine takes (feed, one encode over several streams, take_units) gives each stream
+// the units push() gives it alone: as many, as long, in order, and their rows within the bound of two fp32
+// forwards that sum in other orders (speech_encoder_stream.h, run_ready_chunks).
+TEST(AudioUnits, EncodedTogetherEqualsPushedAlone) {
+  const speech_encoder::SpeechEncoderModel enc = tiny_encoder();
+  std::vector<std::vector<float>> signals;
+  for (size_t len : {size_t{32000}, size_t{20000}, size_t{9001}}) {
+    std::vector<float> x(len);
+    for (size_t i = 0; i < len; ++i)
+      x[i] = 0.3f * std::sin(0.03f * static_cast<float>(i) * (1.0f + 1e-4f * len));
+    signals.push_back(std::move(x));
+  }
+  const size_t S = signals.size();
+  std::vector<std::vector<AudioUnit>> alone(S), together(S);
+  std::vector<AudioUnits> units;
+  for (size_t s = 0; s < S; ++s) {
+    auto a = AudioUnits::create(enc, 16000);
+    ASSERT_TRUE(a.ok());
+    for (size_t i = 0; i < signals[s].size(); i += 1000)
+      a->push({signals[s].data() + i, std::min<size_t>(1000, signals[s].size() - i)}, alone[s]);
+    a->finish(alone[s]);
+    auto b = AudioUnits::create(enc, 16000);
+    ASSERT_TRUE(b.ok());
+    units.push_back(std::move(*b));
+  }
+  for (size_t i = 0; i < 32000; i += 1000 + 500) {  // the streams end at different rounds
+    std::vector<AudioUnits*> encoding;
+    std::vector<int64_t> ready;
+    for (size_t s = 0; s < S; ++s) {
+      if (i >= signals[s].size()) continue;
+      units[s].feed({signals[s].data() + i, std::min<size_t>(1500, signals[s].size() - i)});
+      encoding.push_back(&units[s]);
+    }
+    for (AudioUnits* a : encoding) ready.push_back(a->chunks_ready());
+    AudioUnits::encode_ready(encoding);
+    for (size_t k = 0; k < encoding.size(); ++k) {
+      EXPECT_EQ(encoding[k]->chunks_ready(), 0);
+      const size_t s = static_cast<size_t>(&*encoding[k] - units.data());
+      const size_t before = together[s].size();
+      encoding[k]->take_units(together[s], static_cast<size_t>(ready[k]));
+      EXPECT_EQ(together[s].size() - before, static_cast<size_t>(ready[k]));
+    }
+  }
+  const double tol = testing::speech_encoder_forward_bound(enc, {.n_frames = 200}).out;
+  for (size_t s = 0; s < S; ++s) {
+    units[s].finish(together[s]);
+    ASSERT_EQ(together[s].size(), alone[s].size()) << s;
+    for (size_t u = 0; u < alone[s].size(); ++u) {
+      EXPECT_EQ(together[s][u].n_rows, alone[s][u].n_rows);
+      EXPECT_EQ(together[s][u].duration_ms, alone[s][u].duration_ms);
+      ASSERT_EQ(together[s][u].rows.size(), alone[s][u].rows.size());
+      for (size_t i = 0; i < alone[s][u].rows.size(); ++i)
+        EXPECT_NEAR(together[s][u].rows[i], alone[s][u].rows[i], tol) << s << " " << u << " " << i;
+    }
+  }
+}
+
 TEST(AudioUnits, RefusesRatesAndEncodersItCannotServe) {
   const speech_encoder::SpeechEncoderModel enc = tiny_encoder();
   EXPECT_FALSE(AudioUnits::create(enc, 0).ok());

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <random>
 
 #include "../audio/audio_test_util.h"
@@ -225,6 +226,82 @@ TEST(SpeechEncoderStream, LeftContextBoundsTheCache) {
     EXPECT_LE(stream.cache_rows(), static_cast<size_t>((c.left_chunks + 1) * c.chunk_frames));
   }
   EXPECT_EQ(stream.cache_rows(), static_cast<size_t>(c.left_chunks * c.chunk_frames));
+}
+
+// Streams of different lengths, fed in different pieces and started at different times (so their chunks sit
+// at different positions over key/value caches of different sizes), run through stacked Transformer passes
+// (run_ready_chunks, one chunk each per call or all at once) give each stream's rows of running it alone.
+// Not bit for bit: linear_forward picks its kernel by row count (the few-token kernel up to 7 rows, OpenBLAS
+// sgemm from 8, whose blocking may also depend on the rows), so a stream's rows are summed in another order
+// stacked than alone. Both are fp32 forwards of the same chunked computation, each within the first-order
+// bound γ_N·magnitude of speech_encoder_forward_bound (testing/speech_encoder_bounds.h: N the dot lengths
+// and roundings along the whole path, the magnitude from the weights) of the exact value, so they differ by
+// at most that bound twice over; the bound's `out` for the stream's length is already that difference bound
+// (it is what a stream and the whole-utterance pass, two such orders, are held to above).
+void check_batched_equals_alone(const SpeechEncoderConfig& c, int64_t max_chunks_each) {
+  SpeechEncoderModel model(c);
+  model.init_random(17);
+  const size_t M = static_cast<size_t>(c.n_mels);
+  const std::vector<size_t> lengths = {203, 150, 97, 260, 16, 40};
+  const std::vector<size_t> steps = {5, 16, 33, 7, 64, 1};
+  const std::vector<size_t> start_round = {0, 3, 1, 0, 9, 20};
+  const size_t S = lengths.size();
+  std::vector<std::vector<float>> mel(S), alone(S), got(S);
+  std::vector<std::unique_ptr<SpeechEncoderStream>> streams;
+  for (size_t i = 0; i < S; ++i) {
+    mel[i] = random_mel(static_cast<int64_t>(lengths[i]), c.n_mels, static_cast<uint32_t>(40 + i));
+    alone[i] = stream_all(model, mel[i], steps[i]);
+    streams.push_back(std::make_unique<SpeechEncoderStream>(model));
+  }
+  std::vector<size_t> fed(S, 0);
+  std::vector<bool> ended(S, false);
+  for (size_t round = 0; std::find(ended.begin(), ended.end(), false) != ended.end(); ++round) {
+    std::vector<SpeechEncoderStream*> batch;
+    std::vector<std::vector<float>*> outs;
+    for (size_t i = 0; i < S; ++i) {
+      if (round < start_round[i] || ended[i]) continue;
+      if (fed[i] < lengths[i]) {
+        const size_t n = std::min(steps[i], lengths[i] - fed[i]);
+        streams[i]->feed(mel[i].data() + fed[i] * M, n);
+        fed[i] += n;
+      } else if (streams[i]->chunks_ready() == 0 || max_chunks_each > 1) {
+        streams[i]->end_input();
+        ended[i] = true;
+      }
+      batch.push_back(streams[i].get());
+      outs.push_back(&got[i]);
+    }
+    SpeechEncoderStream::run_ready_chunks(batch, outs, max_chunks_each);
+  }
+  // Whatever is left (one chunk per call leaves some waiting).
+  std::vector<SpeechEncoderStream*> all;
+  std::vector<std::vector<float>*> outs;
+  for (size_t i = 0; i < S; ++i) {
+    all.push_back(streams[i].get());
+    outs.push_back(&got[i]);
+  }
+  SpeechEncoderStream::run_ready_chunks(all, outs);
+  for (size_t i = 0; i < S; ++i) {
+    EXPECT_EQ(streams[i]->chunks_ready(), 0);
+    ASSERT_EQ(got[i].size(), alone[i].size()) << "stream " << i;
+    EXPECT_EQ(streams[i]->rows_emitted() * static_cast<size_t>(c.llm_hidden), got[i].size());
+    const double tol =
+        testing::speech_encoder_forward_bound(model, {.n_frames = static_cast<int64_t>(lengths[i])}).out;
+    EXPECT_LE(max_abs_diff(got[i], alone[i]), tol) << "stream " << i;
+  }
+}
+
+TEST(SpeechEncoderStream, BatchedAcrossStreamsEqualsAlone) {
+  auto c = small_config();
+  check_batched_equals_alone(c, 1);
+  check_batched_equals_alone(c, 1000);
+  c.left_chunks = 2;  // caches trimmed at different points per stream
+  c.conv_module_kernel = 6;
+  check_batched_equals_alone(c, 1);
+  c.stack = 1;
+  c.chunk_frames = 3;
+  c.conv_module_kernel = 0;
+  check_batched_equals_alone(c, 2);
 }
 
 // Rows of chunk k depend only on log-mel frames < 4 * chunk_frames * (k + 1): changing later frames leaves
