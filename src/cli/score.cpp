@@ -4,14 +4,19 @@
 // SimulEval does, but the count and indices are printed on stderr.
 // `--speech` scores a speech-input log instead (eval/speech_scores.h): WER, then SimulEval's speech
 // latency in ms with the computation-aware variants; each record is validated as untrusted input.
+// `--long-form FILE` scores one unsegmented run (eval/long_form.h): the hypothesis word stream is resegmented
+// against the reference sentences (mwerSegmenter's criterion), then BLEU, chrF, StreamLAAL (+ _CA).
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "cli/command.h"
 #include "cli/score_report.h"
+#include "eval/long_form.h"
 #include "eval/python_format.h"
 #include "eval/scores.h"
 #include "eval/speech_scores.h"
+#include "util/mapped_file.h"
 
 namespace {
 
@@ -63,15 +68,62 @@ int run_score_speech(const SpeechArgs& a) {
   return cli::kExitOk;
 }
 
+int run_score_long_form(const std::string& path, eval::BleuTokenizer tokenize, const std::string& output,
+                        bool json) {
+  auto text = read_regular_text_file(path, eval::kMaxLongFormFileBytes);
+  if (!text.ok()) return cli::fail("score", text.error());
+  auto run = eval::parse_long_form_run(*text, path);
+  if (!run.ok()) return cli::fail("score", run.error());
+  eval::BleuOptions bleu;
+  bleu.tokenize = tokenize;
+  auto res = eval::score_long_form(*run, bleu);
+  if (!res.ok()) return cli::fail("score", res.error().with_context(path));
+  const size_t n_sentences = run->references.size();
+  if (!res->laal.mean) {
+    std::fprintf(stderr, "gpstream score: %s: no sentence has a hypothesis word: StreamLAAL is undefined\n",
+                 path.c_str());
+    return cli::kExitError;
+  }
+  if (res->laal.empty_sentences > 0) {
+    std::fprintf(stderr,
+                 "gpstream score: %zu of %zu sentences have no hypothesis words after resegmentation and are "
+                 "left out of StreamLAAL\n",
+                 res->laal.empty_sentences, n_sentences);
+  }
+  eval::NamedScores scores = {{"BLEU", {res->bleu.score.score, false}},
+                              {"chrF", {res->chrf.score, false}},
+                              {"StreamLAAL", {*res->laal.mean, false}}};
+  if (res->laal_ca) scores.push_back({"StreamLAAL_CA", {*res->laal_ca->mean, false}});
+  if (int rc = write_output(output, scores)) return rc;
+  if (json) {
+    std::string s = "{";
+    for (const auto& [name, v] : scores) s += "\"" + name + "\": " + eval::python_repr(v) + ", ";
+    s += "\"num_sentences\": " + std::to_string(n_sentences) +
+         ", \"empty_sentences\": " + std::to_string(res->laal.empty_sentences) +
+         ", \"hypothesis_words\": " + std::to_string(run->words.size()) + ", \"segments\": [";
+    for (size_t k = 0; k < res->segments.size(); ++k)
+      s += (k ? ", " : "") + nlohmann::json(res->segments[k]).dump(-1, ' ', true);
+    s += "]}";
+    std::printf("%s\n", s.c_str());
+  } else {
+    std::printf("%s\n", eval::format_scores_table(scores).c_str());
+  }
+  return cli::kExitOk;
+}
+
 int run_score(int argc, char** argv) {
-  CLI::App app{"Score an instances.log like `simuleval --score-only`", "gpstream score"};
-  std::string path, unit = "word", source_type = "text", tokenize = "13a", output;
+  CLI::App app{"Score an instances.log like `simuleval --score-only`, or a long-form run (--long-form)",
+               "gpstream score"};
+  std::string path, long_form, unit = "word", source_type = "text", tokenize = "13a", output;
   std::vector<std::string> metrics = eval::default_latency_metrics();
   bool no_ref_len = false, ca = false, json = false, quirks = false, no_quality = false;
   std::optional<double> pace;
   bool speech = false, no_ca = false;
   std::string wer_norm = "basic";
-  app.add_option("--instances", path, "instances.log (SimulEval JSON lines)")->required();
+  app.add_option("--instances", path, "instances.log (SimulEval JSON lines)");
+  app.add_option("--long-form", long_form,
+                 "score one unsegmented run (JSON: sentences, references, hypothesis words with delays; "
+                 "docs/evaluation.md): resegmented BLEU, chrF, StreamLAAL (+ _CA)");
   app.add_flag("--speech", speech,
                "speech-input log: WER and latency in ms of audio (+ _CA unless --no-computation-aware)");
   app.add_option("--wer-normalization", wer_norm, "with --speech: basic (default) or none")
@@ -93,6 +145,26 @@ int run_score(int argc, char** argv) {
   app.add_option("--output", output, "also write DIR/scores.tsv");
   app.add_flag("--json", json, "print full-precision scores as JSON");
   if (auto code = cli::parse_args(app, argc, argv)) return *code;
+  if (app.count("--instances") + app.count("--long-form") != 1) {
+    std::fprintf(stderr, "gpstream score: give exactly one of --instances and --long-form\n");
+    return cli::kExitUsage;
+  }
+  if (app.count("--long-form")) {
+    for (const auto* opt : app.get_options()) {
+      const std::string name = opt->get_name();
+      if (opt->count() > 0 && name != "--long-form" && name != "--json" && name != "--output" &&
+          name != "--sacrebleu-tokenizer") {
+        std::fprintf(stderr, "gpstream score: %s does not apply to --long-form\n", name.c_str());
+        return cli::kExitUsage;
+      }
+    }
+    auto tok = eval::parse_tokenizer(tokenize);
+    if (!tok.ok()) {
+      std::fprintf(stderr, "gpstream score: %s\n", tok.error().message().c_str());
+      return cli::kExitUsage;
+    }
+    return run_score_long_form(long_form, *tok, output, json);
+  }
   if (speech) {  // --computation-aware is accepted and is the default here
     if (ca && no_ca) {
       std::fprintf(stderr, "gpstream score: --computation-aware and --no-computation-aware contradict\n");
@@ -159,5 +231,7 @@ int run_score(int argc, char** argv) {
 GPSTREAM_COMMAND(
     "score",
     "recompute BLEU and latency from an instances.log (simuleval --score-only); --speech: WER and "
-    "speech latency",
-    "gpstream score --instances runs/eval/group-k5/instances.log", run_score);
+    "speech latency; --long-form: resegmented BLEU, chrF and StreamLAAL of an unsegmented run",
+    "gpstream score --instances runs/eval/group-k5/instances.log\n"
+    "gpstream score --long-form run.json",
+    run_score);

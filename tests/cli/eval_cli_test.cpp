@@ -203,4 +203,48 @@ TEST_F(EvalCli, ScoreSpeechLog) {
   EXPECT_EQ(run("score --speech --instances speech.log --wer-normalization whisper").code, 2);
 }
 
+// `gpstream score --long-form`: the hand-derived run of tests/eval/long_form_test.cpp (segments "the cat
+// sleeps" | "it is raining .", StreamLAAL 1.2917, StreamLAAL_CA 745.83); BLEU and chrF are those of the
+// segments (checked against corpus_bleu/corpus_chrf there). An empty segment is reported on stderr; a
+// malformed file exits 1 naming the key; options of the other modes are usage errors.
+TEST_F(EvalCli, ScoreLongForm) {
+  const std::string data = std::string(GPSTREAM_SOURCE_DIR) + "/tests/eval/data/long_form/";
+  std::filesystem::copy_file(data + "two_sentences.input.json", kDir + "/run.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(data + "empty_middle.input.json", kDir + "/empty.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  auto r = run("score --long-form run.json --output lf");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "  BLEU   chrF  StreamLAAL  StreamLAAL_CA\n46.714 70.113       1.292        745.833\n");
+  EXPECT_EQ(r.err, "");
+  std::ifstream tsv(kDir + "/lf/scores.tsv");
+  std::string text((std::istreambuf_iterator<char>(tsv)), {});
+  EXPECT_EQ(text, "BLEU\tchrF\tStreamLAAL\tStreamLAAL_CA\n46.714\t70.113\t1.292\t745.833\n");
+
+  auto j = run("score --long-form empty.json --json");
+  ASSERT_EQ(j.code, 0) << j.err;
+  EXPECT_NE(j.out.find("\"StreamLAAL\": 425.0, \"StreamLAAL_CA\": 562.5, \"num_sentences\": 3, "
+                       "\"empty_sentences\": 1, \"hypothesis_words\": 5, \"segments\": [\"one two\", \"\", "
+                       "\"four five six\"]}"),
+            std::string::npos)
+      << j.out;
+  EXPECT_NE(j.err.find("1 of 3 sentences have no hypothesis words"), std::string::npos) << j.err;
+
+  write("bad.json",
+        "{\"source_unit\": \"word\", \"sentences\": [{\"source_length\": 2, \"reference\": \"a b\"}], "
+        "\"hypothesis\": {\"words\": [\"a\", \"b\"], \"delays\": [1, \"2\"]}}");
+  auto b = run("score --long-form bad.json");
+  EXPECT_EQ(b.code, 1);
+  EXPECT_NE(b.err.find("bad.json: field 'hypothesis.delays[1]' must be a number"), std::string::npos)
+      << b.err;
+  for (const std::string& args : {std::string("score --long-form run.json --pace 2"),
+                                  std::string("score --long-form run.json --instances inst.log"),
+                                  std::string("score --long-form run.json --speech"),
+                                  std::string("score --long-form run.json --sacrebleu-tokenizer nope")}) {
+    auto u = run(args);
+    EXPECT_EQ(u.code, 2) << args;
+    EXPECT_NE(u.err.find("gpstream score: "), std::string::npos) << args << ": " << u.err;
+  }
+}
+
 }  // namespace
