@@ -40,7 +40,7 @@ fetch_nginx() {
       (cd "$tmp" && apt-get download -q nginx >/dev/null 2>&1) || true
     fi
     if ls "$tmp"/nginx_*.deb >/dev/null 2>&1; then
-      dpkg-deb -x "$tmp"/nginx_*.deb "$dir"
+      mkdir -p "$dir" && dpkg-deb -x "$tmp"/nginx_*.deb "$dir"
     else
       echo "note: could not download Debian's nginx (apt-get download nginx): the deployment test will skip" >&2
     fi

@@ -7,7 +7,8 @@ namespace gpstream::serve {
 
 bool DeadlineSchedule::ahead_of_real_time(const StreamDemand& d, double now_ms) const {
   if (d.audio)
-    return d.first_audio_ms >= 0 && d.audio_received_ms - (now_ms - d.first_audio_ms) > policy_.real_time_slack_ms;
+    return d.first_audio_ms >= 0 &&
+           d.audio_received_ms - (now_ms - d.first_audio_ms) > policy_.real_time_slack_ms;
   return d.unread_words > policy_.ahead_unread_words;
 }
 
@@ -22,7 +23,8 @@ std::vector<StreamShare> DeadlineSchedule::plan(std::span<const StreamDemand> de
   const int full_chunks = std::max(1, policy_.encoder_chunks_per_round);
   const int full_rows = std::max(1, policy_.rows_per_round);
   bool ahead_encodes = !due_work;
-  if (due_work && ++rounds_since_ahead_encoded_ >= std::max(1, policy_.ahead_encoder_every)) ahead_encodes = true;
+  if (due_work && ++rounds_since_ahead_encoded_ >= std::max(1, policy_.ahead_encoder_every))
+    ahead_encodes = true;
   if (ahead_encodes) rounds_since_ahead_encoded_ = 0;
   for (size_t i = 0; i < demands.size(); ++i) {
     StreamShare& s = shares[i];

@@ -28,10 +28,10 @@ struct DeadlinePolicy {
 // What one stream has and had to do, as the engine sees it before a round.
 struct StreamDemand {
   bool audio = false;
-  double first_audio_ms = -1;     // arrival of its first samples (audio; < 0: none yet)
-  double audio_received_ms = 0;   // audio received so far (audio)
-  int64_t unread_words = 0;       // words received and not yet read by its session (text)
-  bool audio_waiting = false;     // audio waiting for the encoder
+  double first_audio_ms = -1;    // arrival of its first samples (audio; < 0: none yet)
+  double audio_received_ms = 0;  // audio received so far (audio)
+  int64_t unread_words = 0;      // words received and not yet read by its session (text)
+  bool audio_waiting = false;    // audio waiting for the encoder
   bool forwarded_last_round = false;
 };
 

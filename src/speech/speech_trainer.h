@@ -25,7 +25,7 @@ namespace gpstream::speech {
 // A step's progress (train/training_run.h; its loss: the token mean over the step's transcript tokens, in a
 // CTC-only step the CTC loss) and what a speech step adds.
 struct SpeechStepReport : train::StepProgress {
-  bool ctc_only = false;  // a step of the first ctc_only_steps (encoder and CTC head alone)
+  bool ctc_only = false;           // a step of the first ctc_only_steps (encoder and CTC head alone)
   std::optional<double> ctc_loss;  // the auxiliary CTC loss, per character (when on)
   int64_t utterances_seen = 0;
   double utterances_per_s = 0;        // over this run's steps so far
