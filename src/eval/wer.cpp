@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "eval/unicode_text.h"
+#include "tokenizer/unicode.h"
 
 namespace gpstream::eval {
 
@@ -19,22 +20,7 @@ utf8proc_category_t category_of(char32_t cp) {
 
 // Letters, marks and numbers: what may stand on both sides of an apostrophe kept inside a word.
 bool is_word_char(char32_t cp) {
-  switch (category_of(cp)) {
-    case UTF8PROC_CATEGORY_LU:
-    case UTF8PROC_CATEGORY_LL:
-    case UTF8PROC_CATEGORY_LT:
-    case UTF8PROC_CATEGORY_LM:
-    case UTF8PROC_CATEGORY_LO:
-    case UTF8PROC_CATEGORY_MN:
-    case UTF8PROC_CATEGORY_MC:
-    case UTF8PROC_CATEGORY_ME:
-    case UTF8PROC_CATEGORY_ND:
-    case UTF8PROC_CATEGORY_NL:
-    case UTF8PROC_CATEGORY_NO:
-      return true;
-    default:
-      return false;
-  }
+  return tokenizer::is_letter_mark_or_digit(cp) || category_of(cp) == UTF8PROC_CATEGORY_NO;
 }
 
 // NFKC of valid UTF-8; anything else (or a libutf8proc failure) is returned unchanged.

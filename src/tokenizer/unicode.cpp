@@ -1,5 +1,7 @@
 #include "tokenizer/unicode.h"
 
+#include <utf8proc.h>
+
 #include <array>
 
 namespace gpstream::tokenizer {
@@ -158,6 +160,25 @@ bool is_unicode_whitespace(char32_t c) {
   return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
          (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
          c == 0x3000;
+}
+
+bool is_letter_mark_or_digit(char32_t cp) {
+  if (cp > 0x10FFFF) return false;
+  switch (utf8proc_category(static_cast<utf8proc_int32_t>(cp))) {
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO:
+    case UTF8PROC_CATEGORY_MN:
+    case UTF8PROC_CATEGORY_MC:
+    case UTF8PROC_CATEGORY_ME:
+    case UTF8PROC_CATEGORY_ND:
+    case UTF8PROC_CATEGORY_NL:
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace gpstream::tokenizer

@@ -1,7 +1,8 @@
 // UTF-8 helpers for the tokenizer: decoding one code point, validating and repairing byte strings
 // (invalid sequences become U+FFFD exactly as a WHATWG/Rust lossy decoder does: one replacement per
 // maximal ill-formed subpart), the GPT-2 byte<->char table of byte-level BPE, and the length of the
-// longest complete UTF-8 prefix (for streaming). No normalization here (see normalizer.h).
+// longest complete UTF-8 prefix (for streaming), and the letter/mark/digit test that word-character classes
+// share. No normalization here (see normalizer.h).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,11 @@ char32_t next_code_point(std::string_view s, size_t& i);
 size_t valid_sequence_length(std::string_view s, size_t i);
 
 bool is_valid_utf8(std::string_view s);
+
+// Whether `cp` is a letter (Lu, Ll, Lt, Lm, Lo), a mark (Mn, Mc, Me), a decimal digit (Nd) or a letter number
+// (Nl): the Unicode categories that every "word character" class here starts from (regex \w adds connector
+// punctuation and the joiners, WER's words other numbers). False beyond U+10FFFF.
+bool is_letter_mark_or_digit(char32_t cp);
 
 // Replaces every maximal ill-formed subpart by U+FFFD (Unicode §3.9 best practice, as WHATWG and
 // Rust's String::from_utf8_lossy do). Valid input is returned unchanged.
