@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "eval/bleu.h"
+#include "kernels/blas_kernels.h"
 
 using namespace gpstream;
 
@@ -25,6 +26,7 @@ static double cpu_seconds() {
 }
 
 int main(int argc, char** argv) {
+  gpstream::kernels::use_fast_blas_kernels(argv);
   size_t n = 100000;
   int runs = 3;
   std::string tok_name = "13a";

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/blas_kernels.h"
 #include "kernels/linear.h"
 #include "kernels/linear_fused.h"
 #include "model/random_init.h"
@@ -447,6 +448,7 @@ void run_model(const Options& o, io::DType dtype, Rate sgemm_peak, ReadBandwidth
 }  // namespace
 
 int main(int argc, char** argv) {
+  gpstream::kernels::use_fast_blas_kernels(argv);
   const Options o = parse(argc, argv);
   omp_set_num_threads(o.threads);
   openblas_set_num_threads(o.threads);  // the F32 path's sgemm uses OpenBLAS's own thread count

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/blas_kernels.h"
 #include "model/transformer.h"
 
 namespace {
@@ -106,6 +107,7 @@ double run_once(model::Transformer& tf, const std::vector<int32_t>& ids, bool pr
 }  // namespace
 
 int main(int argc, char** argv) {
+  gpstream::kernels::use_fast_blas_kernels(argv);
   const Options o = parse(argc, argv);
   // One OpenMP pool for gpstream's kernels and OpenBLAS (its OpenMP build): never more threads than asked.
   omp_set_num_threads(o.threads);

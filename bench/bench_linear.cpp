@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "kernels/bf16_panels.h"
+#include "kernels/blas_kernels.h"
 #include "kernels/linear.h"
 #include "kernels/linear_small_batch.h"
 #include "kernels/quant_blocks.h"
@@ -108,6 +109,7 @@ int bench_quantized(const std::string& dtype, int64_t rows, int64_t cols, const 
 }  // namespace
 
 int main(int argc, char** argv) {
+  gpstream::kernels::use_fast_blas_kernels(argv);
   int threads = 1, runs = 5;
   int64_t rows = 4864, cols = 896;
   std::string dtype = "bf16";

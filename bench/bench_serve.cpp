@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "audio/wav.h"
+#include "kernels/blas_kernels.h"
 #include "serve/server.h"
 #include "stream/session.h"
 
@@ -861,6 +862,7 @@ int soak_main(bool speech, std::string model_dir, int streams, double wps, doubl
 }  // namespace
 
 int main(int argc, char** argv) {
+  gpstream::kernels::use_fast_blas_kernels(argv);
   std::string model_dir = std::string(GPSTREAM_SOURCE_DIR_STR) + "/models/gpstream-en-fr";
   int streams = 64, threads = 0, connect = 0;
   double wps = 3, seconds = 60, realtime_ms = 2000;

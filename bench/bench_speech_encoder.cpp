@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/blas_kernels.h"
 #include "speech_encoder/speech_encoder_params.h"
 #include "speech_encoder/speech_encoder_stream.h"
 
@@ -72,6 +73,7 @@ Timing run(const speech_encoder::SpeechEncoderModel& model, int n_streams, int r
 }  // namespace
 
 int main(int argc, char** argv) {
+  gpstream::kernels::use_fast_blas_kernels(argv);
   std::string path =
       std::string(GPSTREAM_SOURCE_DIR_STR) + "/models/gpstream-speech-en/speech_encoder.safetensors";
   std::vector<int> levels = {1, 4, 16, 64};

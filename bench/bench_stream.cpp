@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "eval/simultaneous.h"
+#include "kernels/blas_kernels.h"
 #include "kernels/cpu_isa.h"
 #include "model/quantize_model.h"
 #include "model/random_init.h"
@@ -78,6 +79,7 @@ std::vector<int32_t> target_tokens(const stream::SegmentCodec& codec, const std:
 }  // namespace
 
 int main(int argc, char** argv) {
+  gpstream::kernels::use_fast_blas_kernels(argv);
   bool small = false, prompt_cache = true;
   int n = 100, threads = 2, repeat = 1;
   std::string mode = "all", storage = "bf16";

@@ -10,9 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "kernels/blas_kernels.h"
 #include "tokenizer/tokenizer.h"
 
 int main(int argc, char** argv) {
+  gpstream::kernels::use_fast_blas_kernels(argv);
   if (argc < 3) {
     std::fprintf(stderr, "usage: bench_tokenizer TOKENIZER TEXT_FILE [--repeat N] [--json]\n");
     return 2;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/blas_kernels.h"
 #include "model/random_init.h"
 #include "train/optimizer.h"
 #include "train/train_model.h"
@@ -47,6 +48,7 @@ double sgemm_peak(int n_threads) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  gpstream::kernels::use_fast_blas_kernels(argv);
   int T = 128, B = 16, steps = 10, threads = 2;
   model::ModelConfig c;
   c.n_vocab = 8000;

@@ -8,6 +8,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "kernels/blas_kernels.h"
 
 namespace gpstream::cli {
 namespace {
@@ -180,6 +181,7 @@ int run_command(const Command& c, std::vector<std::string> args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  gpstream::kernels::use_fast_blas_kernels(argv);
   if (argc < 2) {
     print_usage(stderr);
     return gpstream::cli::kExitUsage;

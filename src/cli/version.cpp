@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/command.h"
+#include "kernels/blas_kernels.h"
 #include "kernels/cpu_isa.h"
 
 namespace {
@@ -14,6 +15,7 @@ int run_version(int argc, char** argv) {
   std::printf("gpstream 0.1.0\n");
   std::printf("kernels: %s (CPU %s AVX-512F; GPSTREAM_ISA=avx2|avx512 chooses)\n",
               std::string(isa_name(kernel_isa())).c_str(), cpu_has_avx512() ? "has" : "lacks");
+  std::printf("OpenBLAS kernels: %s (OPENBLAS_CORETYPE chooses)\n", blas_core_name().c_str());
   return 0;
 }
 }  // namespace

@@ -187,6 +187,26 @@ TEST_F(CliConventions, VersionHelpAndMistypedCommands) {
     EXPECT_EQ(r.code, 0) << flag;
     EXPECT_EQ(r.out, version.out) << flag;
   }
+  // OpenBLAS's own kernel choice falls back to SSE3 ("Prescott") on CPU models it does not know; the binary
+  // restarts with AVX2/AVX-512 kernels then (src/kernels/blas_kernels.h). gpstream needs AVX2 and FMA, so
+  // whatever the CPU, the kernels in use are one of OpenBLAS's AVX2 or AVX-512 sets; a user's choice stands.
+  const auto chosen = testing::run_command(
+      "cd " + kDir + " && env -u OPENBLAS_CORETYPE " + testing::kGpstreamBin + " version",
+      kDir + "/stderr.txt");
+  ASSERT_EQ(chosen.code, 0) << chosen.err;
+  const std::string line = "OpenBLAS kernels: ";
+  const size_t at = chosen.out.find(line);
+  ASSERT_NE(at, std::string::npos) << chosen.out;
+  const std::string core =
+      chosen.out.substr(at + line.size(), chosen.out.find(' ', at + line.size()) - at - line.size());
+  const std::vector<std::string> vector_cores = {"Haswell", "SkylakeX", "Cooperlake", "Zen",
+                                                 "SapphireRapids"};
+  EXPECT_NE(std::find(vector_cores.begin(), vector_cores.end(), core), vector_cores.end()) << chosen.out;
+  const auto forced = testing::run_command(
+      "cd " + kDir + " && OPENBLAS_CORETYPE=Prescott " + testing::kGpstreamBin + " version",
+      kDir + "/stderr.txt");
+  EXPECT_TRUE(contains(forced.out, line + "Prescott ")) << forced.out;
+
   const auto typo = run("translte");
   EXPECT_EQ(typo.code, 2);
   EXPECT_EQ(typo.err, "gpstream: unknown command 'translte'; did you mean 'translate'?\n");
