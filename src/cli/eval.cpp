@@ -12,9 +12,11 @@
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "cli/eval_long_form.h"
 #include "cli/eval_run_config.h"
 #include "cli/eval_speech.h"
 #include "eval/chrf.h"
+#include "eval/long_form_talks.h"
 #include "eval/plot.h"
 #include "eval/scores.h"
 #include "eval/simultaneous.h"
@@ -53,6 +55,18 @@ int run_eval(int argc, char** argv) {
   app.add_option("--output", output, "folder for instances.log, scores.tsv and the plot");
   app.add_option("--limit", limit, "evaluate only the first N pairs");
   app.add_flag("--json", json, "print the results as JSON lines");
+  bool long_form = false, no_punctuation = false;
+  double talk_minutes = 30;
+  app.add_flag(
+      "--long-form", long_form,
+      "translate the test set as talks, each one unsegmented stream, and score them by resegmentation "
+      "and StreamLAAL (docs/evaluation.md)");
+  app.add_option("--talk-minutes", talk_minutes,
+                 "--long-form: each talk lasts at least this long at the pace")
+      ->check(CLI::Range(0.0, 100000.0))
+      ->capture_default_str();
+  app.add_flag("--no-punctuation", no_punctuation,
+               "take the punctuation off the source words' ends first (as live ASR output comes)");
   bool speech = false;  // handled above; listed for --help
   app.add_flag("--speech", speech,
                "evaluate a speech model over a speech manifest: see `gpstream eval --speech --help`");
@@ -64,6 +78,8 @@ int run_eval(int argc, char** argv) {
   auto pairs = tsv.empty() ? eval::read_test_files(source, reference) : eval::read_test_tsv(tsv);
   if (!pairs) return fail("eval", pairs.error());
   if (limit && pairs->size() > limit) pairs->resize(limit);
+  if (no_punctuation)
+    for (auto& p : *pairs) p.source = eval::strip_punctuation(p.source);
   auto m = load_stream_model(o);
   if (!m) return fail("eval", m.error());
   if (ks.empty()) ks.push_back(m->meta.k);
@@ -72,6 +88,9 @@ int run_eval(int argc, char** argv) {
   if (Status st = write_eval_run_config(app, output, o.model, "text"); !st.ok())
     return fail("eval", st.error());
 
+  if (long_form)
+    return run_eval_long_form(o, *m, *pairs,
+                              {ks, paradigms, pace > 0 ? pace : 2.5, talk_minutes, output, json});
   const bool tty = isatty(STDERR_FILENO);
   std::map<std::string, eval::PlotSeries> curves;
   if (!json)
@@ -85,7 +104,8 @@ int run_eval(int argc, char** argv) {
       const std::string label =
           std::string(stream::paradigm_name(so->paradigm)) + (offline ? "" : "-k" + std::to_string(k));
       const double t0 = steady_seconds();
-      eval::SimultaneousOptions eo{pace};
+      eval::SimultaneousOptions eo;
+      eo.pace_words_per_s = pace;
       auto recs = eval::evaluate_corpus(*m->model, *m->codec, *so, *pairs, eo, [&](size_t d, size_t t) {
         if (tty) progress_bar(label, d, t, t0);
       });

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "eval/latency.h"
+#include "eval/python_format.h"
 #include "util/json_reader.h"
 #include "util/memory_budget.h"
 
@@ -266,15 +267,24 @@ Result<LongFormRun> parse_long_form_run(std::string_view text, const std::string
   return run;
 }
 
-Result<LongFormScores> score_long_form(const LongFormRun& run, const BleuOptions& bleu_options,
-                                       const ChrfOptions& chrf_options) {
+namespace {
+
+// One run's resegmentation and StreamLAAL (+ _CA when it has elapsed times).
+struct RunSegments {
+  std::vector<size_t> cuts;
+  std::vector<std::string> segments;
+  StreamLaal laal;
+  std::optional<StreamLaal> laal_ca;
+};
+
+Result<RunSegments> segment_run(const LongFormRun& run) {
   const size_t k_refs = run.references.size();
   if (run.source_lengths.size() != k_refs || run.delays.size() != run.words.size() ||
       (run.elapsed && run.elapsed->size() != run.words.size()) ||
       (!run.source_ms.empty() && run.source_ms.size() != k_refs)) {
     return invalid_argument("long-form run: sentence or word lists of different lengths");
   }
-  LongFormScores out;
+  RunSegments out;
   std::vector<std::vector<std::string>> ref_words;
   std::vector<int64_t> ref_lengths;
   for (const auto& s : run.references) {
@@ -289,9 +299,6 @@ Result<LongFormScores> score_long_form(const LongFormRun& run, const BleuOptions
       out.segments[k] += run.words[j];
     }
   }
-  const std::vector<std::vector<std::string>> ref_streams{run.references};
-  GPS_ASSIGN(out.bleu, corpus_bleu(out.segments, ref_streams, bleu_options));
-  GPS_ASSIGN(out.chrf, corpus_chrf(out.segments, ref_streams, chrf_options));
   GPS_ASSIGN(out.laal, stream_laal(run.delays, out.cuts, run.source_lengths, ref_lengths));
   if (run.elapsed) {
     const auto& spans = run.unit == LongFormUnit::Ms ? run.source_lengths : run.source_ms;
@@ -300,6 +307,89 @@ Result<LongFormScores> score_long_form(const LongFormRun& run, const BleuOptions
     GPS_ASSIGN(out.laal_ca, stream_laal(*run.elapsed, out.cuts, spans, ref_lengths));
   }
   return out;
+}
+
+// Appends one run's per-sentence LAAL_i to `pooled`; the mean is set by finish_pooled_laal.
+void pool_laal(StreamLaal& pooled, const StreamLaal& run) {
+  pooled.per_sentence.insert(pooled.per_sentence.end(), run.per_sentence.begin(), run.per_sentence.end());
+  pooled.empty_sentences += run.empty_sentences;
+}
+
+void finish_pooled_laal(StreamLaal& pooled) {
+  double sum = 0.0;
+  size_t n = 0;
+  for (const auto& v : pooled.per_sentence) {
+    if (!v) continue;
+    sum += *v;
+    ++n;
+  }
+  pooled.mean = n > 0 ? std::optional<double>(sum / static_cast<double>(n)) : std::nullopt;
+}
+
+}  // namespace
+
+Result<LongFormScores> score_long_form(const LongFormRun& run, const BleuOptions& bleu_options,
+                                       const ChrfOptions& chrf_options) {
+  return score_long_form(std::span<const LongFormRun>(&run, 1), bleu_options, chrf_options);
+}
+
+Result<LongFormScores> score_long_form(std::span<const LongFormRun> runs, const BleuOptions& bleu_options,
+                                       const ChrfOptions& chrf_options) {
+  if (runs.empty()) return invalid_argument("long-form scoring: no runs");
+  LongFormScores out;
+  out.cuts.push_back(0);
+  std::vector<std::string> references;
+  bool all_elapsed = true;
+  for (const auto& run : runs) all_elapsed = all_elapsed && run.elapsed.has_value();
+  if (all_elapsed) out.laal_ca.emplace();
+  size_t word_offset = 0;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    auto seg = segment_run(runs[r]);
+    if (!seg.ok())
+      return runs.size() == 1 ? seg.error() : seg.error().with_context("run " + std::to_string(r + 1));
+    for (size_t k = 1; k < seg->cuts.size(); ++k) out.cuts.push_back(word_offset + seg->cuts[k]);
+    word_offset += runs[r].words.size();
+    out.segments.insert(out.segments.end(), seg->segments.begin(), seg->segments.end());
+    references.insert(references.end(), runs[r].references.begin(), runs[r].references.end());
+    pool_laal(out.laal, seg->laal);
+    if (out.laal_ca) pool_laal(*out.laal_ca, *seg->laal_ca);
+  }
+  finish_pooled_laal(out.laal);
+  if (out.laal_ca) finish_pooled_laal(*out.laal_ca);
+  const std::vector<std::vector<std::string>> ref_streams{references};
+  GPS_ASSIGN(out.bleu, corpus_bleu(out.segments, ref_streams, bleu_options));
+  GPS_ASSIGN(out.chrf, corpus_chrf(out.segments, ref_streams, chrf_options));
+  return out;
+}
+
+std::string format_long_form_run(const LongFormRun& run) {
+  const bool words = run.unit == LongFormUnit::Word;
+  auto number = [&](double v, bool integer) {
+    return integer ? std::to_string(static_cast<int64_t>(std::llround(v))) : python_float_repr(v);
+  };
+  std::string s = std::string("{\"source_unit\": \"") + (words ? "word" : "ms") + "\", \"sentences\": [";
+  for (size_t i = 0; i < run.references.size(); ++i) {
+    s += i ? ",\n  " : "\n  ";
+    s += "{\"source_length\": " + number(run.source_lengths[i], words);
+    if (i < run.source_ms.size()) s += ", \"source_ms\": " + number(run.source_ms[i], false);
+    s += ", \"reference\": " +
+         nlohmann::json(run.references[i]).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+         "}";
+  }
+  s += "],\n\"hypothesis\": {\"words\": [";
+  for (size_t j = 0; j < run.words.size(); ++j)
+    s += (j ? ", " : "") +
+         nlohmann::json(run.words[j]).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  s += "],\n\"delays\": [";
+  for (size_t j = 0; j < run.delays.size(); ++j) s += (j ? ", " : "") + number(run.delays[j], words);
+  s += "]";
+  if (run.elapsed) {
+    s += ",\n\"elapsed\": [";
+    for (size_t j = 0; j < run.elapsed->size(); ++j) s += (j ? ", " : "") + number((*run.elapsed)[j], false);
+    s += "]";
+  }
+  s += "}}\n";
+  return s;
 }
 
 }  // namespace gpstream::eval

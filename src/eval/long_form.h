@@ -87,5 +87,16 @@ struct LongFormScores {
 // Resegments, then BLEU and chrF of the segments against the references and StreamLAAL (+ _CA).
 Result<LongFormScores> score_long_form(const LongFormRun& run, const BleuOptions& bleu_options = {},
                                        const ChrfOptions& chrf_options = {});
+// Several runs (the talks of one evaluation) scored as one corpus: each run is resegmented onto its own
+// references, then corpus BLEU and chrF over all segments and StreamLAAL (+ _CA) over all sentences (the
+// mean of every non-empty sentence's LAAL_i). `cuts` index the runs' words concatenated in order: run r's
+// segments follow run r − 1's, so cuts has Σ K_r + 1 entries. _CA only when every run has elapsed times.
+Result<LongFormScores> score_long_form(std::span<const LongFormRun> runs,
+                                       const BleuOptions& bleu_options = {},
+                                       const ChrfOptions& chrf_options = {});
+
+// The run file of `run` (the format parse_long_form_run reads): word-unit lengths and delays as integers,
+// everything else as the shortest decimal that reads back to the same double.
+std::string format_long_form_run(const LongFormRun& run);
 
 }  // namespace gpstream::eval

@@ -71,6 +71,7 @@ Result<InstanceRecord> evaluate_sentence(model::ForwardModel& model, const strea
           if (arrival > clock()) offset += arrival - clock();
         }
         GPS_TRY(session->push_source(words[pushed++]));
+        if (options.progress) options.progress(pushed, words.size());
       } else {
         GPS_TRY(session->end_source());
       }

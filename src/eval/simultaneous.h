@@ -31,6 +31,9 @@ struct SimultaneousOptions {
   // sentence the model ended early (stream/session.h); delays count the line's words. false: SimulEval's
   // own protocol (its remote agent), where the instance ends at the model's first end marker.
   bool read_whole_line = true;
+  // Called with (words pushed, words in the line) after each push (long lines: the talks of eval
+  // --long-form).
+  std::function<void(size_t, size_t)> progress;
 };
 
 // Runs one sentence; returns its SimulEval record (index set by the caller).

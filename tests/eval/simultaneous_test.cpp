@@ -55,8 +55,9 @@ TEST(Simultaneous, PacedRunsReportMilliseconds) {
   testing::CopyModel model(codec);
   stream::SessionOptions so;
   so.k = 1;
-  auto rec =
-      eval::evaluate_sentence(model, codec, so, {"a b c", "a b c"}, {2.0});  // 2 words/s: 500 ms a word
+  eval::SimultaneousOptions paced;
+  paced.pace_words_per_s = 2.0;  // 500 ms a word
+  auto rec = eval::evaluate_sentence(model, codec, so, {"a b c", "a b c"}, paced);
   ASSERT_TRUE(rec.ok());
   EXPECT_EQ(rec->delays, (std::vector<double>{500, 1000, 1500}));
   EXPECT_EQ(rec->source_length, 1500);
