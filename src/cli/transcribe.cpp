@@ -5,10 +5,11 @@
 // placeholder sizes read to the end), so `arecord ... | gpstream transcribe --wav -` writes words while the
 // recording goes on; --raw reads headerless 16-bit little-endian PCM (stdin or files) the same way. Samples
 // are resampled to 16 kHz (streaming: audio/resample_stream.h, the same samples as a whole-file resample) and
-// go into a SpeechTranscriber in 10 ms pieces, paced at X times real time with --pace (1 = real time), else
-// as fast as they arrive and are computed. On a terminal (or with --live) each word is printed as it is
-// written, growing one line per input; otherwise one finished transcript per line, or with --delays one JSON
-// line per input:
+// go into a SegmentedTranscriber in 10 ms pieces, paced at X times real time with --pace (1 = real time),
+// else as fast as they arrive and are computed. Recordings of any length: the audio is cut into utterances at
+// pauses (audio/pause_detector.h), each transcribed on its own, so memory stays bounded; delays count from
+// the start of the input. On a terminal (or with --live) each word is printed as it is written, growing one
+// line per input; otherwise one finished transcript per line, or with --delays one JSON line per input:
 // {"prediction": ..., "delays": [ms of audio consumed per word], "elapsed": [delay + computation ms]}.
 #include <fcntl.h>
 #include <unistd.h>
@@ -32,7 +33,7 @@
 #include "cli/install_paths.h"
 #include "eval/instance_log.h"
 #include "eval/python_format.h"
-#include "speech/speech_transcriber.h"
+#include "speech/segmented_transcriber.h"
 
 namespace gpstream::cli {
 namespace {
@@ -50,7 +51,7 @@ std::string json_numbers(const std::vector<speech::TranscribedWord>& words, bool
 // Feeds 16 kHz samples to the transcriber in 10 ms pieces, at `pace` times real time when pace > 0 (a piece
 // is due once its last sample has been spoken, counted from the first piece).
 struct Feeder {
-  speech::SpeechTranscriber& transcriber;
+  speech::SegmentedTranscriber& transcriber;
   std::vector<speech::TranscribedWord>& words;
   double pace = 0;
   std::function<void()> show;
@@ -170,9 +171,9 @@ int run_transcribe(int argc, char** argv) {
   auto so = session_options(o, model->llm, k, o.paradigm);
   if (!so.ok())
     return std::fprintf(stderr, "gpstream transcribe: %s\n", so.error().message().c_str()), kExitUsage;
-  auto transcriber = speech::SpeechTranscriber::create(*model, *so);
+  auto transcriber = speech::SegmentedTranscriber::create(*model, *so);
   if (!transcriber.ok()) return fail("transcribe", transcriber.error());
-  speech::SpeechTranscriber& t = **transcriber;
+  speech::SegmentedTranscriber& t = **transcriber;
   const bool live = live_flag || (isatty(STDOUT_FILENO) && !delays && !plain);
 
   for (const auto& path : inputs) {
