@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli_run.h"
@@ -245,6 +246,46 @@ TEST_F(EvalCli, ScoreLongForm) {
     EXPECT_EQ(u.code, 2) << args;
     EXPECT_NE(u.err.find("gpstream score: "), std::string::npos) << args << ": " << u.err;
   }
+}
+
+// eval --long-form with the shipped model: two talks (20 pairs, talks of at least 30 s at 2.5 words/s), every
+// source word read (the last delay is the talk's length), and `score --long-form` over each talk's run file
+// gives the talk's own numbers, which pooled by hand (each sentence one LAAL) give eval's StreamLAAL.
+TEST_F(EvalCli, EvalLongFormWritesRunsThatScoreRescores) {
+  const std::string src = std::string(GPSTREAM_SOURCE_DIR);
+  const std::string tsv = src + "/data/corpus/en-fr.dev.tsv";
+  auto r = run("eval --long-form -m " + src + "/models/gpstream-en-fr --tsv " + tsv +
+               " --limit 20 --talk-minutes 0.5 -k 3 --output lf --json -t 1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("sentences"), 20);
+  const int talks = j.at("talks").get<int>();
+  ASSERT_GE(talks, 2) << r.out;
+  double laal_sum = 0;
+  int non_empty = 0;
+  for (int t = 1; t <= talks; ++t) {
+    const std::string file = kDir + "/lf/group-k3-long-form/talk-" + std::to_string(t) + ".json";
+    std::ifstream in(file);
+    ASSERT_TRUE(in.good()) << file;
+    const auto run_file = nlohmann::json::parse(in);
+    int64_t words = 0;
+    for (const auto& s : run_file.at("sentences")) words += s.at("source_length").get<int64_t>();
+    const auto& delays = run_file.at("hypothesis").at("delays");
+    ASSERT_FALSE(delays.empty());
+    EXPECT_EQ(delays.back().get<int64_t>(), words) << "the talk was read to its last word";
+    auto sr = run("score --long-form lf/group-k3-long-form/talk-" + std::to_string(t) + ".json --json");
+    ASSERT_EQ(sr.code, 0) << sr.err;
+    const auto sj = nlohmann::json::parse(sr.out);
+    const int n = sj.at("num_sentences").get<int>() - sj.at("empty_sentences").get<int>();
+    laal_sum += sj.at("StreamLAAL").get<double>() * n;
+    non_empty += n;
+  }
+  // The pooled mean from the per-talk means: a sum of 20 LAAL values of a few words each, rounded twice
+  // (mean, then × n): within 20 × 2 × 2⁻⁵² relative, far below 1e-9.
+  EXPECT_NEAR(j.at("StreamLAAL").get<double>(), laal_sum / non_empty, 1e-9);
+  EXPECT_EQ(
+      run("eval --long-form -m " + src + "/models/gpstream-en-fr --tsv " + tsv + " --paradigm offline").code,
+      2);
 }
 
 }  // namespace
