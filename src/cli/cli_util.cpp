@@ -123,6 +123,31 @@ void add_beam_option(CLI::App& app, StreamCli& o) {
       ->check(CLI::Range(1, 1024));
 }
 
+void add_policy_options(CLI::App& app, StreamCli& o, std::vector<double>* taus) {
+  app.add_option(
+         "--policy", o.policy,
+         "read/write policy: wait-k (fixed lag k) or confidence (write once the model's probability of "
+         "what it writes next is at least --tau, between --min-lag and --max-lag; default: the "
+         "model's)")
+      ->check(CLI::IsMember({"wait-k", "confidence"}));
+  const std::string tau_help =
+      "confidence: write when the probability of the next word's first token (with --beam, of the whole "
+      "word) is at least this, in [0, 1] (default: the model's)";
+  if (taus)
+    app.add_option("--tau", *taus, tau_help + "; several (repeatable or comma-separated) for a sweep")
+        ->delimiter(',')
+        ->check(CLI::Range(0.0, 1.0));
+  else
+    app.add_option("--tau", o.tau, tau_help)->check(CLI::Range(0.0, 1.0));
+  app.add_option("--min-lag", o.min_lag,
+                 "confidence: below this lag (source units read minus words written) always read "
+                 "(default: the model's)")
+      ->check(CLI::Range(0, stream::kMaxPolicyLag));
+  app.add_option("--max-lag", o.max_lag,
+                 "confidence: at this lag or above always write (default: the model's)")
+      ->check(CLI::Range(1, stream::kMaxPolicyLag));
+}
+
 void add_end_after_source_option(CLI::App& app, StreamCli& o) {
   app.add_option("--end-after-source", o.end_after_source,
                  "on: the end marker only once the whole source is read (a transcript ends with the audio); "
@@ -149,6 +174,10 @@ const ModelDefault kModelDefaults[] = {
     {"--src-lang", [](const stream::ModelMeta& m) { return m.source_lang; }},
     {"--tgt-lang", [](const stream::ModelMeta& m) { return m.target_lang; }},
     {"--beam", [](const stream::ModelMeta& m) { return std::to_string(m.beam); }},
+    {"--policy", [](const stream::ModelMeta& m) { return std::string(stream::policy_name(m.policy.kind)); }},
+    {"--tau", [](const stream::ModelMeta& m) { return format_float(static_cast<float>(m.policy.tau)); }},
+    {"--min-lag", [](const stream::ModelMeta& m) { return std::to_string(m.policy.min_lag); }},
+    {"--max-lag", [](const stream::ModelMeta& m) { return std::to_string(m.policy.max_lag); }},
     {"--end-after-source",
      [](const stream::ModelMeta& m) { return std::string(m.end_after_source ? "on" : "off"); }},
 };
@@ -233,6 +262,13 @@ Status check_stream_settings(const CLI::App& app) {
         return invalid_argument("--template " + t->name + ": the tokenizer of " + path + " has no " + token +
                                 " token, so the model was not made for this template");
   }
+  // A policy with a paradigm it does not run with is a usage error, reported without the warning below.
+  stream::PolicySpec policy = meta->policy;
+  if (const auto named = given("--policy"); !named.empty())
+    if (auto kind = stream::parse_policy_name(named.back())) policy.kind = *kind;
+  for (const auto& p : paradigms)
+    if (auto parsed = stream::parse_paradigm(p))
+      if (Status st = stream::check_policy(policy, *parsed); !st.ok()) return st;
   // Only once every check has passed, so that a usage error stays the one line on stderr.
   if (!warning.empty())
     std::fprintf(stderr, "%s: warning: %s was trained for the %s paradigm, not %s\n", app.get_name().c_str(),
@@ -241,8 +277,24 @@ Status check_stream_settings(const CLI::App& app) {
 }
 
 Result<stream::SessionOptions> session_options(const StreamCli& o, const stream::StreamingModel& m, int k,
-                                               const std::string& paradigm) {
+                                               const std::string& paradigm, double tau) {
   stream::SessionOptions so = m.default_options();
+  if (!o.policy.empty()) so.policy.kind = *stream::parse_policy_name(o.policy);  // checked by --policy
+  if (tau < 0) tau = o.tau;
+  if (so.policy.kind == stream::PolicyKind::WaitK) {
+    if (tau >= 0 || o.min_lag >= 0 || o.max_lag >= 0)
+      return invalid_argument(
+          "--tau, --min-lag and --max-lag set the confidence policy, and the policy is "
+          "wait-k: add --policy confidence");
+  } else {
+    if (k >= 1)
+      return invalid_argument("-k sets wait-k's lag, and the policy is " +
+                              std::string(stream::policy_name(so.policy.kind)) +
+                              ": give --min-lag and --max-lag, or --policy wait-k");
+    if (tau >= 0) so.policy.tau = tau;
+    if (o.min_lag >= 0) so.policy.min_lag = o.min_lag;
+    if (o.max_lag >= 0) so.policy.max_lag = o.max_lag;
+  }
   if (k >= 1) so.k = k;
   if (!paradigm.empty()) {
     auto p = stream::parse_paradigm(paradigm);
@@ -256,6 +308,7 @@ Result<stream::SessionOptions> session_options(const StreamCli& o, const stream:
     if (!phi) return invalid_argument("--phi: expected a number >= 0 or S, got '" + o.phi + "'");
     so.phi = *phi;
   }
+  if (Status st = stream::check_policy(so.policy, so.paradigm); !st.ok()) return st.error();
   if (!o.end_after_source.empty()) so.end_after_source = o.end_after_source == "on";
   so.max_target_tokens = o.max_tokens;
   so.decoding = {o.temperature, o.top_k, o.top_p, o.repetition_penalty, o.seed};

@@ -44,7 +44,10 @@ struct StreamCli {
   std::string src_lang, tgt_lang;
   int threads = 0;
   int max_tokens = 256;
-  int beam = 0;  // 0 = model default
+  int beam = 0;                    // 0 = model default
+  std::string policy;              // "" = model default, else "wait-k" or "confidence"
+  double tau = -1;                 // confidence: < 0 = model default
+  int min_lag = -1, max_lag = -1;  // confidence: < 0 = model default
   float temperature = 0, top_p = 1, repetition_penalty = 1;
   int top_k = 0;
   uint64_t seed = 0;
@@ -55,6 +58,9 @@ void add_stream_options(CLI::App& app, StreamCli& o, bool with_paradigm = true);
 void add_end_after_source_option(CLI::App& app, StreamCli& o);
 // --beam N (part of add_stream_options; for commands that declare their own options).
 void add_beam_option(CLI::App& app, StreamCli& o);
+// --policy wait-k|confidence, --tau, --min-lag, --max-lag. With `taus`, --tau takes several values
+// (repeatable, or a comma list: eval's sweeps) into it; otherwise one, into o.tau.
+void add_policy_options(CLI::App& app, StreamCli& o, std::vector<double>* taus = nullptr);
 // Loads the model named by -m.
 Result<stream::StreamingModel> load_stream_model(const StreamCli& o);
 // --help: the shown defaults of the model-dependent options the app has (-k, --phi, --paradigm, --template,
@@ -68,8 +74,10 @@ Result<std::string> show_model_defaults(CLI::App& app);
 // the model was trained for gets a one-line warning on stderr. A model that cannot be read is left to the
 // command.
 Status check_stream_settings(const CLI::App& app);
-// Session options: the model's defaults, then the command line (k < 1 means "model default").
+// Session options: the model's defaults, then the command line (k < 1 means "model default"; tau < 0 means
+// o.tau). Errors (usage): -k, or --tau/--min-lag/--max-lag, with the other policy; a confidence policy with
+// a paradigm it does not run with (stream::check_policy).
 Result<stream::SessionOptions> session_options(const StreamCli& o, const stream::StreamingModel& m, int k,
-                                               const std::string& paradigm);
+                                               const std::string& paradigm, double tau = -1);
 
 }  // namespace gpstream::cli

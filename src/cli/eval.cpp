@@ -1,7 +1,8 @@
 // `gpstream eval -m MODEL (--tsv FILE | --source SRC --reference REF) [-k K]... [--paradigm P]...`:
 // the simultaneous evaluation. For each (paradigm, k) it drives sessions over the test set one source
 // word at a time (SimulEval's text evaluator), writes SimulEval's instances.log and scores.tsv under
-// DIR/<paradigm>-k<k>/, and prints BLEU, chrF and the latency metrics; several values give a
+// DIR/<paradigm>-k<k>/ (with --policy confidence, one run per --tau under DIR/<paradigm>-confidence-tau<T>/),
+// and prints BLEU, chrF and the latency metrics; several values give a
 // quality–latency table and an SVG plot (DIR/quality_latency.svg).
 // `gpstream eval --speech ...` evaluates a speech model over a speech manifest instead (eval_speech.h).
 #include <unistd.h>
@@ -39,11 +40,13 @@ int run_eval(int argc, char** argv) {
   StreamCli o;
   std::string tsv, source, reference, output;
   std::vector<int> ks;
+  std::vector<double> taus;
   std::vector<std::string> paradigms;
   double pace = 0;
   bool json = false;
   size_t limit = 0;
   add_stream_options(app, o, false);
+  add_policy_options(app, o, &taus);
   app.add_option("--tsv", tsv, "test set: source<TAB>reference lines");
   app.add_option("--source", source, "test sources, one per line (with --reference)");
   app.add_option("--reference", reference, "test references, one per line (with --source)");
@@ -82,7 +85,30 @@ int run_eval(int argc, char** argv) {
     for (auto& p : *pairs) p.source = eval::strip_punctuation(p.source);
   auto m = load_stream_model(o);
   if (!m) return fail("eval", m.error());
+  // The settings swept, one run each: wait-k's k values, or the confidence policy's tau values.
+  const stream::PolicyKind policy =
+      o.policy.empty() ? m->meta.policy.kind : *stream::parse_policy_name(o.policy);
+  const bool confidence = policy == stream::PolicyKind::Confidence;
+  if (confidence && !ks.empty())
+    return std::fprintf(stderr,
+                        "gpstream eval: -k sets wait-k's lag, and the policy is confidence: sweep --tau, "
+                        "or give --policy wait-k\n"),
+           kExitUsage;
+  if (confidence && long_form)
+    return std::fprintf(stderr, "gpstream eval: --long-form runs wait-k only: give --policy wait-k\n"),
+           kExitUsage;
+  if (!confidence && !taus.empty())
+    return std::fprintf(stderr,
+                        "gpstream eval: --tau sets the confidence policy, and the policy is wait-k: add "
+                        "--policy confidence\n"),
+           kExitUsage;
   if (ks.empty()) ks.push_back(m->meta.k);
+  // (k, tau): k 0 under confidence, tau -1 (the model's) under wait-k.
+  std::vector<std::pair<int, double>> settings;
+  if (confidence)
+    for (double tau : taus.empty() ? std::vector<double>{-1} : taus) settings.push_back({0, tau});
+  else
+    for (int k : ks) settings.push_back({k, -1});
   if (paradigms.empty()) paradigms.push_back(stream::paradigm_name(m->meta.paradigm));
   if (!output.empty()) std::filesystem::create_directories(output);
   if (Status st = write_eval_run_config(app, output, o.model, "text"); !st.ok())
@@ -94,15 +120,20 @@ int run_eval(int argc, char** argv) {
   const bool tty = isatty(STDERR_FILENO);
   std::map<std::string, eval::PlotSeries> curves;
   if (!json)
-    std::printf("%-20s %4s %7s %7s %7s %7s %7s %7s %7s %9s\n", "paradigm", "k", "BLEU", "chrF", "AL", "LAAL",
-                "AP", "DAL", "ATD", "s/sent");
+    std::printf("%-20s %4s %7s %7s %7s %7s %7s %7s %7s %9s\n", "paradigm", confidence ? "tau" : "k", "BLEU",
+                "chrF", "AL", "LAAL", "AP", "DAL", "ATD", "s/sent");
   for (const auto& pname : paradigms) {
-    for (int k : ks) {
-      auto so = session_options(o, *m, k, pname);
+    for (const auto& [k, tau_given] : settings) {
+      auto so = session_options(o, *m, k, pname, tau_given);
       if (!so) return std::fprintf(stderr, "gpstream eval: %s\n", so.error().message().c_str()), kExitUsage;
       const bool offline = so->paradigm == stream::Paradigm::Offline;
+      // A run's folder and its point on the plot: <paradigm>-k<K>, or <paradigm>-confidence-tau<T>.
+      const std::string tau = format_float(static_cast<float>(so->policy.tau));
+      const std::string setting = offline ? "" : confidence ? "tau" + tau : "k" + std::to_string(k);
       const std::string label =
-          std::string(stream::paradigm_name(so->paradigm)) + (offline ? "" : "-k" + std::to_string(k));
+          std::string(stream::paradigm_name(so->paradigm)) + (offline      ? ""
+                                                              : confidence ? "-confidence-" + setting
+                                                                           : "-" + setting);
       const double t0 = steady_seconds();
       eval::SimultaneousOptions eo;
       eo.pace_words_per_s = pace;
@@ -134,22 +165,35 @@ int run_eval(int argc, char** argv) {
       }
       const auto& s = scores->scores;
       if (json) {
-        std::string j = "{\"paradigm\": \"" + std::string(stream::paradigm_name(so->paradigm)) +
-                        "\", \"k\": " + std::to_string(k) +
+        const std::string policy_json = confidence
+                                            ? "\"policy\": \"confidence\", \"tau\": " + tau +
+                                                  ", \"min_lag\": " + std::to_string(so->policy.min_lag) +
+                                                  ", \"max_lag\": " + std::to_string(so->policy.max_lag)
+                                            : "\"k\": " + std::to_string(k);
+        std::string j = "{\"paradigm\": \"" + std::string(stream::paradigm_name(so->paradigm)) + "\", " +
+                        policy_json +
                         ", \"seconds_per_sentence\": " + eval::python_float_repr(secs / pairs->size());
         for (const auto& [n, v] : s) j += ", \"" + n + "\": " + eval::python_repr(v);
         std::printf("%s}\n", j.c_str());
       } else {
         std::printf("%-20s %4s %7.2f %7.2f %7.3f %7.3f %7.3f %7.3f %7.3f %9.4f\n",
-                    stream::paradigm_name(so->paradigm), offline ? "-" : std::to_string(k).c_str(),
+                    stream::paradigm_name(so->paradigm),
+                    offline      ? "-"
+                    : confidence ? tau.c_str()
+                                 : std::to_string(k).c_str(),
                     get(s, "BLEU"), get(s, "chrF"), get(s, "AL"), get(s, "LAAL"), get(s, "AP"), get(s, "DAL"),
                     get(s, "ATD"), secs / pairs->size());
       }
       std::fflush(stdout);
-      auto& curve = curves[stream::paradigm_name(so->paradigm)];
-      curve.name = stream::paradigm_name(so->paradigm);
+      const std::string curve_name =
+          std::string(stream::paradigm_name(so->paradigm)) + (confidence ? " confidence" : "");
+      auto& curve = curves[curve_name];
+      curve.name = curve_name;
       curve.horizontal_line = offline;
-      curve.points.push_back({get(s, "LAAL"), get(s, "BLEU"), offline ? "" : "k=" + std::to_string(k)});
+      curve.points.push_back({get(s, "LAAL"), get(s, "BLEU"),
+                              offline      ? ""
+                              : confidence ? "tau=" + tau
+                                           : "k=" + std::to_string(k)});
       if (offline) break;
     }
   }

@@ -1,14 +1,15 @@
 // `gpstream info MODEL [--json]`: what a model is, read from its files without loading the weights: family
 // and architecture, parameter count, layers and sizes, stored dtypes, vocabulary, the speech encoder of a
-// speech model, and its streaming settings (template, languages, trained paradigm, φ, k and k range, beam,
-// end_after_source) with the "trained" record of its gpstream.json. MODEL is a Hugging Face directory or a
-// .gguf file.
+// speech model, and its streaming settings (template, languages, trained paradigm, φ, k and k range, policy,
+// beam, end_after_source) with the "trained" record of its gpstream.json. MODEL is a Hugging Face directory
+// or a .gguf file.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "io/gguf.h"
 #include "io/safetensors.h"
@@ -107,6 +108,12 @@ ordered_json info_json(const std::string& path, const ModelInfo& info) {
   j["k_max"] = m.k_max;
   j["beam"] = m.beam;
   j["end_after_source"] = m.end_after_source;
+  j["policy"] = {{"name", stream::policy_name(m.policy.kind)}};
+  if (m.policy.kind != stream::PolicyKind::WaitK) {
+    j["policy"]["tau"] = m.policy.tau;
+    j["policy"]["min_lag"] = m.policy.min_lag;
+    j["policy"]["max_lag"] = m.policy.max_lag;
+  }
   j["trained"] = ordered_json::parse(m.trained_json);
   return j;
 }
@@ -143,6 +150,11 @@ void print_text(const std::string& path, const ModelInfo& info) {
        std::to_string(m.k) + " (range " + std::to_string(m.k_min) + "-" + std::to_string(m.k_max) + ")");
   line("beam:", std::to_string(m.beam));
   line("end_after_source:", m.end_after_source ? "on" : "off");
+  line("policy:", m.policy.kind == stream::PolicyKind::WaitK
+                      ? std::string("wait-k")
+                      : std::string(stream::policy_name(m.policy.kind)) + " (tau " +
+                            format_float(static_cast<float>(m.policy.tau)) + ", lag " +
+                            std::to_string(m.policy.min_lag) + "-" + std::to_string(m.policy.max_lag) + ")");
   const auto trained = ordered_json::parse(m.trained_json);
   if (trained.empty()) {
     line("trained:", "no record");

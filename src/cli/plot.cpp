@@ -22,11 +22,13 @@
 namespace gpstream::cli {
 namespace {
 
-// A run folder's name: <paradigm>[-k<K>][-phi<F>][-end-after-source] (gpstream eval writes <paradigm>-k<K>
-// and offline; eval --speech <paradigm>-k<K>-phi<F>[-end-after-source] and offline-phi<F>).
+// A run folder's name: <paradigm>[-k<K>][-phi<F>][-end-after-source] (gpstream eval writes <paradigm>-k<K>,
+// <paradigm>-confidence-tau<T> and offline; eval --speech <paradigm>-k<K>-phi<F>[-end-after-source] and
+// offline-phi<F>). A confidence run's curve is "<paradigm>-confidence", its points labelled with tau.
 struct RunName {
   std::string paradigm;
   std::optional<std::string> k;
+  std::optional<std::string> tau;
   std::string variant;  // what follows k, for the legend: "φ=0.5", "φ=0 end-after-source"
 };
 
@@ -53,11 +55,18 @@ RunName parse_run_name(const std::string& name) {
   for (size_t p = name.find("-k"); p != std::string::npos; p = name.find("-k", p + 1)) {
     const size_t q = digits(p + 2);
     if (q > p + 2 && (q == name.size() || name[q] == '-'))
-      return {name.substr(0, p), name.substr(p + 2, q - p - 2), variant_text(name.substr(q))};
+      return {name.substr(0, p), name.substr(p + 2, q - p - 2), std::nullopt, variant_text(name.substr(q))};
+  }
+  if (const size_t p = name.find("-tau"); p != std::string::npos) {
+    size_t q = p + 4;
+    while (q < name.size() && (std::isdigit(static_cast<unsigned char>(name[q])) || name[q] == '.')) ++q;
+    if (q > p + 4 && (q == name.size() || name[q] == '-'))
+      return {name.substr(0, p), std::nullopt, name.substr(p + 4, q - p - 4), variant_text(name.substr(q))};
   }
   const size_t phi = name.find("-phi");
-  if (phi != std::string::npos) return {name.substr(0, phi), std::nullopt, variant_text(name.substr(phi))};
-  return {name, std::nullopt, ""};
+  if (phi != std::string::npos)
+    return {name.substr(0, phi), std::nullopt, std::nullopt, variant_text(name.substr(phi))};
+  return {name, std::nullopt, std::nullopt, ""};
 }
 
 // The last component of a folder path ("runs/group/" → "group", "." → the current folder's name).
@@ -142,7 +151,7 @@ int run_plot(int argc, char** argv) {
       auto& c = curves[{di, rn.paradigm + " " + rn.variant}];
       c.name = name;
       c.horizontal_line = rn.paradigm == "offline";
-      c.points.push_back({*x, *y, rn.k ? "k=" + *rn.k : ""});
+      c.points.push_back({*x, *y, rn.k ? "k=" + *rn.k : rn.tau ? "tau=" + *rn.tau : ""});
     }
   }
   if (units.size() > 1)

@@ -29,6 +29,7 @@ int run_translate(int argc, char** argv) {
   double pace = 0;
   bool delays = false, plain = false;
   add_stream_options(app, o);
+  add_policy_options(app, o);
   app.add_option("-k,--wait-k", k, "wait-k lag in source words (default: the model's)")
       ->check(CLI::Range(1, 1000000));
   app.add_option("--pace", pace, "speaking pace in words per second (default: all words at once)")

@@ -2,12 +2,18 @@
 // resampled to 16 kHz when the stream's rate differs (audio::ResampleStream, exact across frames), turned
 // into encoder rows (speech_encoder::SpeechEmbeddingStream), and cut into source units: one unit per encoder
 // chunk (rows_per_chunk rows, chunk_ms of audio), the last one possibly shorter (its rows × the ms per row).
+// With segmentation at pauses (continuous streams: audio of any length), the 16 kHz samples first go through
+// an audio::PauseDetector: a segment's last unit says so (ends_segment; a unit with no rows when its rows
+// were all given out already), the encoder starts afresh for the next segment, and quiet stretches between
+// segments are skipped — never encoded, their duration added to the next unit's, so summed durations stay
+// the audio's time. The same cuts as speech::SegmentedTranscriber (transcribe).
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "audio/pause_detector.h"
 #include "audio/resample_stream.h"
 #include "speech_encoder/speech_embedding_stream.h"
 #include "util/error.h"
@@ -19,12 +25,15 @@ struct AudioUnit {
   std::vector<float> rows;
   int n_rows = 0;
   double duration_ms = 0;
+  bool ends_segment = false;  // the last unit of a segment cut at a pause (its Session segment ends here)
 };
 
 class AudioUnits {
  public:
   // The model must outlive this object; sample_rate as for audio::resample (checked by create).
-  static Result<AudioUnits> create(const speech_encoder::SpeechEncoderModel& model, uint32_t sample_rate);
+  // segment_at_pauses: cut the audio at pauses (above); without it the whole stream is one utterance.
+  static Result<AudioUnits> create(const speech_encoder::SpeechEncoderModel& model, uint32_t sample_rate,
+                                   bool segment_at_pauses = false);
 
   // Samples at the stream's rate → the units they complete, appended to `out`.
   void push(std::span<const float> samples, std::vector<AudioUnit>& out);
@@ -50,14 +59,29 @@ class AudioUnits {
 
  private:
   AudioUnits(const speech_encoder::SpeechEncoderModel& model, audio::ResampleStream resampler,
-             uint32_t sample_rate);
+             uint32_t sample_rate, bool segment_at_pauses);
   void cut(std::vector<AudioUnit>& out, bool last, size_t max_units = SIZE_MAX);
+  // Segmentation: judges the pending 16 kHz samples frame by frame and feeds the open segment's to the
+  // encoder's front end, stopping after a segment's last frame (closing_) until close_segment().
+  void advance();
+  void feed_encoder(const float* samples, size_t n);
+  // A segment's first frame is next: the skipped time is counted and the detector's lead fed.
+  void start_segment();
+  // The closing segment's partial chunk (encoded alone), its end marked on the last unit; a fresh encoder.
+  void close_segment(std::vector<AudioUnit>& out);
 
   const speech_encoder::SpeechEncoderModel* model_;
   uint32_t sample_rate_ = 0;
   audio::ResampleStream resampler_;
   speech_encoder::SpeechEmbeddingStream embeddings_;
   std::vector<float> samples_16k_, rows_;
+  bool segment_at_pauses_ = false;
+  audio::PauseDetector pauses_;
+  std::vector<float> pending_;  // 16 kHz samples not yet judged (segmentation)
+  bool segment_open_ = false;   // frames of a segment went to the encoder since the last close
+  bool closing_ = false;        // the open segment's last frame was fed; no more until it is closed
+  uint64_t fed_samples_ = 0;    // 16 kHz samples fed to the encoder or skipped, in stream order
+  double skipped_ms_ = 0;       // quiet audio skipped since the last unit, added to the next one's duration
 };
 
 }  // namespace gpstream::serve

@@ -124,6 +124,9 @@ Result<ResolvedOptions> Engine::resolve(const StreamOptions& o, bool continuous_
   if (o.phi) r.session.phi = *o.phi;
   if (o.end_after_source) r.session.end_after_source = *o.end_after_source;
   if (o.beam) r.session.beam = *o.beam;
+  if (o.policy) r.session.policy = *o.policy;
+  if (Status st = stream::check_policy(r.session.policy, r.session.paradigm); !st.ok())
+    return invalid_argument("'policy': " + st.error().message());
   if (r.session.beam > 1 &&
       (r.session.decoding.temperature > 0 || r.session.decoding.repetition_penalty != 1.0f))
     return invalid_argument("'beam': word beam search needs greedy decoding, and this server samples");
@@ -261,6 +264,10 @@ void Engine::push_words(Stream& s, std::vector<std::string> words, double at_ms)
 void Engine::push_units(Stream& s, std::vector<AudioUnit> units, double at_ms) {
   for (AudioUnit& u : units) {
     if (s.done) return;
+    if (u.n_rows == 0) {  // a segment's end after its last rows (AudioUnits, cut at a pause)
+      end_audio_segment(s, u);
+      continue;
+    }
     if (s.session->open_segment_source_bound() + u.n_rows > max_sentence_tokens_) {
       fail(s, "audio_too_long",
            "an utterance may hold about " + std::to_string(max_sentence_tokens_) +
@@ -281,7 +288,13 @@ void Engine::push_units(Stream& s, std::vector<AudioUnit> units, double at_ms) {
     }
     ++metrics_.audio_chunks;
     metrics_.audio_ms += u.duration_ms;
+    if (u.ends_segment) end_audio_segment(s, u);
   }
+}
+
+void Engine::end_audio_segment(Stream& s, const AudioUnit& u) {
+  if (!u.ends_segment || !s.opts.session.continuous || s.session->last_unit_ends_segment()) return;
+  if (Status st = s.session->end_segment(); !st.ok()) fail(s, "engine_error", st.error().message());
 }
 
 std::shared_ptr<const stream::PromptCache> Engine::prompt_cache_for(const stream::SegmentCodec& codec) {

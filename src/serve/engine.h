@@ -128,6 +128,8 @@ class Engine {
   std::shared_ptr<const stream::PromptCache> prompt_cache_for(const stream::SegmentCodec& codec);
   void push_words(Stream& s, std::vector<std::string> words, double at_ms);
   void push_units(Stream& s, std::vector<AudioUnit> units, double at_ms);
+  // A unit that ends a segment cut at a pause (AudioUnits): the continuous session's segment ends there.
+  void end_audio_segment(Stream& s, const AudioUnit& u);
   // Audio streams, in two steps around one encoder pass over all streams (AudioUnits::encode_ready): feed at
   // most `chunks` encoder chunks of the waiting audio to the encoder's front end (true when some was fed);
   // then push the units it completed into the session; true while audio is left waiting.

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <tuple>
 
 #include "serve/request_log.h"
 #include "util/json_text.h"
@@ -67,11 +68,54 @@ Result<int> int_field(const json& obj, const char* field, int lo, int hi) {
   return static_cast<int>(x);
 }
 
+// "policy": an object naming a known policy, with bounded settings; errors name "policy.<field>".
+Result<stream::PolicySpec> policy_field(const json& obj) {
+  const json& v = obj["policy"];
+  if (!v.is_object()) return field_error("policy", "an object", v);
+  for (const auto& [key, _] : v.items())
+    if (key != "name" && key != "tau" && key != "min_lag" && key != "max_lag")
+      return invalid_argument("'policy': unknown field '" + key.substr(0, 64) + "'");
+  if (!v.contains("name")) return invalid_argument("'policy': no 'name' (" + stream::policy_names() + ")");
+  const json& name = v["name"];
+  if (!name.is_string()) return field_error("policy.name", "a string", name);
+  const std::string n = name.get<std::string>();
+  auto kind = stream::parse_policy_name(n);
+  if (!kind)
+    return invalid_argument("'policy.name': unknown policy '" + n.substr(0, 64) +
+                            "' (known: " + stream::policy_names() + ")");
+  stream::PolicySpec spec;
+  spec.kind = *kind;
+  if (v.contains("tau")) {
+    const json& t = v["tau"];
+    if (!t.is_number()) return field_error("policy.tau", "a number", t);
+    const double d = t.get<double>();
+    if (!std::isfinite(d) || d < 0 || d > 1) return invalid_argument("'policy.tau': must be between 0 and 1");
+    spec.tau = d;
+  }
+  for (auto [field, lo, out] :
+       {std::tuple{"min_lag", 0, &spec.min_lag}, std::tuple{"max_lag", 1, &spec.max_lag}}) {
+    if (!v.contains(field)) continue;
+    const std::string path = std::string("policy.") + field;
+    const json& x = v[field];
+    if (!x.is_number_integer()) return field_error(path, "an integer", x);
+    const int64_t i = x.get<int64_t>();
+    if (i < lo || i > stream::kMaxPolicyLag)
+      return invalid_argument("'" + path + "': must be between " + std::to_string(lo) + " and " +
+                              std::to_string(stream::kMaxPolicyLag) + ", got " + std::to_string(i));
+    *out = static_cast<int>(i);
+  }
+  if (spec.min_lag > spec.max_lag)
+    return invalid_argument("'policy': min_lag (" + std::to_string(spec.min_lag) +
+                            ") is greater than max_lag (" + std::to_string(spec.max_lag) + ")");
+  return spec;
+}
+
 }  // namespace
 
 Result<StreamOptions> parse_stream_options(const json& obj, std::initializer_list<std::string_view> extra) {
   static constexpr std::string_view kOptionFields[] = {
-      "k", "paradigm", "phi", "source_lang", "target_lang", "continuous", "end_after_source", "beam"};
+      "k",          "paradigm",         "phi",  "source_lang", "target_lang",
+      "continuous", "end_after_source", "beam", "policy"};
   for (const auto& [key, _] : obj.items()) {
     const bool known =
         std::find(std::begin(kOptionFields), std::end(kOptionFields), key) != std::end(kOptionFields) ||
@@ -123,6 +167,9 @@ Result<StreamOptions> parse_stream_options(const json& obj, std::initializer_lis
   }
   if (obj.contains("beam")) {
     GPS_ASSIGN(o.beam, int_field(obj, "beam", 1, 1024));
+  }
+  if (obj.contains("policy")) {
+    GPS_ASSIGN(o.policy, policy_field(obj));
   }
   return o;
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "stream/paradigm.h"
+#include "stream/policy.h"
 #include "util/error.h"
 
 namespace gpstream::serve {
@@ -29,6 +30,9 @@ struct StreamOptions {
   std::optional<bool> continuous;        // sentence by sentence (bounded memory); default true for streams
   std::optional<bool> end_after_source;  // wait-k: the end marker only once the whole source is read
   std::optional<int> beam;               // word beam search width (1 = token by token; stream/word_beam.h)
+  // "policy": {"name": "wait-k" | "confidence", "tau": 0..1, "min_lag": 0.., "max_lag": 1..}: the read/write
+  // policy (stream/policy.h); fields left out keep their defaults (PolicySpec's).
+  std::optional<stream::PolicySpec> policy;
 };
 
 // Audio streams (a speech model): the PCM encoding of binary frames, mono.

@@ -141,7 +141,8 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
       if (const speech_encoder::SpeechEncoderModel* encoder = srv_.engine.speech_encoder()) {
         format_ = start.audio.format.value_or(PcmFormat::F32LE);
         sample_rate_ = start.audio.sample_rate.value_or(audio::kLogMelSampleRate);
-        auto units = AudioUnits::create(*encoder, sample_rate_);
+        // Continuous streams take audio of any length, cut at pauses; otherwise the stream is one utterance.
+        auto units = AudioUnits::create(*encoder, sample_rate_, resolved->session.continuous);
         if (!units)
           return protocol_error("bad_options", units.error().message(), websocket::close_code::policy_error);
         audio_units = std::make_unique<AudioUnits>(std::move(*units));
@@ -183,6 +184,12 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
                             {"continuous", so.continuous},
                             {"end_after_source", so.end_after_source},
                             {"beam", so.beam}};
+      ready["policy"] = {{"name", stream::policy_name(so.policy.kind)}};
+      if (so.policy.kind != stream::PolicyKind::WaitK) {
+        ready["policy"]["tau"] = so.policy.tau;
+        ready["policy"]["min_lag"] = so.policy.min_lag;
+        ready["policy"]["max_lag"] = so.policy.max_lag;
+      }
       if (audio_) {
         ready["input"] = "audio";
         ready["audio_format"] = pcm_format_name(format_);

@@ -46,6 +46,21 @@ Result<ModelMeta> ModelMeta::parse(const std::string& text, const std::string& w
     m.paradigm = *par;
   }
   GPS_TRY(r.optional("end_after_source", m.end_after_source));
+  if (auto p = r.find("policy")) {
+    GPS_ASSIGN(JsonReader pr, p->object(UnknownKeys::Refuse));
+    GPS_ASSIGN(JsonValue name_value, pr.require("name"));
+    GPS_ASSIGN(std::string name, name_value.string());
+    auto kind = parse_policy_name(name);
+    if (!kind)
+      return name_value.error("names an unknown policy '" + name + "' (known: " + policy_names() + ")");
+    m.policy.kind = *kind;
+    GPS_TRY(pr.optional("tau", m.policy.tau, 0.0, 1.0));
+    GPS_TRY(pr.optional("min_lag", m.policy.min_lag, 0, kMaxPolicyLag));
+    GPS_TRY(pr.optional("max_lag", m.policy.max_lag, 1, kMaxPolicyLag));
+    GPS_TRY(pr.finish());
+    if (Status st = validate_policy(m.policy); !st.ok())
+      return p->error("is not a valid policy: " + st.error().message());
+  }
   if (auto t = r.find("template")) {
     if (t->json().is_string()) {
       auto named = tokenizer::Template::builtin(t->json().get<std::string>());
@@ -108,6 +123,11 @@ std::string ModelMeta::to_json() const {
   j["paradigm"] = paradigm_name(paradigm);
   if (end_after_source) j["end_after_source"] = true;
   if (beam > 1) j["beam"] = beam;
+  if (!(policy == PolicySpec{}))
+    j["policy"] = {{"name", policy_name(policy.kind)},
+                   {"tau", policy.tau},
+                   {"min_lag", policy.min_lag},
+                   {"max_lag", policy.max_lag}};
   j["trained"] = nlohmann::ordered_json::parse(trained_json);
   return j.dump(2) + "\n";
 }

@@ -3,7 +3,9 @@
 //   {"template": "gpstream" | {"name": ..., "prompt": ..., "source_end": ..., "header": ..., "target_end":
 //   ...},
 //    "source_lang": "en", "target_lang": "fr", "phi": 0 | "S", "k": 5, "k_min": 1, "k_max": 9,
-//    "paradigm": "group", "end_after_source": false, "beam": 1, "trained": {...free-form training record...}}
+//    "paradigm": "group", "end_after_source": false, "beam": 1,
+//    "policy": {"name": "confidence", "tau": 0.5, "min_lag": 1, "max_lag": 8},
+//    "trained": {...free-form training record...}}
 // Template strings may hold {src} and {tgt}, replaced by the language names.
 #pragma once
 
@@ -11,6 +13,7 @@
 #include <string>
 
 #include "stream/paradigm.h"
+#include "stream/policy.h"
 #include "tokenizer/prompt_template.h"
 #include "util/error.h"
 
@@ -30,6 +33,7 @@ struct ModelMeta {
   Paradigm paradigm = Paradigm::Group;
   bool end_after_source = false;    // SessionOptions::end_after_source
   int beam = 1;                     // SessionOptions::beam (word beam search; 1 = token by token)
+  PolicySpec policy;                // SessionOptions::policy (wait-k with k by default)
   std::string trained_json = "{}";  // kept verbatim
   bool from_file = false;  // set by load(): read from a gpstream.json (or GGUF key), not the defaults
 

@@ -1,8 +1,10 @@
-// wait-k and read-all policies.
+// wait-k, read-all and confidence policies, and choosing one by name.
 #include "stream/policy.h"
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
+#include <cmath>
 
 namespace gpstream::stream {
 
@@ -17,6 +19,69 @@ Action WaitKPolicy::decide(const PolicyState& s) const {
 Action ReadAllPolicy::decide(const PolicyState& s) const {
   if (!s.source_finished) return Action::Read;
   return s.units_read < s.n_words + 1 ? Action::Read : Action::Write;
+}
+
+Action ConfidencePolicy::decide(const PolicyState& s) const {
+  const long all = static_cast<long>(s.n_words) + 1;
+  if (s.source_finished && s.units_read >= all) return Action::Write;  // nothing left to read
+  if (s.end_chosen_at >= 0 && end_after_source_ && s.units_read <= s.end_chosen_at) return Action::Read;
+  const long lag = static_cast<long>(s.units_read) - s.words_written;
+  if (lag < min_lag_) return Action::Read;
+  if (lag >= max_lag_) return Action::Write;
+  // No row has seen the units read yet: stop reading, so that the next decision has fresh logits.
+  if (!s.confidence) return Action::Write;
+  return *s.confidence >= tau_ ? Action::Write : Action::Read;
+}
+
+std::optional<PolicyKind> parse_policy_name(std::string_view name) {
+  if (name == "wait-k") return PolicyKind::WaitK;
+  if (name == "confidence") return PolicyKind::Confidence;
+  return std::nullopt;
+}
+
+const char* policy_name(PolicyKind kind) {
+  return kind == PolicyKind::Confidence ? "confidence" : "wait-k";
+}
+
+std::string policy_names() {
+  return "wait-k, confidence";
+}
+
+namespace {
+
+std::string shortest(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+}  // namespace
+
+Status validate_policy(const PolicySpec& spec) {
+  if (!std::isfinite(spec.tau) || spec.tau < 0 || spec.tau > 1)
+    return invalid_argument("confidence policy: tau must be a probability in [0, 1], got " +
+                            shortest(spec.tau));
+  const std::string bound = std::to_string(kMaxPolicyLag);
+  if (spec.min_lag < 0 || spec.min_lag > kMaxPolicyLag)
+    return invalid_argument("confidence policy: min_lag must be in [0, " + bound + "], got " +
+                            std::to_string(spec.min_lag));
+  if (spec.max_lag < 1 || spec.max_lag > kMaxPolicyLag)
+    return invalid_argument("confidence policy: max_lag must be in [1, " + bound + "], got " +
+                            std::to_string(spec.max_lag));
+  if (spec.min_lag > spec.max_lag)
+    return invalid_argument("confidence policy: min_lag (" + std::to_string(spec.min_lag) +
+                            ") is greater than max_lag (" + std::to_string(spec.max_lag) + ")");
+  return {};
+}
+
+Result<std::unique_ptr<Policy>> make_policy(const PolicySpec& spec, int k, bool end_after_source) {
+  if (spec.kind == PolicyKind::WaitK) {
+    if (k < 1) return invalid_argument("wait-k: k must be at least 1 (got " + std::to_string(k) + ")");
+    return std::unique_ptr<Policy>(std::make_unique<WaitKPolicy>(k, end_after_source));
+  }
+  GPS_TRY(validate_policy(spec));
+  return std::unique_ptr<Policy>(
+      std::make_unique<ConfidencePolicy>(spec.tau, spec.min_lag, spec.max_lag, end_after_source));
 }
 
 }  // namespace gpstream::stream

@@ -1,15 +1,31 @@
 // Read/write policies. A Policy looks at a stream's state and says READ (take one more source unit) or
 // WRITE (produce target text); it holds no stream state, so one policy object serves many sessions.
-// wait-k (Ma et al., 2019) is the first; adaptive policies implement the same interface.
+// wait-k (Ma et al., 2019) lags a fixed number of units; `confidence` is adaptive: it writes once the
+// model is sure enough of what it is about to write, within a lag range (docs/streaming.md, "Policies").
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "util/error.h"
 
 namespace gpstream::stream {
 
 enum class Action { Read, Write };
 
 struct PolicyState {
+  // A constructor rather than an aggregate, so that states written as {units, words, finished, M, end}
+  // leave the confidence out without a missing-initializer warning.
+  PolicyState(int units_read_ = 0, int words_written_ = 0, bool source_finished_ = false, int n_words_ = 0,
+              int end_chosen_at_ = -1, std::optional<double> confidence_ = std::nullopt)
+      : units_read(units_read_),
+        words_written(words_written_),
+        source_finished(source_finished_),
+        n_words(n_words_),
+        end_chosen_at(end_chosen_at_),
+        confidence(confidence_) {}
   int units_read = 0;     // source units in the cache (words, then the end marker as unit M+1)
   int words_written = 0;  // target words emitted so far
   bool source_finished = false;
@@ -17,12 +33,20 @@ struct PolicyState {
   // The decision is for the target end marker: the model chose EOS with this many units read (collect
   // reads advances units_read, not this); -1: for a word.
   int end_chosen_at = -1;
+  // Adaptive policies: the model's probability of what the session is about to commit here (the next
+  // word's first token, or its whole word with word beam search, or the end marker), from the logits row
+  // in hand. Empty where no row has seen the units read: at the start, and after each read.
+  std::optional<double> confidence;
 };
 
 class Policy {
  public:
   virtual ~Policy() = default;
   virtual Action decide(const PolicyState& s) const = 0;
+  // An adaptive policy reads one unit at a time beyond its minimum and decides again on fresh logits; its
+  // sessions decide at every word start (after the header and after each re-feed too) and fill
+  // PolicyState::confidence there.
+  virtual bool adaptive() const { return false; }
 };
 
 // wait-k: target word j is written after min(k + j − 1, M + 1) units (gpe.md §4), the end marker after
@@ -46,5 +70,46 @@ class ReadAllPolicy final : public Policy {
  public:
   Action decide(const PolicyState& s) const override;
 };
+
+// confidence: with lag = units read − words written, read while lag < min_lag (a unit being there); write
+// once lag ≥ max_lag; in between write when the model's probability of what it is about to commit
+// (PolicyState::confidence) is at least tau, else read one unit and decide again with the new logits. With
+// everything read (the end marker included) it writes. With end_after_source, an end marker chosen before
+// the whole source is read reads one more unit first, as under wait-k.
+class ConfidencePolicy final : public Policy {
+ public:
+  ConfidencePolicy(double tau, int min_lag, int max_lag, bool end_after_source = false)
+      : tau_(tau), min_lag_(min_lag), max_lag_(max_lag), end_after_source_(end_after_source) {}
+  Action decide(const PolicyState& s) const override;
+  bool adaptive() const override { return true; }
+
+ private:
+  double tau_;
+  int min_lag_, max_lag_;
+  bool end_after_source_;
+};
+
+enum class PolicyKind { WaitK, Confidence };
+
+// Which read/write policy a session runs and its settings (wait-k's k is SessionOptions::k). Defaults:
+// tau 0.5, lags 1..8 (wait-k's default k is 5, in the middle of that range).
+struct PolicySpec {
+  PolicyKind kind = PolicyKind::WaitK;
+  double tau = 0.5;  // confidence: write when the probability is at least this, in [0, 1]
+  int min_lag = 1;   // confidence: below this lag always read, in [0, kMaxPolicyLag]
+  int max_lag = 8;   // confidence: at or above this lag always write, in [max(min_lag, 1), kMaxPolicyLag]
+  bool operator==(const PolicySpec&) const = default;
+};
+
+inline constexpr int kMaxPolicyLag = 1000000;  // as wait-k's k
+
+std::optional<PolicyKind> parse_policy_name(std::string_view name);  // "wait-k" or "confidence"
+const char* policy_name(PolicyKind kind);
+std::string policy_names();  // "wait-k, confidence", for messages
+// An error naming the first setting out of range (tau outside [0, 1], a negative min_lag, max_lag < 1 or
+// below min_lag, a lag above kMaxPolicyLag).
+Status validate_policy(const PolicySpec& spec);
+// The policy of a spec (validated first): wait-k with k, or confidence; end_after_source as in WaitKPolicy.
+Result<std::unique_ptr<Policy>> make_policy(const PolicySpec& spec, int k, bool end_after_source);
 
 }  // namespace gpstream::stream

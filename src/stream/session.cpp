@@ -34,6 +34,15 @@ bool is_blank(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return is_space(c); });
 }
 
+// softmax(row)[id], in double.
+double token_probability(std::span<const float> row, int32_t id) {
+  double mx = -std::numeric_limits<double>::infinity();
+  for (float v : row) mx = std::max(mx, static_cast<double>(v));
+  double sum = 0;
+  for (float v : row) sum += std::exp(static_cast<double>(v) - mx);
+  return std::exp(static_cast<double>(row[static_cast<size_t>(id)]) - mx) / sum;
+}
+
 Event make_event(EventKind kind, bool truncated = false) {
   Event e;
   e.kind = kind;
@@ -87,11 +96,27 @@ Session::Session(model::ForwardModel& model, const SegmentCodec& codec, SessionO
       cache_(model.config(), opts_.max_cache_rows) {
   if (opts_.paradigm == Paradigm::Offline)
     policy_ = std::make_unique<ReadAllPolicy>();
+  else if (opts_.policy.kind == PolicyKind::Confidence)
+    policy_ = std::make_unique<ConfidencePolicy>(opts_.policy.tau, opts_.policy.min_lag, opts_.policy.max_lag,
+                                                 opts_.end_after_source);
   else
     policy_ = std::make_unique<WaitKPolicy>(opts_.k, opts_.end_after_source);
   if (!opts_.clock) {
     opts_.clock = [] { return steady_ms(); };
   }
+}
+
+Status check_policy(const PolicySpec& spec, Paradigm paradigm) {
+  if (spec.kind == PolicyKind::WaitK) return {};
+  GPS_TRY(validate_policy(spec));
+  if (paradigm != Paradigm::Group && paradigm != Paradigm::BatchStream &&
+      paradigm != Paradigm::InterleavedBlocked)
+    return invalid_argument(
+        std::string("the ") + policy_name(spec.kind) +
+        " policy runs with the group, batch-stream and interleaved-blocked paradigms only, "
+        "not " +
+        paradigm_name(paradigm));
+  return {};
 }
 
 uint64_t Session::worst_case_cache_bytes(const model::ModelConfig& config, int max_cache_rows) {
@@ -104,6 +129,7 @@ Result<std::unique_ptr<Session>> Session::create(model::ForwardModel& model, con
                                                  SessionOptions options) {
   if (options.k < 1)
     return invalid_argument("wait-k: k must be at least 1 (got " + std::to_string(options.k) + ")");
+  GPS_TRY(check_policy(options.policy, options.paradigm));
   if (options.max_segment_words < 0) return invalid_argument("max_segment_words must be at least 0");
   if (options.max_tokens_per_word < 1 || options.max_target_tokens < 1)
     return invalid_argument("max tokens per word and per sentence must be positive");
@@ -253,8 +279,12 @@ Status Session::end_source(std::optional<double> arrival_ms) {
 }
 
 PolicyState Session::policy_state() const {
-  return {units_read_, words_written_, source_finished_, static_cast<int>(units_.size()),
-          deciding_end_ ? units_read_ : -1};
+  return {units_read_,
+          words_written_,
+          source_finished_,
+          static_cast<int>(units_.size()),
+          deciding_end_ ? units_read_ : -1,
+          confidence_};
 }
 
 Result<const std::vector<int32_t>*> Session::unit_tokens(int unit) {
@@ -302,6 +332,7 @@ Result<bool> Session::collect_reads(std::vector<int>& units) {
     }
     units.push_back(next);
     ++ps.units_read;
+    ps.confidence.reset();  // no row has seen this unit yet
   }
   return true;
 }
@@ -378,6 +409,7 @@ Result<bool> Session::poll() {
         prompt_fed_ = true;
       }
       for (int u : units) GPS_TRY(queue_unit(u));
+      confidence_.reset();
       phi_base_ = opts_.phi.source_length
                       ? static_cast<float>(cache_.rows(model::Group::Source) + pending_src_)
                       : opts_.phi.value;
@@ -402,6 +434,7 @@ Result<bool> Session::poll() {
       cache_.truncate(model::Group::Target, cache_.rows(model::Group::Target) - 1);
       row_label_.resize(cache_.rows(model::Group::Target));
       for (int u : units) GPS_TRY(queue_unit(u));
+      confidence_.reset();
       const int src_rows = cache_.rows(model::Group::Source) + pending_src_;
       if (opts_.paradigm == Paradigm::Reencode) {
         // Recompute every target row at its new position, seeing all the source read so far.
@@ -466,7 +499,11 @@ int32_t Session::choose(const float* row) {
     const size_t i = generated_.size();
     return i < opts_.forced_target->size() ? (*opts_.forced_target)[i] : eos_id_;
   }
-  const bool restrict = after_refeed_ || static_cast<int>(word_ids_.size()) >= opts_.max_tokens_per_word;
+  // After a re-feed the popped token ended a word, so the next one starts a word. An adaptive policy also
+  // re-feeds the header's last token before the first word, which may start with any token; wait-k re-feeds
+  // there only for an early end marker (end_after_source), restricted as always.
+  const bool word_ended = after_refeed_ && (!generated_.empty() || !policy_->adaptive());
+  const bool restrict = word_ended || static_cast<int>(word_ids_.size()) >= opts_.max_tokens_per_word;
   std::function<bool(int32_t)> allowed;
   if (restrict) {
     const std::vector<TokenKind>& kinds = token_kinds();
@@ -534,12 +571,19 @@ Status Session::complete(const float* row) {
   if (y < 0 || y >= model_.config().n_vocab)
     return out_of_range("forced token " + std::to_string(y) + " outside the vocabulary");
   row_label_[cache_.rows(model::Group::Target) - 1] = y;
+  // The first row of a sentence and a re-feed's row choose the first token of the next word (or the end):
+  // an adaptive policy decides there too, on the logits that have seen the units just read.
+  const bool adaptive = policy_->adaptive();
+  const bool word_start_row = adaptive && (after_refeed_ || generated_.empty());
   after_refeed_ = false;
   const bool eos = is_eos(y);
-  const bool boundary = eos || (starts_word(y) && word_has_text_);
+  const bool boundary = eos || (starts_word(y) && word_has_text_) || word_start_row;
   if (boundary) {
     emit_current_word();
     deciding_end_ = eos;
+    if (adaptive)
+      confidence_ =
+          token_probability(std::span<const float>(row, static_cast<size_t>(model_.config().n_vocab)), y);
     if (policy_->decide(policy_state()) == Action::Read) {
       state_ = State::NeedRead;
       return {};
@@ -564,12 +608,15 @@ Status Session::complete(const float* row) {
 
 // Word beam search: a logits row either follows a word the search chose (a word boundary: emit it, and
 // the policy may read) or starts a search (after the header, a boundary without a read, or a re-feed).
+// An adaptive policy decides after the search instead, on the chosen word's probability (every search
+// starts a word): a read drops the word and searches again on the new logits.
 Status Session::complete_beam(const float* row) {
+  const bool adaptive = policy_->adaptive();
   if (word_fed_) {
     word_fed_ = false;
     emit_current_word();
     deciding_end_ = false;
-    if (policy_->decide(policy_state()) == Action::Read) {
+    if (!adaptive && policy_->decide(policy_state()) == Action::Read) {
       state_ = State::NeedRead;
       return {};
     }
@@ -581,7 +628,19 @@ Status Session::complete_beam(const float* row) {
   GPS_ASSIGN(WordChoice c, search_next_word(row));
   after_refeed_ = false;
   const int last_row = cache_.rows(model::Group::Target) - 1;
-  if (c.end) {
+  if (adaptive) {
+    deciding_end_ = c.end;
+    confidence_ = std::exp(c.log_prob);
+    if (policy_->decide(policy_state()) == Action::Read) {
+      state_ = State::NeedRead;
+      return {};
+    }
+    if (c.end) {
+      row_label_[last_row] = eos_id_;
+      finish_sentence(false);
+      return {};
+    }
+  } else if (c.end) {
     row_label_[last_row] = eos_id_;
     deciding_end_ = true;
     if (policy_->decide(policy_state()) == Action::Read) {
@@ -639,7 +698,8 @@ Result<WordChoice> Session::search_next_word(const float* row) {
   wo.beam = opts_.beam;
   wo.max_tokens =
       std::min(opts_.max_tokens_per_word, opts_.max_target_tokens - static_cast<int>(generated_.size()));
-  wo.first_must_start_word = after_refeed_ || words_written_ > 0;
+  // As in choose(): an adaptive policy's re-feed before the first word does not make it start a word.
+  wo.first_must_start_word = words_written_ > 0 || (after_refeed_ && !policy_->adaptive());
   return search_word(std::span<const float>(row, static_cast<size_t>(n_vocab)), logits_after, has_text,
                      token_kinds(), wo);
 }
@@ -673,6 +733,7 @@ void Session::start_segment(std::vector<SourceUnit> carried) {
   unit_ids_.clear();
   units_read_ = words_read_ = words_written_ = units_released_ = 0;
   deciding_end_ = false;
+  confidence_.reset();
   source_ms_read_ = 0;
   target_ids_.clear();
   generated_.clear();

@@ -45,6 +45,10 @@ struct SessionOptions {
   Paradigm paradigm = Paradigm::Group;
   Phi phi;
   int k = 5;  // wait-k (ignored by offline, which reads everything first)
+  // The read/write policy (policy.h): wait-k (with k above) by default, or confidence with its tau and lag
+  // range; offline ignores it. Confidence runs with the group, batch-stream and interleaved-blocked
+  // paradigms only.
+  PolicySpec policy;
   // The target end marker only once the whole source (its end marker included) is read, instead of
   // wait-k's min(k + N, M + 1) units: when the model ends early, the rest is read and it decides again.
   // For audio sources (a transcript ends with the audio); gpstream.json's "end_after_source".
@@ -252,7 +256,10 @@ class Session {
   int words_written_ = 0;
   bool after_refeed_ = false;
   bool deciding_end_ = false;  // the last boundary's candidate was the end marker
-  bool word_fed_ = false;      // word beam search: the pending forward feeds a chosen word
+  // Adaptive policies: the probability of what the last decision row was about to commit; empty once a
+  // unit has been read after it (PolicyState::confidence).
+  std::optional<double> confidence_;
+  bool word_fed_ = false;  // word beam search: the pending forward feeds a chosen word
   std::optional<double> t0_;
   std::optional<double> stream_t0_;  // the stream's first unit was pushed
   std::vector<int32_t> row_label_;
@@ -269,6 +276,10 @@ class Session {
   SessionStats stats_;
   std::vector<float> logits_;
 };
+
+// A policy spec that a session with `paradigm` can run: a valid spec (validate_policy), and a policy other
+// than wait-k only with the group, batch-stream and interleaved-blocked paradigms.
+Status check_policy(const PolicySpec& spec, Paradigm paradigm);
 
 // True when a source word ends a sentence (continuous streams): its last character, after closing quotes
 // and brackets, is . ! or ?.

@@ -32,6 +32,7 @@ SessionOptions StreamingModel::default_options() const {
   o.k = meta.k;
   o.end_after_source = meta.end_after_source;
   o.beam = meta.beam;
+  o.policy = meta.policy;
   return o;
 }
 

@@ -61,6 +61,7 @@ Result<WordChoice> search_word(std::span<const float> first, const LogitsAfter& 
   WordChoice best;
   best.end = true;
   best.score = log_max(lp, kinds, is_end);
+  best.log_prob = best.score;
   auto may_start_word = [&](TokenKind k) {
     return k != TokenKind::End && (!o.first_must_start_word || k == TokenKind::WordStart);
   };
@@ -117,6 +118,7 @@ Result<WordChoice> search_word(std::span<const float> first, const LogitsAfter& 
           best.end = false;
           best.ids = h.ids;
           best.score = complete;
+          best.log_prob = h.score;
         }
       }
       if (full) continue;

@@ -39,6 +39,7 @@ struct WordChoice {
   bool end = false;          // the end marker wins: no further word
   std::vector<int32_t> ids;  // the word's tokens (empty when end)
   double score = 0;          // its log-probability as defined above
+  double log_prob = 0;       // log P(t1..tn) of the word's tokens alone (end: the end marker's log P)
   int expansions = 0;        // logits rows requested from `logits_after`
 };
 

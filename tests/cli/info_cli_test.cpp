@@ -107,6 +107,7 @@ class InfoCli : public ::testing::Test {
         EXPECT_EQ(info[key], m[key]) << key;
       EXPECT_EQ(info["beam"], m.value("beam", 1));
       EXPECT_EQ(info["end_after_source"], m.value("end_after_source", false));
+      EXPECT_EQ(info["policy"]["name"], m.contains("policy") ? m["policy"]["name"] : json("wait-k"));
       EXPECT_EQ(std::stod(info["phi"].get<std::string>()), m["phi"].get<double>());
       EXPECT_EQ(info["template"], m["template"]);
       EXPECT_EQ(info["trained"], m["trained"]);

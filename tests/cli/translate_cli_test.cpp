@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -214,6 +215,38 @@ TEST_F(TranslateCli, BeamUsageErrors) {
   EXPECT_EQ(run("translate -m " + kModel + " --beam 2 --repetition-penalty 1.3 < in.txt").code, 2);
   EXPECT_EQ(run("translate -m " + kModel + " --beam 0 < in.txt").code, 2);
   EXPECT_EQ(run("translate -m " + kModel + " --beam 1 --temperature 0.5 --seed 3 < in.txt").code, 0);
+}
+
+// --policy and its settings: unknown names, out-of-range values and mixed-up options exit 2 (translate and
+// eval); the confidence policy with min-lag = max-lag = k writes what wait-k writes, when it writes it.
+TEST_F(TranslateCli, PolicyOptions) {
+  std::ofstream(kDir + "/in.tsv") << "Open the file.\tOuvrez le fichier.\n";
+  for (const char* cmd : {"translate -m ", "eval --tsv in.tsv -m "}) {
+    const std::string base = cmd + kModel;
+    for (const char* bad : {" --policy nope", " --tau 2", " --policy confidence --tau 2",
+                            " --policy confidence --tau -0.5", " --policy confidence -k 3", " --tau 0.5",
+                            " --policy wait-k --min-lag 2", " --policy confidence --min-lag 5 --max-lag 3",
+                            " --policy confidence --max-lag 0", " --policy confidence --paradigm reencode"}) {
+      auto r = run(base + bad + " < in.txt");
+      EXPECT_EQ(r.code, 2) << cmd << bad << ": " << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << cmd << bad << ": " << r.err;
+    }
+  }
+  auto wait3 = run("translate -m " + kModel + " -k 3 --delays < in.txt");
+  auto conf3 =
+      run("translate -m " + kModel + " --policy confidence --min-lag 3 --max-lag 3 --delays < in.txt");
+  ASSERT_EQ(wait3.code, 0) << wait3.err;
+  ASSERT_EQ(conf3.code, 0) << conf3.err;
+  std::istringstream a(wait3.out), b(conf3.out);
+  std::string la, lb;
+  size_t n = 0;
+  while (std::getline(a, la) && std::getline(b, lb)) {
+    const json ja = json::parse(la), jb = json::parse(lb);
+    EXPECT_EQ(ja.at("prediction"), jb.at("prediction"));
+    EXPECT_EQ(ja.at("delays"), jb.at("delays"));
+    ++n;
+  }
+  EXPECT_EQ(n, 3u);
 }
 
 }  // namespace

@@ -127,6 +127,68 @@ TEST(AudioUnits, EncodedTogetherEqualsPushedAlone) {
   }
 }
 
+// Segmentation at pauses (continuous streams): x1 (frame-aligned), a second of zeros, x2. By the pause rules
+// (audio/pause_detector.h defaults, no lead): segment 1 is x1 and the 50 quiet frames (8,000 samples) that
+// end it, its last unit marked; the next 50 quiet frames are skipped, their 500 ms added to segment 2's first
+// unit; segment 2 is x2, ended by finish(). Each segment's units are those of an unsegmented AudioUnits given
+// that segment alone (rows within the two-forwards bound), in pieces of any size.
+TEST(AudioUnits, SegmentsAtPausesAreUtterancesOfTheirOwn) {
+  const speech_encoder::SpeechEncoderModel enc = tiny_encoder();
+  auto tone = [](size_t n, float w) {
+    std::vector<float> x(n);
+    for (size_t i = 0; i < n; ++i) x[i] = 0.3f * std::sin(w * static_cast<float>(i));
+    return x;
+  };
+  const std::vector<float> x1 = tone(160 * 150, 0.05f), x2 = tone(9001, 0.07f);
+  std::vector<float> recording = x1;
+  recording.insert(recording.end(), 16000, 0.0f);
+  recording.insert(recording.end(), x2.begin(), x2.end());
+
+  auto alone = [&](std::vector<float> x) {
+    auto a = AudioUnits::create(enc, 16000);
+    EXPECT_TRUE(a.ok());
+    std::vector<AudioUnit> out;
+    a->push(x, out);
+    a->finish(out);
+    return out;
+  };
+  std::vector<float> seg1 = x1;
+  seg1.insert(seg1.end(), 8000, 0.0f);
+  std::vector<AudioUnit> want = alone(seg1);
+  want.back().ends_segment = true;
+  std::vector<AudioUnit> want2 = alone(x2);
+  want2.front().duration_ms += 500.0;
+  want.insert(want.end(), want2.begin(), want2.end());
+
+  const double tol = testing::speech_encoder_forward_bound(enc, {.n_frames = 200}).out;
+  for (size_t piece : {recording.size(), size_t{160}, size_t{1001}}) {
+    SCOPED_TRACE("piece " + std::to_string(piece));
+    auto a = AudioUnits::create(enc, 16000, /*segment_at_pauses=*/true);
+    ASSERT_TRUE(a.ok());
+    std::vector<AudioUnit> got;
+    for (size_t i = 0; i < recording.size(); i += piece)
+      a->push({recording.data() + i, std::min(piece, recording.size() - i)}, got);
+    a->finish(got);
+    // A segment whose rows were all given out before its end is marked by a unit with no rows.
+    std::vector<AudioUnit> merged;
+    for (auto& u : got) {
+      if (u.n_rows == 0 && u.ends_segment && !merged.empty()) {
+        merged.back().ends_segment = true;
+        continue;
+      }
+      merged.push_back(u);
+    }
+    ASSERT_EQ(merged.size(), want.size());
+    for (size_t u = 0; u < want.size(); ++u) {
+      EXPECT_EQ(merged[u].n_rows, want[u].n_rows) << u;
+      EXPECT_EQ(merged[u].duration_ms, want[u].duration_ms) << u;
+      EXPECT_EQ(merged[u].ends_segment, want[u].ends_segment) << u;
+      ASSERT_EQ(merged[u].rows.size(), want[u].rows.size()) << u;
+      for (size_t i = 0; i < want[u].rows.size(); ++i) EXPECT_NEAR(merged[u].rows[i], want[u].rows[i], tol);
+    }
+  }
+}
+
 TEST(AudioUnits, RefusesRatesAndEncodersItCannotServe) {
   const speech_encoder::SpeechEncoderModel enc = tiny_encoder();
   EXPECT_FALSE(AudioUnits::create(enc, 0).ok());

@@ -151,6 +151,19 @@ TEST_F(ServeTest, StreamOptionsReachTheSession) {
     EXPECT_EQ(segs[0].words, want.words) << paradigm;
     EXPECT_EQ(segs[0].delays, want.delays) << paradigm;
   }
+  // The confidence policy, from the start message's "policy" object.
+  const std::string start_msg =
+      json{{"type", "start"},
+           {"continuous", false},
+           {"policy", {{"name", "confidence"}, {"tau", 0.5}, {"min_lag", 1}, {"max_lag", 4}}}}
+          .dump();
+  auto segs = segments_of(stream_text(port_, start_msg, line, 5));
+  ASSERT_EQ(segs.size(), 1u);
+  stream::SessionOptions so = defaults();
+  so.policy = {stream::PolicyKind::Confidence, 0.5, 1, 4};
+  Output want = translate_line(line, so);
+  EXPECT_EQ(segs[0].words, want.words);
+  EXPECT_EQ(segs[0].delays, want.delays);
 }
 
 TEST_F(ServeTest, ConcurrentStreamsShareBatchedForwards) {
@@ -432,6 +445,12 @@ TEST_F(ServeTest, BadClientsGetAnErrorAndACloseCode) {
             std::make_pair(std::string("bad_message"), 1008));
   EXPECT_EQ(bad_message(port_, R"({"type": "start", "source_lang": "zz"})", false, false),
             std::make_pair(std::string("bad_options"), 1008));
+  EXPECT_EQ(bad_message(port_, R"({"type": "start", "policy": {"name": "nope"}})", false, false),
+            std::make_pair(std::string("bad_message"), 1008));
+  EXPECT_EQ(
+      bad_message(port_, R"({"type": "start", "paradigm": "interleaved", "policy": {"name": "confidence"}})",
+                  false, false),
+      std::make_pair(std::string("bad_options"), 1008));
   EXPECT_EQ(bad_message(port_, json{{"type", "source"}, {"text", std::string(5000, 'a')}}.dump()).second,
             1009);
   {

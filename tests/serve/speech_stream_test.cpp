@@ -123,6 +123,7 @@ struct Words {
   std::vector<std::string> words;
   std::vector<int> delays;
   std::vector<double> delay_ms;
+  std::vector<int> segment;  // the session segment each word was written in
 };
 
 class SpeechServeTest : public ::testing::Test {
@@ -194,14 +195,17 @@ class SpeechServeTest : public ::testing::Test {
     }
     EXPECT_TRUE((*s)->end_source().ok());
     Words out;
+    int segment = 0;
     for (;;) {
       auto e = (*s)->step();
       EXPECT_TRUE(e.ok());
       if (!e.ok() || e->kind == stream::EventKind::Finished) break;
+      if (e->kind == stream::EventKind::SegmentEnd) ++segment;
       if (e->kind == stream::EventKind::Word) {
         out.words.push_back(e->word);
         out.delays.push_back(e->delay);
         out.delay_ms.push_back(e->delay_ms);
+        out.segment.push_back(segment);
       }
     }
     return out;
@@ -236,6 +240,7 @@ Words stream_audio(int port, const std::string& start, const std::string& bytes,
       out.words.push_back(m["word"]);
       out.delays.push_back(m["delay"]);
       out.delay_ms.push_back(m["delay_ms"]);
+      out.segment.push_back(m["segment"]);
       EXPECT_GE(m["lag_ms"].get<double>(), 0.0);
     } else if (m["type"] == "finished") {
       finished = true;
@@ -275,6 +280,38 @@ TEST_F(SpeechServeTest, F32StreamEqualsASessionFedTheWholeUtteranceRows) {
   expect_same(stream_audio(port_, R"({"type": "start", "audio_format": "f32le", "sample_rate": 16000})",
                            bytes, 4 * 160),
               want_continuous);
+}
+
+// Audio of any length: a continuous stream is cut at pauses (serve/audio_units.h). Two signals a second of
+// zeros apart are two pieces, each the words of a continuous session fed that piece alone: piece 1 is x1 and
+// the 50 quiet frames (8,000 samples) that end it; the next 50 frames are skipped and counted into the first
+// chunk of piece 2, x2 (500 ms more delay_ms for the words of its first session segment; a later segment, of
+// chunks the model left unread, counts its own). A stream that is not continuous is one utterance.
+TEST_F(SpeechServeTest, AContinuousStreamIsCutAtPauses) {
+  start();
+  const std::vector<float> x1 = signal(160 * 100, 16000, 1), x2 = signal(kSamples16k, 16000, 2);
+  std::vector<float> recording = x1, seg1 = x1;
+  recording.insert(recording.end(), 16000, 0.0f);
+  recording.insert(recording.end(), x2.begin(), x2.end());
+  seg1.insert(seg1.end(), 8000, 0.0f);
+  Words want = reference(seg1, /*continuous=*/true);
+  const Words want2 = reference(x2, /*continuous=*/true);
+  ASSERT_FALSE(want.words.empty());
+  ASSERT_FALSE(want2.words.empty());
+  want.words.insert(want.words.end(), want2.words.begin(), want2.words.end());
+  want.delays.insert(want.delays.end(), want2.delays.begin(), want2.delays.end());
+  const int segments1 = want.segment.back() + 1;
+  for (size_t i = 0; i < want2.words.size(); ++i) {
+    want.delay_ms.push_back(want2.delay_ms[i] + (want2.segment[i] == 0 ? 500.0 : 0.0));
+    want.segment.push_back(segments1 + want2.segment[i]);
+  }
+  const Words got = stream_audio(port_, R"({"type": "start"})", f32le_bytes(recording), 4 * 1237);
+  expect_same(got, want);
+  EXPECT_EQ(got.segment, want.segment);
+  // Not continuous: one utterance, silence included.
+  expect_same(
+      stream_audio(port_, R"({"type": "start", "continuous": false})", f32le_bytes(recording), 4 * 1237),
+      reference(recording, /*continuous=*/false));
 }
 
 TEST_F(SpeechServeTest, EndAfterSourceIsAPerStreamOptionReportedByReady) {

@@ -30,6 +30,12 @@ TEST(StreamProtocol, StartWithEveryOption) {
   EXPECT_EQ(o.continuous, false);
   EXPECT_EQ(o.end_after_source, true);
   EXPECT_EQ(o.beam, 4);
+  EXPECT_FALSE(o.policy.has_value());
+  auto conf = parse_client_message(
+      R"({"type": "start", "policy": {"name": "confidence", "tau": 0.3, "min_lag": 2, "max_lag": 5}})");
+  ASSERT_TRUE(conf.ok()) << conf.error().message();
+  EXPECT_EQ(std::get<StartMessage>(*conf).options.policy,
+            (stream::PolicySpec{stream::PolicyKind::Confidence, 0.3, 2, 5}));
   auto bare = parse_client_message(R"({"type": "start", "phi": 0.5})");
   ASSERT_TRUE(bare.ok());
   const auto& b = std::get<StartMessage>(*bare).options;
@@ -80,6 +86,26 @@ TEST(StreamProtocol, ErrorsNameTheField) {
             "'end_after_source': expected true or false, got a string");
   EXPECT_EQ(error_of(R"({"type": "start", "beam": 0})"), "'beam': must be between 1 and 1024, got 0");
   EXPECT_EQ(error_of(R"({"type": "start", "beam": true})"), "'beam': expected an integer, got a boolean");
+  EXPECT_EQ(error_of(R"({"type": "start", "policy": "confidence"})"),
+            "'policy': expected an object, got a string");
+  EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "nope"}})"),
+            "'policy.name': unknown policy 'nope' (known: wait-k, confidence)");
+  EXPECT_EQ(error_of(R"({"type": "start", "policy": {"tau": 0.5}})"),
+            "'policy': no 'name' (wait-k, confidence)");
+  EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "confidence", "tau": 2}})"),
+            "'policy.tau': must be between 0 and 1");
+  EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "confidence", "tau": "high"}})"),
+            "'policy.tau': expected a number, got a string");
+  EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "confidence", "min_lag": -1}})"),
+            "'policy.min_lag': must be between 0 and 1000000, got -1");
+  EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "confidence", "max_lag": 1e300}})"),
+            "'policy.max_lag': expected an integer, got a number");
+  EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "confidence", "max_lag": 99999999999}})"),
+            "'policy.max_lag': must be between 1 and 1000000, got 99999999999");
+  EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "confidence", "min_lag": 4, "max_lag": 2}})"),
+            "'policy': min_lag (4) is greater than max_lag (2)");
+  EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "confidence", "lag": 2}})"),
+            "'policy': unknown field 'lag'");
   EXPECT_EQ(error_of(R"({"type": "source"})"), "source message has no 'text'");
   EXPECT_EQ(error_of(R"({"type": "source", "text": null})"), "'text': expected a string, got null");
   EXPECT_EQ(error_of(R"({"type": "source", "text": "a", "more": 1})"), "unknown field 'more'");

@@ -54,6 +54,36 @@ TEST(ModelMeta, BeamRoundTrips) {
   EXPECT_EQ(zero.error().message(), "t.json: field 'beam' must be an integer in [1, 1000000], got 0");
 }
 
+// gpstream.json's "policy": the model's default read/write policy, written back only when it is not the
+// default (wait-k); unknown names and fields, out-of-range settings and min_lag > max_lag are refused.
+TEST(ModelMeta, PolicyRoundTripsAndBadPoliciesAreRefused) {
+  auto plain = ModelMeta::parse(R"({"k": 7})", "t");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->policy, stream::PolicySpec{});
+  EXPECT_EQ(plain->to_json().find("policy"), std::string::npos);
+  auto conf =
+      ModelMeta::parse(R"({"policy": {"name": "confidence", "tau": 0.25, "min_lag": 2, "max_lag": 6}})", "t");
+  ASSERT_TRUE(conf.ok()) << conf.error().message();
+  EXPECT_EQ(conf->policy, (stream::PolicySpec{stream::PolicyKind::Confidence, 0.25, 2, 6}));
+  auto again = ModelMeta::parse(conf->to_json(), "t");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->policy, conf->policy);
+  auto partial = ModelMeta::parse(R"({"policy": {"name": "confidence", "tau": 0.7}})", "t");
+  ASSERT_TRUE(partial.ok());
+  EXPECT_EQ(partial->policy, (stream::PolicySpec{stream::PolicyKind::Confidence, 0.7, 1, 8}));
+  for (const char* bad :
+       {R"({"policy": {"name": "nope"}})", R"({"policy": {"tau": 0.5}})",
+        R"({"policy": {"name": "confidence", "tau": 1.5}})",
+        R"({"policy": {"name": "confidence", "min_lag": -1}})",
+        R"({"policy": {"name": "confidence", "max_lag": 0}})",
+        R"({"policy": {"name": "confidence", "min_lag": 5, "max_lag": 3}})",
+        R"({"policy": {"name": "confidence", "tua": 0.5}})", R"({"policy": "confidence"})"}) {
+    auto r = ModelMeta::parse(bad, "t.json");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.error().message().find("t.json"), std::string::npos) << r.error().message();
+  }
+}
+
 // φ is read from its JSON value: a number keeps its value exactly as a float (1e-7 is not printed with six
 // decimals and read back as 0), "S" is the source length, and anything else is refused naming the field.
 TEST(ModelMeta, PhiIsReadFromTheNumberItself) {

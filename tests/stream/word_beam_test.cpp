@@ -139,6 +139,16 @@ TEST(WordBeam, AWiderBeamFindsTheWordTheFirstTokenMisses) {
   EXPECT_NEAR(one->score, std::log(0.40) + std::log(0.32) + std::log(0.60),
               term_tol(p_first, 0.40) + term_tol(p_a, 0.32) + term_tol(p_b, 0.60));
   EXPECT_NEAR(two->score, std::log(0.35) + std::log(0.60), term_tol(p_first, 0.35) + term_tol(p_b, 0.60));
+  // log_prob (the confidence policy's word probability) is the word's tokens alone, without the boundary
+  // term, to the same per-term tolerances.
+  EXPECT_NEAR(one->log_prob, std::log(0.40) + std::log(0.32), term_tol(p_first, 0.40) + term_tol(p_a, 0.32));
+  EXPECT_NEAR(two->log_prob, std::log(0.35), term_tol(p_first, 0.35));
+  // The end marker as the most likely token: the end, with its own log-probability.
+  const std::vector<double> p_end = {0.55, 0.20, 0.05, 0.05, 0.05, 0.05, 0.05};
+  auto end = stream::search_word(probs_to_logits(p_end), after, has_text, kKinds, {2, 8, false});
+  ASSERT_TRUE(end.ok());
+  EXPECT_TRUE(end->end);
+  EXPECT_NEAR(end->log_prob, std::log(0.55), term_tol(p_end, 0.55));
 }
 
 TEST(WordBeam, BadArgumentsAreRefused) {

@@ -1,0 +1,308 @@
+// The confidence policy: its decisions on hand-made states, and Sessions on a scripted model whose
+// probabilities are chosen so that the right decision at every word boundary is known by hand (a confident
+// model writes at min-lag, an unsure one reads until max-lag, a probability that crosses tau after a read
+// makes it write, the source's end forces writing, a missing unit gives NeedSource); min-lag = max-lag = k
+// is wait-k exactly; the word beam search decides on the chosen word; the Scheduler runs sessions of both
+// policies as alone; specs are validated.
+#include "stream/policy.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "../model/tiny_models.h"
+#include "copy_model.h"
+#include "live_run.h"
+#include "shadow_model.h"
+#include "stream/scheduler.h"
+#include "stream/session.h"
+#include "test_codec.h"
+
+namespace gpstream {
+namespace {
+
+using stream::Action;
+using stream::EventKind;
+using stream::Paradigm;
+using stream::PolicyKind;
+using stream::PolicySpec;
+using stream::PolicyState;
+using testing::CharCodec;
+using testing::LiveOutput;
+using testing::run_live;
+
+// CopyModel's translation (each visible source word copied; EOS once all are written), with a chosen
+// confidence: the next token gets logit ln(odds), every other token 0, so with V = 67 tokens its softmax
+// probability is odds / (odds + 66). odds(visible source words) picks it: 198 → 0.75, 22 → 0.25.
+class OddsModel final : public testing::ShadowModel {
+ public:
+  OddsModel(const CharCodec& codec, std::function<double(int)> odds)
+      : ShadowModel(codec.vocab_size()), codec_(codec), odds_(std::move(odds)) {}
+
+ private:
+  std::vector<float> row_logits(const Rows& sh, const model::BatchToken& t) const override {
+    std::vector<std::vector<int32_t>> words;
+    for (int i = 1; i < t.n_src; ++i) {
+      const int32_t id = sh[0][i];
+      if (id == CharCodec::kSourceEnd) continue;
+      if (words.empty() || codec_.starts_word(id)) words.emplace_back();
+      words.back().push_back(id);
+    }
+    std::vector<int32_t> translation;
+    for (size_t w = 0; w < words.size(); ++w) {
+      std::string text = codec_.decode(words[w]);
+      if (text.front() == ' ') text.erase(0, 1);
+      auto ids = codec_.encode(stream::SegmentKind::TargetWord, text, w == 0);
+      translation.insert(translation.end(), ids->begin(), ids->end());
+    }
+    const std::vector<int32_t> prefix(sh[1].begin() + 2, sh[1].begin() + t.n_tgt);
+    const int32_t next = prefix.size() < translation.size() ? translation[prefix.size()] : CharCodec::kEos;
+    std::vector<float> row(static_cast<size_t>(config().n_vocab), 0.0f);
+    row[static_cast<size_t>(next)] = static_cast<float>(std::log(odds_(static_cast<int>(words.size()))));
+    return row;
+  }
+
+  const CharCodec& codec_;
+  std::function<double(int)> odds_;
+};
+
+constexpr double kSure = 198;   // p = 198 / 264 = 0.75
+constexpr double kUnsure = 22;  // p = 22 / 88 = 0.25
+// The probabilities are computed from float logits: ln(odds) rounded to float moves p by about
+// p(1 − p) · |ln odds| · 2^-24 < 1e-6, far from tau = 0.5 (0.25 away), so no decision is near a tie.
+
+stream::SessionOptions confidence_options(double tau, int min_lag, int max_lag) {
+  stream::SessionOptions so;
+  so.policy = {PolicyKind::Confidence, tau, min_lag, max_lag};
+  return so;
+}
+
+TEST(ConfidencePolicy, DecisionsOnHandMadeStates) {
+  const stream::ConfidencePolicy p(0.5, 2, 4);
+  auto state = [](int units, int written, std::optional<double> conf, bool finished = false, int n = 9) {
+    PolicyState s;
+    s.units_read = units;
+    s.words_written = written;
+    s.source_finished = finished;
+    s.n_words = n;
+    s.confidence = conf;
+    return s;
+  };
+  EXPECT_EQ(p.decide(state(2, 1, 0.99)), Action::Read);            // lag 1 < min-lag 2, however sure
+  EXPECT_EQ(p.decide(state(5, 1, 0.01)), Action::Write);           // lag 4 = max-lag, however unsure
+  EXPECT_EQ(p.decide(state(4, 1, 0.5)), Action::Write);            // lag 3: p = tau writes
+  EXPECT_EQ(p.decide(state(4, 1, 0.49)), Action::Read);            //   p < tau reads
+  EXPECT_EQ(p.decide(state(4, 1, std::nullopt)), Action::Write);   // no fresh logits: stop reading
+  EXPECT_EQ(p.decide(state(4, 4, 0.99, true, 3)), Action::Write);  // M = 3: all 4 units read, lag 0
+  EXPECT_EQ(p.decide(state(3, 3, 0.99, true, 3)), Action::Read);   //   the end marker is left: lag 0 reads
+  // end_after_source: an end marker chosen with 4 of 10 units read reads one more, then the lag rules.
+  const stream::ConfidencePolicy eas(0.5, 0, 8, true);
+  PolicyState e = state(4, 3, 0.9, false, 9);
+  e.end_chosen_at = 4;
+  EXPECT_EQ(eas.decide(e), Action::Read);
+  e.units_read = 5;
+  EXPECT_EQ(eas.decide(e), Action::Write);  // lag 2, p ≥ tau
+  EXPECT_TRUE(p.adaptive());
+  EXPECT_FALSE(stream::WaitKPolicy(3).adaptive());
+}
+
+TEST(ConfidencePolicy, SpecsAreValidatedAndNamed) {
+  EXPECT_TRUE(stream::validate_policy({PolicyKind::Confidence, 0.0, 0, 1}).ok());
+  EXPECT_TRUE(stream::validate_policy({PolicyKind::Confidence, 1.0, 3, 3}).ok());
+  EXPECT_FALSE(stream::validate_policy({PolicyKind::Confidence, 1.5, 1, 8}).ok());
+  EXPECT_FALSE(stream::validate_policy({PolicyKind::Confidence, -0.1, 1, 8}).ok());
+  EXPECT_FALSE(stream::validate_policy({PolicyKind::Confidence, std::nan(""), 1, 8}).ok());
+  EXPECT_FALSE(stream::validate_policy({PolicyKind::Confidence, 0.5, -1, 8}).ok());
+  EXPECT_FALSE(stream::validate_policy({PolicyKind::Confidence, 0.5, 1, 0}).ok());
+  const Status inverted = stream::validate_policy({PolicyKind::Confidence, 0.5, 5, 3});
+  ASSERT_FALSE(inverted.ok());
+  EXPECT_NE(inverted.error().message().find("min_lag (5) is greater than max_lag (3)"), std::string::npos);
+  EXPECT_EQ(stream::parse_policy_name("confidence"), PolicyKind::Confidence);
+  EXPECT_EQ(stream::parse_policy_name("wait-k"), PolicyKind::WaitK);
+  EXPECT_FALSE(stream::parse_policy_name("nope").has_value());
+  auto made = stream::make_policy({PolicyKind::Confidence, 0.5, 1, 8}, 5, false);
+  ASSERT_TRUE(made.ok());
+  EXPECT_TRUE((*made)->adaptive());
+  EXPECT_FALSE(stream::make_policy({PolicyKind::Confidence, 2.0, 1, 8}, 5, false).ok());
+  // Paradigms: confidence runs with group, batch-stream and interleaved-blocked only.
+  CharCodec codec;
+  testing::CopyModel model(codec);
+  for (Paradigm par : {Paradigm::Group, Paradigm::BatchStream, Paradigm::InterleavedBlocked}) {
+    stream::SessionOptions so = confidence_options(0.5, 1, 8);
+    so.paradigm = par;
+    EXPECT_TRUE(stream::Session::create(model, codec, so).ok()) << stream::paradigm_name(par);
+  }
+  for (Paradigm par : {Paradigm::Offline, Paradigm::Reencode, Paradigm::ReencodePos, Paradigm::Interleaved}) {
+    stream::SessionOptions so = confidence_options(0.5, 1, 8);
+    so.paradigm = par;
+    auto s = stream::Session::create(model, codec, so);
+    ASSERT_FALSE(s.ok()) << stream::paradigm_name(par);
+    EXPECT_NE(s.error().message().find("paradigms only"), std::string::npos) << s.error().message();
+  }
+}
+
+struct PolicyRun {
+  LiveOutput out;
+  int64_t refeeds = 0;
+  int units_read = 0;
+};
+
+PolicyRun run_confidence(model::ForwardModel& model, const CharCodec& codec, const stream::SessionOptions& so,
+                         const std::string& source) {
+  auto s = stream::Session::create(model, codec, so);
+  EXPECT_TRUE(s.ok()) << s.error().message();
+  if (!s.ok()) return {};
+  PolicyRun r;
+  r.out = run_live(**s, source);
+  r.refeeds = (*s)->stats().refeeds;
+  r.units_read = (*s)->units_read();
+  return r;
+}
+
+// p = 0.75 ≥ tau = 0.5 everywhere: every decision beyond min-lag 2 writes, so word j is written with lag 2,
+// after j + 1 units (wait-2), the last word after all 4 words: delays 2, 3, 4, 4. Reads: 2 at the start,
+// then one per word after words 1, 2, 3 (the min-lag rule; the third is the end marker): 3 re-feeds, 5 units.
+TEST(ConfidenceSession, AConfidentModelWritesAtMinLag) {
+  CharCodec codec;
+  OddsModel model(codec, [](int) { return kSure; });
+  const PolicyRun r = run_confidence(model, codec, confidence_options(0.5, 2, 5), "a b c d");
+  EXPECT_EQ(r.out.words, (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_EQ(r.out.delays, (std::vector<int>{2, 3, 4, 4}));
+  EXPECT_EQ(r.refeeds, 3);
+  EXPECT_EQ(r.units_read, 5);
+}
+
+// p = 0.25 < tau everywhere: it reads one unit at a time until lag = max-lag 3. Start: 1 unit (min-lag); the
+// header's row reads unit 2, the re-fed row unit 3 (lag 3): "a" after 3. After "a" (lag 2) one read → "b"
+// after 4; after "b" (lag 2) the end marker → "c" with 4 words read; after "c" everything is read: "d"
+// after 4. Delays 3, 4, 4, 4; 4 re-feeds (units 2, 3, 4, 5 one at a time), 5 units.
+TEST(ConfidenceSession, AnUnsureModelReadsUntilMaxLag) {
+  CharCodec codec;
+  OddsModel model(codec, [](int) { return kUnsure; });
+  const PolicyRun r = run_confidence(model, codec, confidence_options(0.5, 1, 3), "a b c d");
+  EXPECT_EQ(r.out.words, (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_EQ(r.out.delays, (std::vector<int>{3, 4, 4, 4}));
+  EXPECT_EQ(r.refeeds, 4);
+  EXPECT_EQ(r.units_read, 5);
+}
+
+// p = 0.25 while fewer than 3 source words are visible, 0.75 from 3 on; tau 0.5, lags 1..6, 5 words. The
+// header's row reads units 2 and 3 one at a time; with 3 visible p crosses tau: "a", "b", "c" after 3
+// (lags 3, 2, 1). The model then ends (all visible words written): lag 0 < 1 reads unit 4, the re-fed row
+// chooses "d" with p = 0.75 at lag 1: written after 4; likewise "e" after 5; the last end marker reads
+// the source end marker (unit 6) and, everything read, ends. Delays 3, 3, 3, 4, 5; 5 re-feeds, 6 units.
+TEST(ConfidenceSession, AProbabilityCrossingTauAfterAReadWrites) {
+  CharCodec codec;
+  OddsModel model(codec, [](int visible) { return visible < 3 ? kUnsure : kSure; });
+  const PolicyRun r = run_confidence(model, codec, confidence_options(0.5, 1, 6), "a b c d e");
+  EXPECT_EQ(r.out.words, (std::vector<std::string>{"a", "b", "c", "d", "e"}));
+  EXPECT_EQ(r.out.delays, (std::vector<int>{3, 3, 3, 4, 5}));
+  EXPECT_EQ(r.refeeds, 5);
+  EXPECT_EQ(r.units_read, 6);
+}
+
+// Never confident and max-lag 100 out of reach: only the source's end stops the reading. "a b": units 2
+// and 3 (the end marker) are read one at a time on the header's row, then everything is read and both
+// words are written: delays 2, 2.
+TEST(ConfidenceSession, TheSourceEndForcesWriting) {
+  CharCodec codec;
+  OddsModel model(codec, [](int) { return kUnsure; });
+  const PolicyRun r = run_confidence(model, codec, confidence_options(0.5, 1, 100), "a b");
+  EXPECT_EQ(r.out.words, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(r.out.delays, (std::vector<int>{2, 2}));
+  EXPECT_EQ(r.units_read, 3);
+}
+
+// The unit it wants has not arrived: NeedSource, as under wait-k, with both words read and nothing written;
+// asked again it says NeedSource again; once the source ends it writes.
+TEST(ConfidenceSession, AMissingUnitGivesNeedSourceNotAStall) {
+  CharCodec codec;
+  OddsModel model(codec, [](int) { return kUnsure; });
+  auto s = stream::Session::create(model, codec, confidence_options(0.5, 1, 100));
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE((*s)->push_source("a b").ok());
+  for (int i = 0; i < 2; ++i) {
+    auto e = (*s)->step();
+    ASSERT_TRUE(e.ok());
+    EXPECT_EQ(e->kind, EventKind::NeedSource);
+    EXPECT_EQ((*s)->units_read(), 2);
+  }
+  ASSERT_TRUE((*s)->end_source().ok());
+  const LiveOutput out = run_live(**s, "");
+  EXPECT_EQ(out.words, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(out.delays, (std::vector<int>{2, 2}));
+}
+
+// With min-lag = max-lag = k the probability never matters: lag < k reads (all missing units at once, as
+// wait-k does), lag ≥ k writes — wait-k's rule, the end marker's min(k + N, M + 1) included. Same words,
+// delays, re-feeds and forwards as wait-k on the CopyModel cases of SessionDelays.
+TEST(ConfidenceSession, EqualLagsAreWaitK) {
+  CharCodec codec;
+  testing::CopyModel model(codec);
+  for (const std::string source :
+       {"hello , world .", "a bb ccc dddd eeeee ffffff", "one two stop four five six"}) {
+    for (int k : {1, 3, 5}) {
+      stream::SessionOptions wk;
+      wk.k = k;
+      auto a = stream::Session::create(model, codec, wk);
+      auto b = stream::Session::create(model, codec, confidence_options(0.9, k, k));
+      ASSERT_TRUE(a.ok() && b.ok());
+      const LiveOutput wa = run_live(**a, source), wb = run_live(**b, source);
+      EXPECT_EQ(wa.words, wb.words) << source << " k=" << k;
+      EXPECT_EQ(wa.delays, wb.delays) << source << " k=" << k;
+      EXPECT_EQ((*a)->stats().refeeds, (*b)->stats().refeeds) << source << " k=" << k;
+      EXPECT_EQ((*a)->stats().forwards, (*b)->stats().forwards) << source << " k=" << k;
+    }
+  }
+}
+
+// Word beam search decides on the chosen word's probability: each word here is one token, so it equals the
+// token's and the decisions (and delays) are those of AProbabilityCrossingTauAfterAReadWrites.
+TEST(ConfidenceSession, TheWordBeamDecidesOnTheChosenWord) {
+  CharCodec codec;
+  OddsModel model(codec, [](int visible) { return visible < 3 ? kUnsure : kSure; });
+  stream::SessionOptions so = confidence_options(0.5, 1, 6);
+  so.beam = 2;
+  const PolicyRun r = run_confidence(model, codec, so, "a b c d e");
+  EXPECT_EQ(r.out.words, (std::vector<std::string>{"a", "b", "c", "d", "e"}));
+  EXPECT_EQ(r.out.delays, (std::vector<int>{3, 3, 3, 4, 5}));
+  EXPECT_EQ(r.units_read, 6);
+}
+
+TEST(Scheduler, SessionsOfDifferentPoliciesEqualSessionsRunAlone) {
+  CharCodec codec;
+  auto cfg = testing::tiny_config(true, false, false);
+  cfg.n_vocab = codec.vocab_size();
+  auto tf = testing::tiny_transformer(cfg, model::random_tensors(cfg, testing::tiny_init(4)), 2);
+  const std::vector<std::string> sources = {"one two three", "four five", "six seven eight nine ten",
+                                            "eleven", "twelve thirteen fourteen"};
+  std::vector<stream::SessionOptions> options(sources.size());
+  options[0].k = 2;  // wait-k
+  options[1] = confidence_options(0.02, 1, 3);
+  options[2] = confidence_options(0.5, 0, 4);
+  options[2].paradigm = Paradigm::BatchStream;
+  options[3] = confidence_options(0.01, 2, 2);
+  options[3].paradigm = Paradigm::InterleavedBlocked;
+  options[4] = confidence_options(0.05, 1, 4);
+  options[4].beam = 2;
+  std::vector<std::unique_ptr<stream::Session>> sessions;
+  stream::Scheduler sched(*tf);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    options[i].max_target_tokens = 8;
+    sessions.push_back(std::move(stream::Session::create(*tf, codec, options[i])).value());
+    ASSERT_TRUE(sessions.back()->push_source(sources[i]).ok());
+    ASSERT_TRUE(sessions.back()->end_source().ok());
+    EXPECT_EQ(sched.add(sessions.back().get()), static_cast<int>(i));
+  }
+  const std::vector<LiveOutput> got = testing::run_scheduler(sched, sources.size());
+  for (size_t i = 0; i < sources.size(); ++i) {
+    EXPECT_TRUE(sessions[i]->finished());
+    const LiveOutput want = testing::run_alone(*tf, codec, sessions[i]->options(), sources[i]);
+    EXPECT_EQ(got[i].words, want.words) << i;
+    EXPECT_EQ(got[i].delays, want.delays) << i;
+  }
+}
+
+}  // namespace
+}  // namespace gpstream
