@@ -8,8 +8,7 @@
 
 #include <cmath>
 
-#include "../testing/temp_dir.h"
-#include "../testing/tiny_speech_model.h"
+#include "../testing/tiny_speech_suite.h"
 
 namespace gpstream::speech {
 namespace {
@@ -31,30 +30,7 @@ std::vector<float> cat(std::initializer_list<std::vector<float>> parts) {
   return out;
 }
 
-class Segmented : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new gpstream::testing::TempDir();
-    ASSERT_TRUE(gpstream::testing::write_tiny_speech_model(dir_->path()).ok());
-    auto m = SpeechModel::load(dir_->path(), 1);
-    ASSERT_TRUE(m.ok()) << m.error().message();
-    model_ = new SpeechModel(std::move(*m));
-  }
-  static void TearDownTestSuite() {
-    delete model_;
-    delete dir_;
-  }
-  static stream::SessionOptions options() {
-    stream::SessionOptions o = model_->llm.default_options();
-    o.max_target_tokens = 40;
-    return o;
-  }
-  static gpstream::testing::TempDir* dir_;
-  static SpeechModel* model_;
-};
-
-gpstream::testing::TempDir* Segmented::dir_ = nullptr;
-SpeechModel* Segmented::model_ = nullptr;
+using Segmented = gpstream::testing::TinySpeechSuite;
 
 std::vector<TranscribedWord> alone(SpeechModel& m, const stream::SessionOptions& so,
                                    const std::vector<float>& a) {

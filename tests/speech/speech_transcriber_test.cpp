@@ -11,7 +11,7 @@
 #include <cmath>
 
 #include "../testing/temp_dir.h"
-#include "../testing/tiny_speech_model.h"
+#include "../testing/tiny_speech_suite.h"
 #include "audio/log_mel.h"
 #include "eval/speech_clock.h"
 #include "speech_encoder/speech_encoder.h"
@@ -34,28 +34,8 @@ std::vector<float> test_audio(size_t n, uint64_t seed) {
   return s;
 }
 
-class Transcriber : public ::testing::Test {
+class Transcriber : public gpstream::testing::TinySpeechSuite {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new gpstream::testing::TempDir();
-    ASSERT_TRUE(gpstream::testing::write_tiny_speech_model(dir_->path()).ok());
-    auto m = SpeechModel::load(dir_->path(), 1);
-    ASSERT_TRUE(m.ok()) << m.error().message();
-    model_ = new SpeechModel(std::move(*m));
-  }
-  static void TearDownTestSuite() {
-    delete model_;
-    delete dir_;
-    model_ = nullptr;
-    dir_ = nullptr;
-  }
-
-  static stream::SessionOptions options() {
-    stream::SessionOptions o = model_->llm.default_options();
-    o.max_target_tokens = 40;
-    return o;
-  }
-
   // Runs one utterance through a transcriber in pieces of `piece` samples (0: all at once).
   static std::vector<TranscribedWord> transcribe(SpeechTranscriber& t, const std::vector<float>& audio,
                                                  size_t piece) {
@@ -71,13 +51,7 @@ class Transcriber : public ::testing::Test {
     EXPECT_EQ(out.size(), t.words().size());
     return out;
   }
-
-  static gpstream::testing::TempDir* dir_;
-  static SpeechModel* model_;
 };
-
-gpstream::testing::TempDir* Transcriber::dir_ = nullptr;
-SpeechModel* Transcriber::model_ = nullptr;
 
 // 18,000 samples: 111 log-mel frames, 27 encoder frames = 6 whole chunks + a tail of 1 row, 1125 ms.
 // 20,800 samples: 128 frames, 32 encoder frames = 8 whole chunks, no tail rows, 1300 ms (8 chunks = 1280 ms).

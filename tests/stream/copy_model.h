@@ -15,6 +15,47 @@ using model::Group;
 // Translates the visible source words one to one ("stop" ends the translation); answers EOS when it has
 // translated everything it can see. With stop_only_before_end, "stop" ends the translation only while the
 // source end marker is not visible; once it is, "stop" is skipped and the words after it are translated.
+// The source words a row sees (after the prompt; the end marker left out), split at word starts, and whether
+// it sees the end marker.
+struct VisibleSource {
+  std::vector<std::vector<int32_t>> words;
+  bool end_visible = false;
+};
+inline VisibleSource visible_source(const CharCodec& codec, const ShadowModel::Rows& sh,
+                                    const model::BatchToken& t) {
+  VisibleSource v;
+  for (int i = 1; i < t.n_src; ++i) {
+    const int32_t id = sh[0][i];
+    if (id == CharCodec::kSourceEnd) {
+      v.end_visible = true;
+      continue;
+    }
+    if (v.words.empty() || codec.starts_word(id)) v.words.emplace_back();
+    v.words.back().push_back(id);
+  }
+  return v;
+}
+
+// A source word's text without its leading space.
+inline std::string word_text(const CharCodec& codec, const std::vector<int32_t>& ids) {
+  std::string text = codec.decode(ids);
+  if (!text.empty() && text.front() == ' ') text.erase(0, 1);
+  return text;
+}
+
+// Appends the target ids of `text` as the target's word number `index` (from 0).
+inline void append_target_word(const CharCodec& codec, const std::string& text, size_t index,
+                               std::vector<int32_t>& out) {
+  auto ids = codec.encode(stream::SegmentKind::TargetWord, text, index == 0);
+  out.insert(out.end(), ids->begin(), ids->end());
+}
+
+// The next token of a target that copies `translation` after the 2-token header: its next id, or EOS.
+inline int32_t next_copied_token(const model::BatchToken& t, const std::vector<int32_t>& translation) {
+  const size_t written = static_cast<size_t>(t.n_tgt) - 2;
+  return written < translation.size() ? translation[written] : CharCodec::kEos;
+}
+
 class CopyModel final : public ShadowModel {
  public:
   explicit CopyModel(const CharCodec& codec, bool stop_only_before_end = false)
@@ -22,33 +63,17 @@ class CopyModel final : public ShadowModel {
 
  private:
   std::vector<float> row_logits(const Rows& sh, const model::BatchToken& t) const override {
-    // Visible source words (after the prompt), split at word-start tokens.
-    std::vector<std::vector<int32_t>> words;
-    bool end_visible = false;
-    for (int i = 1; i < t.n_src; ++i) {
-      int32_t id = sh[0][i];
-      if (id == CharCodec::kSourceEnd) {
-        end_visible = true;
-        continue;
-      }
-      if (words.empty() || codec_.starts_word(id)) words.emplace_back();
-      words.back().push_back(id);
-    }
+    const VisibleSource src = visible_source(codec_, sh, t);
     std::vector<int32_t> translation;
-    for (size_t w = 0; w < words.size(); ++w) {
-      std::string text = codec_.decode(words[w]);
-      if (text.front() == ' ') text.erase(0, 1);
+    for (size_t w = 0; w < src.words.size(); ++w) {
+      const std::string text = word_text(codec_, src.words[w]);
       if (text == "stop") {
-        if (stop_only_before_end_ && end_visible) continue;
+        if (stop_only_before_end_ && src.end_visible) continue;
         break;
       }
-      auto ids = codec_.encode(stream::SegmentKind::TargetWord, text, w == 0);
-      translation.insert(translation.end(), ids->begin(), ids->end());
+      append_target_word(codec_, text, w, translation);
     }
-    // Target prefix after the 2-token header.
-    std::vector<int32_t> prefix(sh[1].begin() + 2, sh[1].begin() + t.n_tgt);
-    int32_t next = CharCodec::kEos;
-    if (prefix.size() < translation.size()) next = translation[prefix.size()];
+    const int32_t next = next_copied_token(t, translation);
     std::vector<float> row(static_cast<size_t>(config().n_vocab), 0.0f);
     row[next] = 10.0f;
     return row;

@@ -42,22 +42,11 @@ class OddsModel final : public testing::ShadowModel {
 
  private:
   std::vector<float> row_logits(const Rows& sh, const model::BatchToken& t) const override {
-    std::vector<std::vector<int32_t>> words;
-    for (int i = 1; i < t.n_src; ++i) {
-      const int32_t id = sh[0][i];
-      if (id == CharCodec::kSourceEnd) continue;
-      if (words.empty() || codec_.starts_word(id)) words.emplace_back();
-      words.back().push_back(id);
-    }
+    const std::vector<std::vector<int32_t>> words = testing::visible_source(codec_, sh, t).words;
     std::vector<int32_t> translation;
-    for (size_t w = 0; w < words.size(); ++w) {
-      std::string text = codec_.decode(words[w]);
-      if (text.front() == ' ') text.erase(0, 1);
-      auto ids = codec_.encode(stream::SegmentKind::TargetWord, text, w == 0);
-      translation.insert(translation.end(), ids->begin(), ids->end());
-    }
-    const std::vector<int32_t> prefix(sh[1].begin() + 2, sh[1].begin() + t.n_tgt);
-    const int32_t next = prefix.size() < translation.size() ? translation[prefix.size()] : CharCodec::kEos;
+    for (size_t w = 0; w < words.size(); ++w)
+      testing::append_target_word(codec_, testing::word_text(codec_, words[w]), w, translation);
+    const int32_t next = testing::next_copied_token(t, translation);
     std::vector<float> row(static_cast<size_t>(config().n_vocab), 0.0f);
     row[static_cast<size_t>(next)] = static_cast<float>(std::log(odds_(static_cast<int>(words.size()))));
     return row;
