@@ -63,7 +63,12 @@ void release_pages(const void* p, size_t n) {
   const auto begin = reinterpret_cast<uintptr_t>(p);
   const uintptr_t first = (begin + page - 1) & ~(page - 1);
   const uintptr_t last = (begin + n) & ~(page - 1);
-  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+  if (last <= first) return;
+  // Not huge pages first: khugepaged, which fills in 2 MiB pages of MADV_HUGEPAGE memory long after it was
+  // touched, would otherwise collapse a released range back into resident (zero) pages at some later time,
+  // and the process's memory would creep back up to the buffer's whole size over hours.
+  madvise(reinterpret_cast<void*>(first), last - first, MADV_NOHUGEPAGE);
+  madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 }  // namespace gpstream

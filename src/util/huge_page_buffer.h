@@ -36,7 +36,8 @@ class HugePageBuffer {
 
 // Gives the physical pages lying wholly inside [p, p + n) back to the system (madvise MADV_DONTNEED). The
 // caller promises nobody reads those bytes again: a private file mapping would re-read them from the file,
-// anonymous memory would read zeros. Bytes sharing a page with anything outside the range are kept.
+// anonymous memory would read zeros. Bytes sharing a page with anything outside the range are kept. The range
+// stops being huge-page memory (MADV_NOHUGEPAGE), so the kernel does not make it resident again.
 void release_pages(const void* p, size_t n);
 
 }  // namespace gpstream
