@@ -123,6 +123,14 @@ void add_beam_option(CLI::App& app, StreamCli& o) {
       ->check(CLI::Range(1, 1024));
 }
 
+std::string setting_label(const stream::SessionOptions& so) {
+  const std::string paradigm = stream::paradigm_name(so.paradigm);
+  if (so.paradigm == stream::Paradigm::Offline) return paradigm;
+  if (so.policy.kind == stream::PolicyKind::Confidence)
+    return paradigm + "-confidence-tau" + format_float(static_cast<float>(so.policy.tau));
+  return paradigm + "-k" + std::to_string(so.k);
+}
+
 void add_policy_options(CLI::App& app, StreamCli& o, std::vector<double>* taus) {
   app.add_option(
          "--policy", o.policy,

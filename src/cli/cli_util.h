@@ -77,6 +77,9 @@ Status check_stream_settings(const CLI::App& app);
 // Session options: the model's defaults, then the command line (k < 1 means "model default"; tau < 0 means
 // o.tau). Errors (usage): -k, or --tau/--min-lag/--max-lag, with the other policy; a confidence policy with
 // a paradigm it does not run with (stream::check_policy).
+// The name of one evaluation setting, its output folder and the plot's point: "<paradigm>-k<k>",
+// "<paradigm>-confidence-tau<T>" for the confidence policy, or "offline".
+std::string setting_label(const stream::SessionOptions& so);
 Result<stream::SessionOptions> session_options(const StreamCli& o, const stream::StreamingModel& m, int k,
                                                const std::string& paradigm, double tau = -1);
 

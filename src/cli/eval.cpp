@@ -94,9 +94,6 @@ int run_eval(int argc, char** argv) {
                         "gpstream eval: -k sets wait-k's lag, and the policy is confidence: sweep --tau, "
                         "or give --policy wait-k\n"),
            kExitUsage;
-  if (confidence && long_form)
-    return std::fprintf(stderr, "gpstream eval: --long-form runs wait-k only: give --policy wait-k\n"),
-           kExitUsage;
   if (!confidence && !taus.empty())
     return std::fprintf(stderr,
                         "gpstream eval: --tau sets the confidence policy, and the policy is wait-k: add "
@@ -116,7 +113,7 @@ int run_eval(int argc, char** argv) {
 
   if (long_form)
     return run_eval_long_form(o, *m, *pairs,
-                              {ks, paradigms, pace > 0 ? pace : 2.5, talk_minutes, output, json});
+                              {settings, paradigms, pace > 0 ? pace : 2.5, talk_minutes, output, json});
   const bool tty = isatty(STDERR_FILENO);
   std::map<std::string, eval::PlotSeries> curves;
   if (!json)
@@ -127,13 +124,8 @@ int run_eval(int argc, char** argv) {
       auto so = session_options(o, *m, k, pname, tau_given);
       if (!so) return std::fprintf(stderr, "gpstream eval: %s\n", so.error().message().c_str()), kExitUsage;
       const bool offline = so->paradigm == stream::Paradigm::Offline;
-      // A run's folder and its point on the plot: <paradigm>-k<K>, or <paradigm>-confidence-tau<T>.
       const std::string tau = format_float(static_cast<float>(so->policy.tau));
-      const std::string setting = offline ? "" : confidence ? "tau" + tau : "k" + std::to_string(k);
-      const std::string label =
-          std::string(stream::paradigm_name(so->paradigm)) + (offline      ? ""
-                                                              : confidence ? "-confidence-" + setting
-                                                                           : "-" + setting);
+      const std::string label = setting_label(*so);
       const double t0 = steady_seconds();
       eval::SimultaneousOptions eo;
       eo.pace_words_per_s = pace;

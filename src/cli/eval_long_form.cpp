@@ -37,11 +37,11 @@ int run_eval_long_form(const StreamCli& o, const stream::StreamingModel& m,
                options.pace);
   const bool tty = isatty(STDERR_FILENO);
   if (!options.json)
-    std::printf("%-20s %4s %7s %7s %10s %13s %6s %9s\n", "paradigm", "k", "BLEU", "chrF", "StreamLAAL",
+    std::printf("%-20s %4s %7s %7s %10s %13s %6s %9s\n", "paradigm", "k|tau", "BLEU", "chrF", "StreamLAAL",
                 "StreamLAAL_CA", "empty", "ms/word");
   for (const auto& pname : options.paradigms) {
-    for (int k : options.ks) {
-      auto so = session_options(o, m, k, pname);
+    for (const auto& [k, tau] : options.settings) {
+      auto so = session_options(o, m, k, pname, tau);
       if (!so) return std::fprintf(stderr, "gpstream eval: %s\n", so.error().message().c_str()), kExitUsage;
       if (so->paradigm == stream::Paradigm::Offline) {
         std::fprintf(stderr,
@@ -49,7 +49,10 @@ int run_eval_long_form(const StreamCli& o, const stream::StreamingModel& m,
                      "sentence first and has no long-form run\n");
         return kExitUsage;
       }
-      const std::string label = std::string(stream::paradigm_name(so->paradigm)) + "-k" + std::to_string(k);
+      const std::string label = setting_label(*so);
+      const bool confidence = so->policy.kind == stream::PolicyKind::Confidence;
+      const std::string setting =
+          confidence ? format_float(static_cast<float>(so->policy.tau)) : std::to_string(so->k);
       const double t0 = steady_seconds();
       std::vector<eval::LongFormRun> runs;
       for (size_t t = 0; t < talks.talks.size(); ++t) {
@@ -91,8 +94,9 @@ int run_eval_long_form(const StreamCli& o, const stream::StreamingModel& m,
       const double ms_per_word = secs * 1000.0 / static_cast<double>(n_words);
       const double laal_ca = scores.size() > 3 ? scores[3].second.value : 0.0;
       if (options.json) {
-        std::string j = "{\"paradigm\": \"" + std::string(stream::paradigm_name(so->paradigm)) +
-                        "\", \"k\": " + std::to_string(k) + ", \"long_form\": true";
+        std::string j = "{\"paradigm\": \"" + std::string(stream::paradigm_name(so->paradigm)) + "\", " +
+                        (confidence ? "\"policy\": \"confidence\", \"tau\": " : "\"k\": ") + setting +
+                        ", \"long_form\": true";
         for (const auto& [n, v] : scores) j += ", \"" + n + "\": " + eval::python_repr(v);
         j += ", \"talks\": " + std::to_string(runs.size()) +
              ", \"sentences\": " + std::to_string(n_sentences) +
@@ -100,8 +104,8 @@ int run_eval_long_form(const StreamCli& o, const stream::StreamingModel& m,
              ", \"ms_per_word\": " + eval::python_float_repr(ms_per_word);
         std::printf("%s}\n", j.c_str());
       } else {
-        std::printf("%-20s %4d %7.2f %7.2f %10.3f %13.1f %6zu %9.2f\n", stream::paradigm_name(so->paradigm),
-                    k, res->bleu.score.score, res->chrf.score, *res->laal.mean, laal_ca,
+        std::printf("%-20s %4s %7.2f %7.2f %10.3f %13.1f %6zu %9.2f\n", stream::paradigm_name(so->paradigm),
+                    setting.c_str(), res->bleu.score.score, res->chrf.score, *res->laal.mean, laal_ca,
                     res->laal.empty_sentences, ms_per_word);
       }
       std::fflush(stdout);

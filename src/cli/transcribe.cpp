@@ -155,6 +155,7 @@ int run_transcribe(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 16));
   add_end_after_source_option(app, o);
   add_beam_option(app, o);
+  add_policy_options(app, o);  // lags count encoder chunks, as -k does
   if (auto rc = parse_args(app, argc, argv)) return *rc;
   if (app.count("--pace") && !(pace > 0 && pace <= 1000))
     return std::fprintf(stderr, "gpstream transcribe: --pace must be in (0, 1000]\n"), kExitUsage;
