@@ -123,6 +123,26 @@ void add_beam_option(CLI::App& app, StreamCli& o) {
       ->check(CLI::Range(1, 1024));
 }
 
+Result<std::vector<std::pair<int, double>>> eval_settings(const StreamCli& o, const stream::ModelMeta& meta,
+                                                          const std::vector<int>& ks,
+                                                          const std::vector<double>& taus) {
+  const stream::PolicyKind policy =
+      o.policy.empty() ? meta.policy.kind : *stream::parse_policy_name(o.policy);
+  const bool confidence = policy == stream::PolicyKind::Confidence;
+  if (confidence && !ks.empty())
+    return invalid_argument(
+        "-k sets wait-k's lag, and the policy is confidence: sweep --tau, or give --policy wait-k");
+  if (!confidence && !taus.empty())
+    return invalid_argument(
+        "--tau sets the confidence policy, and the policy is wait-k: add --policy confidence");
+  std::vector<std::pair<int, double>> settings;
+  if (confidence)
+    for (double tau : taus.empty() ? std::vector<double>{-1} : taus) settings.push_back({0, tau});
+  else
+    for (int k : ks.empty() ? std::vector<int>{meta.k} : ks) settings.push_back({k, -1});
+  return settings;
+}
+
 std::string setting_label(const stream::SessionOptions& so) {
   const std::string paradigm = stream::paradigm_name(so.paradigm);
   if (so.paradigm == stream::Paradigm::Offline) return paradigm;

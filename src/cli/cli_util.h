@@ -77,6 +77,12 @@ Status check_stream_settings(const CLI::App& app);
 // Session options: the model's defaults, then the command line (k < 1 means "model default"; tau < 0 means
 // o.tau). Errors (usage): -k, or --tau/--min-lag/--max-lag, with the other policy; a confidence policy with
 // a paradigm it does not run with (stream::check_policy).
+// The settings an evaluation sweeps, one run each, as (k, tau): wait-k's k values (-k, default the model's),
+// tau -1; or, when the policy (--policy, default the model's) is confidence, its --tau values (default the
+// model's, -1), k 0. -k under confidence and --tau under wait-k are usage errors.
+Result<std::vector<std::pair<int, double>>> eval_settings(const StreamCli& o, const stream::ModelMeta& meta,
+                                                          const std::vector<int>& ks,
+                                                          const std::vector<double>& taus);
 // The name of one evaluation setting, its output folder and the plot's point: "<paradigm>-k<k>",
 // "<paradigm>-confidence-tau<T>" for the confidence policy, or "offline".
 std::string setting_label(const stream::SessionOptions& so);

@@ -85,27 +85,10 @@ int run_eval(int argc, char** argv) {
     for (auto& p : *pairs) p.source = eval::strip_punctuation(p.source);
   auto m = load_stream_model(o);
   if (!m) return fail("eval", m.error());
-  // The settings swept, one run each: wait-k's k values, or the confidence policy's tau values.
-  const stream::PolicyKind policy =
-      o.policy.empty() ? m->meta.policy.kind : *stream::parse_policy_name(o.policy);
-  const bool confidence = policy == stream::PolicyKind::Confidence;
-  if (confidence && !ks.empty())
-    return std::fprintf(stderr,
-                        "gpstream eval: -k sets wait-k's lag, and the policy is confidence: sweep --tau, "
-                        "or give --policy wait-k\n"),
-           kExitUsage;
-  if (!confidence && !taus.empty())
-    return std::fprintf(stderr,
-                        "gpstream eval: --tau sets the confidence policy, and the policy is wait-k: add "
-                        "--policy confidence\n"),
-           kExitUsage;
-  if (ks.empty()) ks.push_back(m->meta.k);
-  // (k, tau): k 0 under confidence, tau -1 (the model's) under wait-k.
-  std::vector<std::pair<int, double>> settings;
-  if (confidence)
-    for (double tau : taus.empty() ? std::vector<double>{-1} : taus) settings.push_back({0, tau});
-  else
-    for (int k : ks) settings.push_back({k, -1});
+  auto settings = eval_settings(o, m->meta, ks, taus);
+  if (!settings)
+    return std::fprintf(stderr, "gpstream eval: %s\n", settings.error().message().c_str()), kExitUsage;
+  const bool confidence = settings->front().first == 0;
   if (paradigms.empty()) paradigms.push_back(stream::paradigm_name(m->meta.paradigm));
   if (!output.empty()) std::filesystem::create_directories(output);
   if (Status st = write_eval_run_config(app, output, o.model, "text"); !st.ok())
@@ -113,14 +96,14 @@ int run_eval(int argc, char** argv) {
 
   if (long_form)
     return run_eval_long_form(o, *m, *pairs,
-                              {settings, paradigms, pace > 0 ? pace : 2.5, talk_minutes, output, json});
+                              {*settings, paradigms, pace > 0 ? pace : 2.5, talk_minutes, output, json});
   const bool tty = isatty(STDERR_FILENO);
   std::map<std::string, eval::PlotSeries> curves;
   if (!json)
     std::printf("%-20s %4s %7s %7s %7s %7s %7s %7s %7s %9s\n", "paradigm", confidence ? "tau" : "k", "BLEU",
                 "chrF", "AL", "LAAL", "AP", "DAL", "ATD", "s/sent");
   for (const auto& pname : paradigms) {
-    for (const auto& [k, tau_given] : settings) {
+    for (const auto& [k, tau_given] : *settings) {
       auto so = session_options(o, *m, k, pname, tau_given);
       if (!so) return std::fprintf(stderr, "gpstream eval: %s\n", so.error().message().c_str()), kExitUsage;
       const bool offline = so->paradigm == stream::Paradigm::Offline;

@@ -89,6 +89,8 @@ int run_eval_speech(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 16));
   add_end_after_source_option(app, o);
   add_beam_option(app, o);
+  std::vector<double> taus;
+  add_policy_options(app, o, &taus);  // lags count encoder chunks, as -k does
   if (auto rc = parse_args(app, argc, argv)) return *rc;
   const auto norm = eval::parse_wer_normalization(wer_norm);
   if (!norm.ok())
@@ -109,22 +111,22 @@ int run_eval_speech(int argc, char** argv) {
   if (limit && utts.size() > limit) utts.resize(limit);
   auto model = speech::SpeechModel::load(o.model, o.threads);
   if (!model.ok()) return fail("eval", model.error());
-  if (ks.empty()) ks.push_back(model->llm.meta.k);
+  auto settings = eval_settings(o, model->llm.meta, ks, taus);
+  if (!settings)
+    return std::fprintf(stderr, "gpstream eval: %s\n", settings.error().message().c_str()), kExitUsage;
   if (phis.empty()) phis.push_back(model->llm.meta.phi.to_string());
 
   std::vector<SpeechRun> runs;
-  for (int k : ks) {
+  for (const auto& [k, tau] : *settings) {
     bool offline = false;
     for (const auto& phi : phis) {
       StreamCli ko = o;
       ko.phi = phi;
-      auto so = session_options(ko, model->llm, k, o.paradigm);
+      auto so = session_options(ko, model->llm, k, o.paradigm, tau);
       if (!so.ok())
         return std::fprintf(stderr, "gpstream eval: %s\n", so.error().message().c_str()), kExitUsage;
       offline = so->paradigm == stream::Paradigm::Offline;
-      std::string label = stream::paradigm_name(so->paradigm);
-      if (!offline) label += "-k" + std::to_string(k);
-      label += "-phi" + so->phi.to_string();
+      std::string label = setting_label(*so) + "-phi" + so->phi.to_string();
       if (so->end_after_source && !offline) label += "-end-after-source";
       runs.push_back({k, *so, label});
     }
@@ -175,22 +177,28 @@ int run_eval_speech(int argc, char** argv) {
     }
     const auto& s = scores->scores;
     const double rtf = res->real_time_factor();
+    // wait-k's k, or the confidence policy's tau.
+    const bool confidence = run.options.policy.kind == stream::PolicyKind::Confidence;
+    const std::string tau = format_float(static_cast<float>(run.options.policy.tau));
+    const std::string setting_json =
+        confidence ? "\"policy\": \"confidence\", \"tau\": " + tau : "\"k\": " + std::to_string(run.k);
     if (json) {
       std::printf(
-          "{\"paradigm\": \"%s\", \"k\": %d, \"phi\": \"%s\", \"end_after_source\": %s, \"beam\": %d, "
+          "{\"paradigm\": \"%s\", %s, \"phi\": \"%s\", \"end_after_source\": %s, \"beam\": %d, "
           "\"utterances\": %zu, "
           "\"audio_seconds\": %s, \"compute_seconds\": %s, \"rtf\": %s, %s, \"num_instances\": %zu, "
           "\"skipped\": %s}\n",
-          stream::paradigm_name(run.options.paradigm), run.k, run.options.phi.to_string().c_str(),
-          run.options.end_after_source ? "true" : "false", run.options.beam, res->records.size(),
-          eval::python_float_repr(res->audio_seconds).c_str(),
+          stream::paradigm_name(run.options.paradigm), setting_json.c_str(),
+          run.options.phi.to_string().c_str(), run.options.end_after_source ? "true" : "false",
+          run.options.beam, res->records.size(), eval::python_float_repr(res->audio_seconds).c_str(),
           eval::python_float_repr(res->compute_seconds).c_str(), eval::python_float_repr(rtf).c_str(),
           speech_scores_json_members(*scores, *norm).c_str(), res->records.size(),
           skipped_json(scores->skipped).c_str());
     } else {
       const bool offline = run.options.paradigm == stream::Paradigm::Offline;
       std::printf("%-22s %4s %6s %7s %8s %8s %8s %8s %6s %6s %8s %8s %6s\n",
-                  stream::paradigm_name(run.options.paradigm), offline ? "-" : std::to_string(run.k).c_str(),
+                  stream::paradigm_name(run.options.paradigm),
+                  offline ? "-" : (confidence ? tau : std::to_string(run.k)).c_str(),
                   run.options.phi.to_string().c_str(), cell(score_named(s, "WER"), 2).c_str(),
                   cell(score_named(s, "AL"), 1).c_str(), cell(score_named(s, "AL_CA"), 1).c_str(),
                   cell(score_named(s, "LAAL"), 1).c_str(), cell(score_named(s, "LAAL_CA"), 1).c_str(),
