@@ -141,14 +141,13 @@ void AudioUnits::encode_ready(std::span<AudioUnits* const> streams) {
 }
 
 void AudioUnits::take_units(std::vector<AudioUnit>& out, size_t max_units) {
-  const size_t before = out.size();
   cut(out, false, max_units);
-  // A closing segment whose whole chunks are all encoded and taken ends now; the samples after it start the
-  // next segment (their chunks are encoded in a later round).
+  // A closing segment whose whole chunks are all encoded and taken (none left for a later call) ends now,
+  // its partial last chunk and end marker beyond max_units; the samples after it start the next segment
+  // (their chunks are encoded in a later round).
   const auto width = static_cast<size_t>(model_->config().llm_hidden);
   const auto per_chunk = static_cast<size_t>(model_->config().rows_per_chunk());
-  if (closing_ && out.size() - before < max_units && embeddings_.encoder().chunks_ready() == 0 &&
-      rows_.size() / width < per_chunk) {
+  if (closing_ && embeddings_.encoder().chunks_ready() == 0 && rows_.size() / width < per_chunk) {
     close_segment(out);
     advance();
   }

@@ -189,6 +189,35 @@ TEST(AudioUnits, SegmentsAtPausesAreUtterancesOfTheirOwn) {
   }
 }
 
+// The engine's way (feed a slice, encode, take_units of the chunks that slice made ready): a segment ends
+// while the audio goes on, not only at finish() — a live stream's first segment must not wait for its end.
+TEST(AudioUnits, ASegmentEndsWhileTheStreamGoesOn) {
+  const speech_encoder::SpeechEncoderModel enc = tiny_encoder();
+  std::vector<float> recording(160 * 150);
+  for (size_t i = 0; i < recording.size(); ++i) recording[i] = 0.3f * std::sin(0.05f * static_cast<float>(i));
+  recording.insert(recording.end(), 16000, 0.0f);  // 1 s of silence: the segment ends 500 ms into it
+  const size_t speech2 = recording.size();
+  for (size_t i = 0; i < 16000; ++i) recording.push_back(0.3f * std::sin(0.07f * static_cast<float>(i)));
+  auto a = AudioUnits::create(enc, 16000, /*segment_at_pauses=*/true);
+  ASSERT_TRUE(a.ok());
+  std::vector<AudioUnit> got;
+  size_t ended_at = 0;  // samples fed when the first segment's end came out
+  for (size_t i = 0; i < recording.size(); i += 1000) {
+    a->feed({recording.data() + i, std::min<size_t>(1000, recording.size() - i)});
+    const int64_t ready = a->chunks_ready();
+    AudioUnits* self = &*a;
+    AudioUnits::encode_ready(std::span<AudioUnits* const>(&self, 1));
+    a->take_units(got, static_cast<size_t>(ready));
+    for (const auto& u : got)
+      if (u.ends_segment && ended_at == 0) ended_at = std::min(i + 1000, recording.size());
+  }
+  EXPECT_GT(ended_at, 0u) << "the first segment ended only at finish()";
+  EXPECT_LE(ended_at, speech2 + 1000) << "it ends where its pause is, before the second stretch of speech";
+  const size_t before_finish = got.size();
+  a->finish(got);
+  EXPECT_GT(before_finish, 0u);
+}
+
 TEST(AudioUnits, RefusesRatesAndEncodersItCannotServe) {
   const speech_encoder::SpeechEncoderModel enc = tiny_encoder();
   EXPECT_FALSE(AudioUnits::create(enc, 0).ok());
