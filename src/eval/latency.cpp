@@ -259,7 +259,60 @@ MetricFn metric_fn(const std::string& name) {
   return nullptr;
 }
 
+// One instance's value of a metric other than ATD over `delays` (or `elapsed`, computation-aware): nullopt
+// when those are empty (SimulEval skips the instance). name = the metric's reported name, for messages.
+Result<std::optional<PyNumber>> instance_value(const InstanceRecord& ins, const std::string& metric,
+                                               const std::string& name, bool ca,
+                                               const LatencyOptions& options) {
+  const std::string where = "instance " + std::to_string(ins.index);
+  const LatencyUnit ref_unit = options.log_instance_quirks ? LatencyUnit::Word : options.unit;
+  const auto& ts = ca ? ins.elapsed : ins.delays;
+  const bool ts_int = ca ? ins.elapsed_int : ins.delays_int;
+  if (ts.empty()) return std::optional<PyNumber>{};
+  double tgt_len = static_cast<double>(ts.size());
+  if (options.use_ref_len && ins.reference)
+    tgt_len = static_cast<double>(reference_length(*ins.reference, ref_unit));
+  const double src_len = ins.source_length;
+  const bool divides =
+      metric == "AL" || metric == "LAAL" || metric == "AP" || metric == "DAL" || metric == "RTF";
+  const bool early_al = (metric == "AL" || metric == "LAAL") && ts[0] > src_len;
+  if (divides && !early_al && !(src_len > 0)) {
+    return invalid_argument(where + ": source_length " + python_float_repr(src_len) + " makes " + name +
+                            " undefined (division by zero in SimulEval)");
+  }
+  if ((metric == "AL" || metric == "AP") && !early_al && tgt_len == 0) {
+    return invalid_argument(where + ": target length 0 (empty reference) makes " + name + " undefined");
+  }
+  const double v = metric_fn(metric)(ts, src_len, tgt_len);
+  bool is_int = false;
+  if (metric == "StartOffset") is_int = ts_int;
+  if (metric == "EndOffset") is_int = ts_int && ins.source_length_int;
+  if (metric == "NumChunks") is_int = true;
+  if (early_al) is_int = ts_int;
+  return std::optional<PyNumber>{PyNumber{v, is_int}};
+}
+
 }  // namespace
+
+Result<std::vector<std::optional<PyNumber>>> instance_latencies(const std::vector<InstanceRecord>& instances,
+                                                                const std::string& metric,
+                                                                bool computation_aware,
+                                                                const LatencyOptions& options) {
+  if (!metric_fn(metric)) {
+    return invalid_argument(
+        "latency metric '" + metric +
+        "' has no per-instance value here (known: AL LAAL AP DAL StartOffset EndOffset RTF "
+        "NumChunks)");
+  }
+  const std::string name = computation_aware ? metric + "_CA" : metric;
+  std::vector<std::optional<PyNumber>> out;
+  out.reserve(instances.size());
+  for (const auto& ins : instances) {
+    GPS_ASSIGN(auto v, instance_value(ins, metric, name, computation_aware, options));
+    out.push_back(v);
+  }
+  return out;
+}
 
 Result<LatencyReport> compute_latency(const std::vector<InstanceRecord>& instances,
                                       const LatencyOptions& options) {
@@ -285,7 +338,6 @@ Result<LatencyReport> compute_latency(const std::vector<InstanceRecord>& instanc
     report.warnings.push_back(std::to_string(ins.index) + " instance has no " + what +
                               " information. Skipped (" + metric + ")");
   };
-  const LatencyUnit ref_unit = options.log_instance_quirks ? LatencyUnit::Word : options.unit;
   const bool atd_speech = options.log_instance_quirks || options.source_type == SourceType::Speech;
 
   for (const auto& metric : options.metrics) {
@@ -318,33 +370,12 @@ Result<LatencyReport> compute_latency(const std::vector<InstanceRecord>& instanc
           values.push_back({*v, false});
           continue;
         }
-        const auto& ts = ca ? ins.elapsed : ins.delays;
-        const bool ts_int = ca ? ins.elapsed_int : ins.delays_int;
-        if (ts.empty()) {
+        GPS_ASSIGN(auto v, instance_value(ins, metric, name, ca != 0, options));
+        if (!v) {
           skip(ins, name, "delay");
           continue;
         }
-        double tgt_len = static_cast<double>(ts.size());
-        if (options.use_ref_len && ins.reference)
-          tgt_len = static_cast<double>(reference_length(*ins.reference, ref_unit));
-        const double src_len = ins.source_length;
-        const bool divides =
-            metric == "AL" || metric == "LAAL" || metric == "AP" || metric == "DAL" || metric == "RTF";
-        const bool early_al = (metric == "AL" || metric == "LAAL") && ts[0] > src_len;
-        if (divides && !early_al && !(src_len > 0)) {
-          return invalid_argument(where + ": source_length " + python_float_repr(src_len) + " makes " + name +
-                                  " undefined (division by zero in SimulEval)");
-        }
-        if ((metric == "AL" || metric == "AP") && !early_al && tgt_len == 0) {
-          return invalid_argument(where + ": target length 0 (empty reference) makes " + name + " undefined");
-        }
-        const double v = metric_fn(metric)(ts, src_len, tgt_len);
-        bool is_int = false;
-        if (metric == "StartOffset") is_int = ts_int;
-        if (metric == "EndOffset") is_int = ts_int && ins.source_length_int;
-        if (metric == "NumChunks") is_int = true;
-        if (early_al) is_int = ts_int;
-        values.push_back({v, is_int});
+        values.push_back(*v);
       }
       if (values.empty()) {
         return invalid_argument(name + ": no instance has delays to score (" +

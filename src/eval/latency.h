@@ -85,4 +85,14 @@ struct LatencyReport {
 Result<LatencyReport> compute_latency(const std::vector<InstanceRecord>& instances,
                                       const LatencyOptions& options);
 
+// One metric per instance, exactly as compute_latency computes it before averaging (same target length, same
+// checks and errors): out[i] for instances[i], std::nullopt where the instance has no delays (no elapsed,
+// when computation_aware) and is left out of the mean. Any metric but ATD; options.metrics and
+// options.computation_aware are not used, nor is compute_latency's check that text input has a clock for
+// `_CA` (the caller checks that). The paired curve bootstrap (eval/curve_bootstrap.h) resamples these values.
+Result<std::vector<std::optional<PyNumber>>> instance_latencies(const std::vector<InstanceRecord>& instances,
+                                                                const std::string& metric,
+                                                                bool computation_aware,
+                                                                const LatencyOptions& options);
+
 }  // namespace gpstream::eval
