@@ -1,6 +1,7 @@
 // gpstream demo: one WebSocket stream per run (protocol: docs/server.md). Source words are sent at
 // the chosen pace (or as the user types); every "word" event is shown with its delay (source words
-// read) and lag (ms from the arrival of the last source word it read to its emission).
+// read) and lag (ms from the arrival of the last source word it read to its emission). With the
+// local-agreement policy, "tentative" events' words (proposed, not written yet) follow the translation, greyed.
 "use strict";
 
 // In the shipped model's domain (software documentation), like scripts/demo's sentences.
@@ -71,9 +72,37 @@ function addSourceWord(w) {
   sourceWords.push(span);
 }
 
+// The greyed tentative words, kept after the translation's last word.
+function tentativeBox() {
+  let box = $("tentative");
+  if (!box) {
+    box = document.createElement("span");
+    box.id = "tentative";
+    box.className = "tentative";
+  }
+  $("translation").appendChild(box);  // (re)placed last
+  return box;
+}
+
+function setTentative(words) {
+  const box = tentativeBox();
+  box.textContent = "";
+  for (const w of words) {
+    const span = document.createElement("span");
+    span.className = "tword";
+    span.textContent = w;
+    box.appendChild(span);
+  }
+}
+
 function onEvent(ev) {
+  if (ev.type === "tentative") {
+    setTentative(ev.words);
+    return;
+  }
   if (ev.type === "ready") {
-    setStatus(`streaming · k=${ev.k} · ${ev.paradigm} · φ=${ev.phi}`);
+    const lag = ev.policy && ev.policy.name !== "wait-k" ? ev.policy.name : `k=${ev.k}`;
+    setStatus(`streaming · ${lag} · ${ev.paradigm} · φ=${ev.phi}`);
     $("src-lang").textContent = ev.source_lang;
     $("tgt-lang").textContent = ev.target_lang;
   } else if (ev.type === "word") {
@@ -84,16 +113,25 @@ function onEvent(ev) {
     sub.textContent = `${ev.delay}·${Math.round(ev.lag_ms)}ms`;
     sub.title = `written after reading ${ev.delay} source words of this sentence; lag ${ev.lag_ms} ms`;
     span.appendChild(sub);
-    $("translation").appendChild(span);
+    const box = $("tentative");
+    $("translation").insertBefore(span, box);
+    // A written word that was the first tentative one leaves the tentative words; any other makes them stale.
+    if (box) {
+      const first = box.firstChild;
+      if (first && first.textContent === ev.word) box.removeChild(first);
+      else box.textContent = "";
+    }
     targetCount++;
     lags.push(ev.lag_ms);
     showStats();
   } else if (ev.type === "segment_end") {
+    if ($("tentative")) $("tentative").remove();
     const br = document.createElement("span");
     br.className = "segment-end";
     br.textContent = "¶";
     $("translation").appendChild(br);
   } else if (ev.type === "finished") {
+    if ($("tentative")) $("tentative").remove();
     setStatus(`finished in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     document.body.dataset.done = "1";
   } else if (ev.type === "error") {
@@ -119,6 +157,8 @@ function open(onReady) {
     const start = { type: "start" };
     const k = parseInt($("k").value, 10);
     if (k > 0) start.k = k;
+    const policy = $("policy").value;
+    if (policy) start.policy = { name: policy };
     ws.send(JSON.stringify(start));
     started = performance.now();
     onReady();
@@ -205,6 +245,7 @@ fetch("/health").then((r) => r.json()).then((h) => {
 
 if (params.get("pace")) $("pace").value = params.get("pace");
 if (params.get("k")) $("k").value = params.get("k");
+if (params.get("policy")) $("policy").value = params.get("policy");
 // Headless Chromium's --virtual-time-budget fast-forwards timers but pauses while a fetch is pending:
 // during an autoplayed run keep one small request in flight, so the page's clock follows the server's.
 async function holdWhileStreaming() {

@@ -103,6 +103,24 @@ void add_stream_options(CLI::App& app, StreamCli& o, bool with_paradigm) {
   app.add_option("--max-tokens", o.max_tokens, "target tokens per sentence at most")
       ->check(CLI::Range(1, 1 << 16))
       ->capture_default_str();
+  app.add_option("--sentence-ends", o.sentence_ends,
+                 "where sentences end in text without punctuation: model (once " +
+                     std::to_string(stream::kDefaultModelSentenceEndsAfter) +
+                     " words in a row held no sentence end, the model decides; docs/streaming.md) or "
+                     "punctuation (only punctuation, and a cut every " +
+                     std::to_string(stream::kDefaultMaxSegmentWords) + " words)")
+      ->check(CLI::IsMember({"model", "punctuation"}))
+      ->capture_default_str();
+  app.add_option("--sentence-end-bias", o.sentence_end_bias,
+                 "with --sentence-ends model: log-odds the model's sentence end must win by (higher: fewer "
+                 "ends)")
+      ->check(CLI::Range(-50.0, 50.0))
+      ->capture_default_str();
+  app.add_option("--sentence-end-lookahead", o.sentence_end_lookahead,
+                 "with --sentence-ends model: on (the model also sees the word after the one it decides "
+                 "before, which waits for it) or off (one word less of latency, less accurate ends)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   app.add_option("--temperature", o.temperature, "sampling temperature (0 = greedy)")
       ->check(CLI::Range(0.0, 100.0));
   app.add_option("--top-k", o.top_k, "sample from the k most likely tokens (0 = off)")
@@ -129,14 +147,21 @@ Result<std::vector<std::pair<int, double>>> eval_settings(const StreamCli& o, co
   const stream::PolicyKind policy =
       o.policy.empty() ? meta.policy.kind : *stream::parse_policy_name(o.policy);
   const bool confidence = policy == stream::PolicyKind::Confidence;
+  const bool agreement = policy == stream::PolicyKind::LocalAgreement;
   if (confidence && !ks.empty())
     return invalid_argument(
         "-k sets wait-k's lag, and the policy is confidence: sweep --tau, or give --policy wait-k");
-  if (!confidence && !taus.empty())
+  if (agreement && !ks.empty())
     return invalid_argument(
-        "--tau sets the confidence policy, and the policy is wait-k: add --policy confidence");
+        "-k sets wait-k's lag, and the policy is local-agreement: give --min-lag and --max-lag, or "
+        "--policy wait-k");
+  if (!confidence && !taus.empty())
+    return invalid_argument(std::string("--tau sets the confidence policy, and the policy is ") +
+                            stream::policy_name(policy) + ": add --policy confidence");
   std::vector<std::pair<int, double>> settings;
-  if (confidence)
+  if (agreement)
+    settings.push_back({0, -1});
+  else if (confidence)
     for (double tau : taus.empty() ? std::vector<double>{-1} : taus) settings.push_back({0, tau});
   else
     for (int k : ks.empty() ? std::vector<int>{meta.k} : ks) settings.push_back({k, -1});
@@ -148,16 +173,21 @@ std::string setting_label(const stream::SessionOptions& so) {
   if (so.paradigm == stream::Paradigm::Offline) return paradigm;
   if (so.policy.kind == stream::PolicyKind::Confidence)
     return paradigm + "-confidence-tau" + format_float(static_cast<float>(so.policy.tau));
+  if (so.policy.kind == stream::PolicyKind::LocalAgreement)
+    return paradigm + "-local-agreement-lag" + std::to_string(so.policy.min_lag) + "-" +
+           std::to_string(so.policy.max_lag);
   return paradigm + "-k" + std::to_string(so.k);
 }
 
 void add_policy_options(CLI::App& app, StreamCli& o, std::vector<double>* taus) {
   app.add_option(
          "--policy", o.policy,
-         "read/write policy: wait-k (fixed lag k) or confidence (write once the model's probability of "
-         "what it writes next is at least --tau, between --min-lag and --max-lag; default: the "
+         "read/write policy: wait-k (fixed lag k), confidence (write once the model's probability of "
+         "what it writes next is at least --tau, between --min-lag and --max-lag) or local-agreement "
+         "(LocalAgreement-2: after each read decode a tentative continuation and write the words it "
+         "shares with the previous read's, between --min-lag and --max-lag; greedy, beam 1) (default: the "
          "model's)")
-      ->check(CLI::IsMember({"wait-k", "confidence"}));
+      ->check(CLI::IsMember({"wait-k", "confidence", "local-agreement"}));
   const std::string tau_help =
       "confidence: write when the probability of the next word's first token (with --beam, of the whole "
       "word) is at least this, in [0, 1] (default: the model's)";
@@ -168,11 +198,13 @@ void add_policy_options(CLI::App& app, StreamCli& o, std::vector<double>* taus) 
   else
     app.add_option("--tau", o.tau, tau_help)->check(CLI::Range(0.0, 1.0));
   app.add_option("--min-lag", o.min_lag,
-                 "confidence: below this lag (source units read minus words written) always read "
-                 "(default: the model's)")
+                 "confidence, local-agreement: below this lag (source units read minus words written) "
+                 "always read (default: the model's)")
       ->check(CLI::Range(0, stream::kMaxPolicyLag));
   app.add_option("--max-lag", o.max_lag,
-                 "confidence: at this lag or above always write (default: the model's)")
+                 "confidence, local-agreement: at this lag or above always write (local-agreement: the "
+                 "tentative continuation's next word, agreed or not; also its bound in words) (default: "
+                 "the model's)")
       ->check(CLI::Range(1, stream::kMaxPolicyLag));
 }
 
@@ -307,18 +339,30 @@ Status check_stream_settings(const CLI::App& app) {
 Result<stream::SessionOptions> session_options(const StreamCli& o, const stream::StreamingModel& m, int k,
                                                const std::string& paradigm, double tau) {
   stream::SessionOptions so = m.default_options();
+  if (o.sentence_ends == "punctuation") {
+    so.sentence_ends = nullptr;
+  } else if (so.sentence_ends && o.sentence_end_bias != so.sentence_ends->bias()) {
+    GPS_ASSIGN(so.sentence_ends,
+               stream::SentenceEndModel::build(*m.model, *m.codec, so.sentence_ends->shared_prompt(),
+                                               o.sentence_end_bias));
+  }
+  so.sentence_end_lookahead = o.sentence_end_lookahead == "on";
   if (!o.policy.empty()) so.policy.kind = *stream::parse_policy_name(o.policy);  // checked by --policy
   if (tau < 0) tau = o.tau;
   if (so.policy.kind == stream::PolicyKind::WaitK) {
     if (tau >= 0 || o.min_lag >= 0 || o.max_lag >= 0)
       return invalid_argument(
-          "--tau, --min-lag and --max-lag set the confidence policy, and the policy is "
-          "wait-k: add --policy confidence");
+          "--tau, --min-lag and --max-lag set the confidence policy (the lags also local-agreement), and "
+          "the policy is wait-k: add --policy confidence or --policy local-agreement");
   } else {
     if (k >= 1)
       return invalid_argument("-k sets wait-k's lag, and the policy is " +
                               std::string(stream::policy_name(so.policy.kind)) +
                               ": give --min-lag and --max-lag, or --policy wait-k");
+    if (tau >= 0 && so.policy.kind == stream::PolicyKind::LocalAgreement)
+      return invalid_argument(
+          "--tau sets the confidence policy, and the policy is local-agreement: give --min-lag and "
+          "--max-lag, or --policy confidence");
     if (tau >= 0) so.policy.tau = tau;
     if (o.min_lag >= 0) so.policy.min_lag = o.min_lag;
     if (o.max_lag >= 0) so.policy.max_lag = o.max_lag;
@@ -346,6 +390,13 @@ Result<stream::SessionOptions> session_options(const StreamCli& o, const stream:
         "--beam " + std::to_string(so.beam) +
         " (word beam search) needs greedy decoding: no --temperature, no --repetition-penalty" +
         (o.beam > 0 ? "" : " (the beam is the model's default; --beam 1 turns it off)"));
+  if (so.policy.kind == stream::PolicyKind::LocalAgreement && so.paradigm != stream::Paradigm::Offline &&
+      (o.temperature > 0 || so.beam > 1))
+    return invalid_argument(
+        std::string(
+            "the local-agreement policy compares greedy continuations: no --temperature, and --beam 1") +
+        (so.beam > 1 && o.beam <= 0 ? " (the beam " + std::to_string(so.beam) + " is the model's default)"
+                                    : ""));
   return so;
 }
 

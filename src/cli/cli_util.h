@@ -45,9 +45,14 @@ struct StreamCli {
   int threads = 0;
   int max_tokens = 256;
   int beam = 0;                    // 0 = model default
-  std::string policy;              // "" = model default, else "wait-k" or "confidence"
+  std::string policy;              // "" = model default, else "wait-k", "confidence" or "local-agreement"
   double tau = -1;                 // confidence: < 0 = model default
-  int min_lag = -1, max_lag = -1;  // confidence: < 0 = model default
+  int min_lag = -1, max_lag = -1;  // confidence, local-agreement: < 0 = model default
+  // Continuous text: "model" (sentence ends of unpunctuated text decided by the model, the default) or
+  // "punctuation" (only punctuation and the word limit).
+  std::string sentence_ends = "model";
+  double sentence_end_bias = stream::kDefaultSentenceEndBias;
+  std::string sentence_end_lookahead = "on";  // "on" or "off": SessionOptions::sentence_end_lookahead
   float temperature = 0, top_p = 1, repetition_penalty = 1;
   int top_k = 0;
   uint64_t seed = 0;
@@ -58,8 +63,8 @@ void add_stream_options(CLI::App& app, StreamCli& o, bool with_paradigm = true);
 void add_end_after_source_option(CLI::App& app, StreamCli& o);
 // --beam N (part of add_stream_options; for commands that declare their own options).
 void add_beam_option(CLI::App& app, StreamCli& o);
-// --policy wait-k|confidence, --tau, --min-lag, --max-lag. With `taus`, --tau takes several values
-// (repeatable, or a comma list: eval's sweeps) into it; otherwise one, into o.tau.
+// --policy wait-k|confidence|local-agreement, --tau, --min-lag, --max-lag. With `taus`, --tau takes several
+// values (repeatable, or a comma list: eval's sweeps) into it; otherwise one, into o.tau.
 void add_policy_options(CLI::App& app, StreamCli& o, std::vector<double>* taus = nullptr);
 // Loads the model named by -m.
 Result<stream::StreamingModel> load_stream_model(const StreamCli& o);
@@ -75,16 +80,19 @@ Result<std::string> show_model_defaults(CLI::App& app);
 // command.
 Status check_stream_settings(const CLI::App& app);
 // Session options: the model's defaults, then the command line (k < 1 means "model default"; tau < 0 means
-// o.tau). Errors (usage): -k, or --tau/--min-lag/--max-lag, with the other policy; a confidence policy with
-// a paradigm it does not run with (stream::check_policy).
+// o.tau). Errors (usage): -k with a policy other than wait-k, --tau/--min-lag/--max-lag with wait-k, --tau
+// with local-agreement; a confidence or local-agreement policy with a paradigm it does not run with
+// (stream::check_policy).
 // The settings an evaluation sweeps, one run each, as (k, tau): wait-k's k values (-k, default the model's),
 // tau -1; or, when the policy (--policy, default the model's) is confidence, its --tau values (default the
-// model's, -1), k 0. -k under confidence and --tau under wait-k are usage errors.
+// model's, -1), k 0; or, under local-agreement, one run (0, -1). -k under confidence or local-agreement and
+// --tau under wait-k or local-agreement are usage errors.
 Result<std::vector<std::pair<int, double>>> eval_settings(const StreamCli& o, const stream::ModelMeta& meta,
                                                           const std::vector<int>& ks,
                                                           const std::vector<double>& taus);
 // The name of one evaluation setting, its output folder and the plot's point: "<paradigm>-k<k>",
-// "<paradigm>-confidence-tau<T>" for the confidence policy, or "offline".
+// "<paradigm>-confidence-tau<T>" for the confidence policy, "<paradigm>-local-agreement-lag<min>-<max>" for
+// local-agreement, or "offline".
 std::string setting_label(const stream::SessionOptions& so);
 Result<stream::SessionOptions> session_options(const StreamCli& o, const stream::StreamingModel& m, int k,
                                                const std::string& paradigm, double tau = -1);

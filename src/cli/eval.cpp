@@ -88,7 +88,10 @@ int run_eval(int argc, char** argv) {
   auto settings = eval_settings(o, m->meta, ks, taus);
   if (!settings)
     return std::fprintf(stderr, "gpstream eval: %s\n", settings.error().message().c_str()), kExitUsage;
-  const bool confidence = settings->front().first == 0;
+  const stream::PolicyKind policy_kind =
+      o.policy.empty() ? m->meta.policy.kind : *stream::parse_policy_name(o.policy);
+  const bool confidence = policy_kind == stream::PolicyKind::Confidence;
+  const bool agreement = policy_kind == stream::PolicyKind::LocalAgreement;
   if (paradigms.empty()) paradigms.push_back(stream::paradigm_name(m->meta.paradigm));
   if (!output.empty()) std::filesystem::create_directories(output);
   if (Status st = write_eval_run_config(app, output, o.model, "text"); !st.ok())
@@ -100,14 +103,19 @@ int run_eval(int argc, char** argv) {
   const bool tty = isatty(STDERR_FILENO);
   std::map<std::string, eval::PlotSeries> curves;
   if (!json)
-    std::printf("%-20s %4s %7s %7s %7s %7s %7s %7s %7s %9s\n", "paradigm", confidence ? "tau" : "k", "BLEU",
-                "chrF", "AL", "LAAL", "AP", "DAL", "ATD", "s/sent");
+    std::printf("%-20s %4s %7s %7s %7s %7s %7s %7s %7s %9s\n", "paradigm",
+                confidence  ? "tau"
+                : agreement ? "lag"
+                            : "k",
+                "BLEU", "chrF", "AL", "LAAL", "AP", "DAL", "ATD", "s/sent");
   for (const auto& pname : paradigms) {
     for (const auto& [k, tau_given] : *settings) {
       auto so = session_options(o, *m, k, pname, tau_given);
       if (!so) return std::fprintf(stderr, "gpstream eval: %s\n", so.error().message().c_str()), kExitUsage;
       const bool offline = so->paradigm == stream::Paradigm::Offline;
       const std::string tau = format_float(static_cast<float>(so->policy.tau));
+      // local-agreement: its lag range, "min-max".
+      const std::string lags = std::to_string(so->policy.min_lag) + "-" + std::to_string(so->policy.max_lag);
       const std::string label = setting_label(*so);
       const double t0 = steady_seconds();
       eval::SimultaneousOptions eo;
@@ -140,11 +148,11 @@ int run_eval(int argc, char** argv) {
       }
       const auto& s = scores->scores;
       if (json) {
-        const std::string policy_json = confidence
-                                            ? "\"policy\": \"confidence\", \"tau\": " + tau +
-                                                  ", \"min_lag\": " + std::to_string(so->policy.min_lag) +
-                                                  ", \"max_lag\": " + std::to_string(so->policy.max_lag)
-                                            : "\"k\": " + std::to_string(k);
+        const std::string lag_json = ", \"min_lag\": " + std::to_string(so->policy.min_lag) +
+                                     ", \"max_lag\": " + std::to_string(so->policy.max_lag);
+        const std::string policy_json = confidence  ? "\"policy\": \"confidence\", \"tau\": " + tau + lag_json
+                                        : agreement ? "\"policy\": \"local-agreement\"" + lag_json
+                                                    : "\"k\": " + std::to_string(k);
         std::string j = "{\"paradigm\": \"" + std::string(stream::paradigm_name(so->paradigm)) + "\", " +
                         policy_json +
                         ", \"seconds_per_sentence\": " + eval::python_float_repr(secs / pairs->size());
@@ -155,19 +163,23 @@ int run_eval(int argc, char** argv) {
                     stream::paradigm_name(so->paradigm),
                     offline      ? "-"
                     : confidence ? tau.c_str()
+                    : agreement  ? lags.c_str()
                                  : std::to_string(k).c_str(),
                     get(s, "BLEU"), get(s, "chrF"), get(s, "AL"), get(s, "LAAL"), get(s, "AP"), get(s, "DAL"),
                     get(s, "ATD"), secs / pairs->size());
       }
       std::fflush(stdout);
       const std::string curve_name =
-          std::string(stream::paradigm_name(so->paradigm)) + (confidence ? " confidence" : "");
+          std::string(stream::paradigm_name(so->paradigm)) + (confidence  ? " confidence"
+                                                              : agreement ? " local-agreement"
+                                                                          : "");
       auto& curve = curves[curve_name];
       curve.name = curve_name;
       curve.horizontal_line = offline;
       curve.points.push_back({get(s, "LAAL"), get(s, "BLEU"),
                               offline      ? ""
                               : confidence ? "tau=" + tau
+                              : agreement  ? "lag=" + lags
                                            : "k=" + std::to_string(k)});
       if (offline) break;
     }

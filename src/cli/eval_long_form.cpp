@@ -51,8 +51,11 @@ int run_eval_long_form(const StreamCli& o, const stream::StreamingModel& m,
       }
       const std::string label = setting_label(*so);
       const bool confidence = so->policy.kind == stream::PolicyKind::Confidence;
+      const bool agreement = so->policy.kind == stream::PolicyKind::LocalAgreement;
       const std::string setting =
-          confidence ? format_float(static_cast<float>(so->policy.tau)) : std::to_string(so->k);
+          confidence  ? format_float(static_cast<float>(so->policy.tau))
+          : agreement ? std::to_string(so->policy.min_lag) + "-" + std::to_string(so->policy.max_lag)
+                      : std::to_string(so->k);
       const double t0 = steady_seconds();
       std::vector<eval::LongFormRun> runs;
       for (size_t t = 0; t < talks.talks.size(); ++t) {
@@ -94,9 +97,14 @@ int run_eval_long_form(const StreamCli& o, const stream::StreamingModel& m,
       const double ms_per_word = secs * 1000.0 / static_cast<double>(n_words);
       const double laal_ca = scores.size() > 3 ? scores[3].second.value : 0.0;
       if (options.json) {
-        std::string j = "{\"paradigm\": \"" + std::string(stream::paradigm_name(so->paradigm)) + "\", " +
-                        (confidence ? "\"policy\": \"confidence\", \"tau\": " : "\"k\": ") + setting +
-                        ", \"long_form\": true";
+        std::string j =
+            "{\"paradigm\": \"" + std::string(stream::paradigm_name(so->paradigm)) + "\", " +
+            (confidence ? "\"policy\": \"confidence\", \"tau\": " + setting
+             : agreement
+                 ? "\"policy\": \"local-agreement\", \"min_lag\": " + std::to_string(so->policy.min_lag) +
+                       ", \"max_lag\": " + std::to_string(so->policy.max_lag)
+                 : "\"k\": " + setting) +
+            ", \"long_form\": true";
         for (const auto& [n, v] : scores) j += ", \"" + n + "\": " + eval::python_repr(v);
         j += ", \"talks\": " + std::to_string(runs.size()) +
              ", \"sentences\": " + std::to_string(n_sentences) +

@@ -177,11 +177,18 @@ int run_eval_speech(int argc, char** argv) {
     }
     const auto& s = scores->scores;
     const double rtf = res->real_time_factor();
-    // wait-k's k, or the confidence policy's tau.
+    // wait-k's k, the confidence policy's tau, or local-agreement's lag range.
     const bool confidence = run.options.policy.kind == stream::PolicyKind::Confidence;
-    const std::string tau = format_float(static_cast<float>(run.options.policy.tau));
+    const bool agreement = run.options.policy.kind == stream::PolicyKind::LocalAgreement;
+    const std::string lags =
+        std::to_string(run.options.policy.min_lag) + "-" + std::to_string(run.options.policy.max_lag);
+    const std::string tau = confidence ? format_float(static_cast<float>(run.options.policy.tau)) : lags;
     const std::string setting_json =
-        confidence ? "\"policy\": \"confidence\", \"tau\": " + tau : "\"k\": " + std::to_string(run.k);
+        confidence ? "\"policy\": \"confidence\", \"tau\": " + tau
+        : agreement
+            ? "\"policy\": \"local-agreement\", \"min_lag\": " + std::to_string(run.options.policy.min_lag) +
+                  ", \"max_lag\": " + std::to_string(run.options.policy.max_lag)
+            : "\"k\": " + std::to_string(run.k);
     if (json) {
       std::printf(
           "{\"paradigm\": \"%s\", %s, \"phi\": \"%s\", \"end_after_source\": %s, \"beam\": %d, "
@@ -198,7 +205,7 @@ int run_eval_speech(int argc, char** argv) {
       const bool offline = run.options.paradigm == stream::Paradigm::Offline;
       std::printf("%-22s %4s %6s %7s %8s %8s %8s %8s %6s %6s %8s %8s %6s\n",
                   stream::paradigm_name(run.options.paradigm),
-                  offline ? "-" : (confidence ? tau : std::to_string(run.k)).c_str(),
+                  offline ? "-" : (confidence || agreement ? tau : std::to_string(run.k)).c_str(),
                   run.options.phi.to_string().c_str(), cell(score_named(s, "WER"), 2).c_str(),
                   cell(score_named(s, "AL"), 1).c_str(), cell(score_named(s, "AL_CA"), 1).c_str(),
                   cell(score_named(s, "LAAL"), 1).c_str(), cell(score_named(s, "LAAL_CA"), 1).c_str(),

@@ -62,10 +62,11 @@ void LiveView::read_size() {
   lines_ = ok && ws.ws_row > 0 ? ws.ws_row : 24;
 }
 
-void LiveView::draw(const std::string& src, const std::string& tgt) {
+void LiveView::draw(const std::string& src, const std::string& tgt, const std::string& tentative) {
   if (!enabled) return;
   src_ = src;
   tgt_ = tgt;
+  tentative_ = styled_ ? tentative : "";
   if (!dumb_) render(false);
 }
 
@@ -90,7 +91,25 @@ void LiveView::render(bool all_rows) {
 size_t LiveView::layout(bool all_rows, std::vector<util::TextRow>& rows, std::string& out) const {
   rows = util::wrap_text(src_, cols_);
   const size_t n_src = rows.size();
-  for (util::TextRow& r : util::wrap_text(tgt_, cols_)) rows.push_back(std::move(r));
+  // Tentative words continue the translation's rows. Wrapping is greedy, so the translation's rows alone are
+  // those of the whole up to its last row, which the tentative words may extend: they start at byte
+  // `tentative_at` of row `tentative_row` (counted from the first translation row).
+  size_t tentative_row = std::string::npos, tentative_at = 0;
+  const bool tentative = !util::wrap_text(tentative_, cols_).front().text.empty();
+  std::vector<util::TextRow> tgt_rows = util::wrap_text(tentative ? tgt_ + " " + tentative_ : tgt_, cols_);
+  if (tentative) {
+    const std::vector<util::TextRow> own = util::wrap_text(tgt_, cols_);
+    if (own.back().text.empty()) {  // no translation yet: all tentative
+      tentative_row = 0;
+    } else if (own.size() <= tgt_rows.size() &&
+               tgt_rows[own.size() - 1].text.compare(0, own.back().text.size(), own.back().text) == 0) {
+      tentative_row = own.size() - 1;
+      tentative_at = own.back().text.size();
+    } else {
+      tentative_row = own.size();  // not expected; the rows after the translation's are tentative
+    }
+  }
+  for (util::TextRow& r : tgt_rows) rows.push_back(std::move(r));
   // The rows and the cursor's row below them must fit on the screen, or the first rows scroll out of reach
   // of a cursor-up: until the sentence is done, only its last rows are shown.
   const size_t fit = std::max<size_t>(lines_ - 1, 1);
@@ -106,6 +125,15 @@ size_t LiveView::layout(bool all_rows, std::vector<util::TextRow>& rows, std::st
   // turn into a copy of the screen in the scrollback.
   for (size_t i = first; i < rows.size(); ++i) {
     out += "\033[K";
+    const size_t t = i - n_src;  // the translation's row, where i >= n_src
+    if (i >= n_src && tentative_row != std::string::npos && t >= tentative_row) {
+      const std::string& text = rows[i].text;
+      const size_t at = t == tentative_row ? std::min(tentative_at, text.size()) : 0;
+      if (at > 0) out += kBold + text.substr(0, at) + kReset;
+      out += kDim + text.substr(at) + kReset;
+      out += '\n';
+      continue;
+    }
     if (styled_) out += i < n_src ? kDim : kBold;
     out += rows[i].text;
     if (styled_) out += kReset;
@@ -117,16 +145,20 @@ size_t LiveView::layout(bool all_rows, std::vector<util::TextRow>& rows, std::st
 
 void LiveView::next() {
   if (!enabled) return;
+  // Tentative words left on screen are stale once the sentence is done.
+  const bool stale = !tentative_.empty();
+  tentative_.clear();
   if (dumb_) {
     std::printf("%s\n%s\n", util::sanitize_for_terminal(src_).c_str(),
                 util::sanitize_for_terminal(tgt_).c_str());
-  } else if (cut_) {
+  } else if (cut_ || stale) {
     render(true);
   }
   std::fputs("\n", stdout);
   std::fflush(stdout);
   src_.clear();
   tgt_.clear();
+  tentative_.clear();
   shown_.clear();
   cut_ = false;
 }

@@ -4,6 +4,8 @@
 // them if it was resized since — and clears to the end of the screen: no stale copy in the scrollback,
 // nothing overwritten. NO_COLOR (set, not empty): no styling. TERM=dumb: no cursor movement; each sentence's
 // source and translation are printed once, when it is done. The layout itself is util/text_wrap.h.
+// Tentative words (translate --show-tentative, the local-agreement policy) follow the translation on its
+// rows, dim; they need styling, so NO_COLOR and TERM=dumb leave them out.
 #pragma once
 
 #include <signal.h>
@@ -23,8 +25,9 @@ class LiveView {
   LiveView(const LiveView&) = delete;
   LiveView& operator=(const LiveView&) = delete;
 
-  // Shows the sentence so far: the source read and the translation written.
-  void draw(const std::string& src, const std::string& tgt);
+  // Shows the sentence so far: the source read, the translation written and after it, dim, the tentative
+  // words (space-separated; shown only when styled).
+  void draw(const std::string& src, const std::string& tgt, const std::string& tentative = "");
   // The sentence is done: its last drawing stays, followed by an empty line, and the next draw starts below.
   void next();
 
@@ -42,7 +45,7 @@ class LiveView {
   bool handler_ = false;  // SIGWINCH handler installed; the destructor restores old_winch_
   struct sigaction old_winch_ {};
   size_t cols_ = 80, lines_ = 24;
-  std::string src_, tgt_;
+  std::string src_, tgt_, tentative_;
   std::vector<util::TextRow> shown_;  // the rows on screen, as they were drawn
   bool cut_ = false;                  // shown_ is only the tail of the sentence's rows
 };

@@ -4,7 +4,9 @@
 // no sentence end is cut into segments at word boundaries; stream/session.h). On a terminal it shows the
 // source growing with the translation growing under it; otherwise it prints one translation per line, or
 // with --delays one JSON line per input line with the prediction, delays (source words of the line read
-// per target word) and elapsed ms.
+// per target word) and elapsed ms. With the local-agreement policy, --show-tentative shows the tentative
+// words (the part of the model's latest continuation not written yet) dim after the translation in the live
+// view.
 #include <unistd.h>
 
 #include <chrono>
@@ -27,7 +29,7 @@ int run_translate(int argc, char** argv) {
   StreamCli o;
   int k = 0;
   double pace = 0;
-  bool delays = false, plain = false;
+  bool delays = false, plain = false, show_tentative = false;
   add_stream_options(app, o);
   add_policy_options(app, o);
   app.add_option("-k,--wait-k", k, "wait-k lag in source words (default: the model's)")
@@ -36,15 +38,27 @@ int run_translate(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1000.0));
   app.add_flag("--delays", delays, "print JSON lines: prediction, delays, elapsed");
   app.add_flag("--plain", plain, "no live view even on a terminal");
+  app.add_flag(
+      "--show-tentative", show_tentative,
+      "with --policy local-agreement: show the words the model proposes but has not written yet, dim "
+      "after the translation in the live view (not under NO_COLOR or TERM=dumb)");
   if (auto rc = parse_args(app, argc, argv)) return *rc;
 
   auto m = load_stream_model(o);
   if (!m) return fail("translate", m.error());
   auto so = session_options(o, *m, k, o.paradigm);
   if (!so) return std::fprintf(stderr, "gpstream translate: %s\n", so.error().message().c_str()), kExitUsage;
+  if (show_tentative && so->policy.kind != stream::PolicyKind::LocalAgreement)
+    return std::fprintf(stderr,
+                        "gpstream translate: --show-tentative shows the local-agreement policy's tentative "
+                        "words, and the policy is %s: add --policy local-agreement\n",
+                        stream::policy_name(so->policy.kind)),
+           kExitUsage;
   so->continuous = true;
   // Every line is a fresh session with the same prompt: its rows are computed once, here.
-  if (auto cache = stream::PromptCache::build(*m->model, *m->codec))
+  if (m->sentence_ends)
+    so->prompt_cache = m->sentence_ends->shared_prompt();
+  else if (auto cache = stream::PromptCache::build(*m->model, *m->codec))
     so->prompt_cache = std::move(cache).value();
   LiveView view{isatty(STDOUT_FILENO) && !delays && !plain};
   const double word_ms = pace > 0 ? 1000.0 / pace : 0.0;
@@ -66,6 +80,12 @@ int run_translate(int argc, char** argv) {
     size_t pushed = 0;
     bool ended = false;
     std::string src_shown, tgt_shown;
+    std::vector<std::string> tentative;  // --show-tentative: the latest tentative words not written yet
+    auto redraw = [&] {
+      std::string t;
+      for (const std::string& w : tentative) t += (t.empty() ? "" : " ") + w;
+      view.draw(src_shown, tgt_shown, t);
+    };
     std::vector<std::string> out;
     std::vector<int> out_delays;
     std::vector<double> out_elapsed;
@@ -80,7 +100,7 @@ int run_translate(int argc, char** argv) {
         GPS_TRY(s.push_source(words[pushed]));
         src_shown += (src_shown.empty() ? "" : " ") + words[pushed];
         ++pushed;
-        view.draw(src_shown, tgt_shown);
+        redraw();
         wait = false;
         if (word_ms > 0) break;
       }
@@ -104,7 +124,19 @@ int run_translate(int argc, char** argv) {
         out_delays.push_back(e->stream_delay);
         out_elapsed.push_back(steady_ms() - t0);
         tgt_shown += (tgt_shown.empty() ? "" : " ") + e->word;
-        view.draw(src_shown, tgt_shown);
+        // A written word that was the first tentative one moves from dim to bold; any other makes them stale.
+        if (!tentative.empty() && tentative.front() == e->word)
+          tentative.erase(tentative.begin());
+        else
+          tentative.clear();
+        redraw();
+      } else if (e->kind == stream::EventKind::Tentative) {
+        if (show_tentative) {
+          tentative = e->words;
+          redraw();
+        }
+      } else if (e->kind == stream::EventKind::SegmentEnd) {
+        tentative.clear();
       } else if (e->kind == stream::EventKind::Finished) {
         break;
       }

@@ -130,6 +130,12 @@ Result<ResolvedOptions> Engine::resolve(const StreamOptions& o, bool continuous_
   if (r.session.beam > 1 &&
       (r.session.decoding.temperature > 0 || r.session.decoding.repetition_penalty != 1.0f))
     return invalid_argument("'beam': word beam search needs greedy decoding, and this server samples");
+  if (r.session.policy.kind == stream::PolicyKind::LocalAgreement &&
+      r.session.paradigm != stream::Paradigm::Offline &&
+      (r.session.beam > 1 || r.session.decoding.temperature > 0))
+    return invalid_argument(
+        "'policy': local-agreement compares greedy continuations: it needs 'beam' 1 and a server that does "
+        "not sample");
   r.session.continuous = o.continuous.value_or(continuous_default);
   r.source_lang = o.source_lang.value_or(model_.meta.source_lang);
   r.target_lang = o.target_lang.value_or(model_.meta.target_lang);
@@ -297,20 +303,26 @@ void Engine::end_audio_segment(Stream& s, const AudioUnit& u) {
   if (Status st = s.session->end_segment(); !st.ok()) fail(s, "engine_error", st.error().message());
 }
 
-std::shared_ptr<const stream::PromptCache> Engine::prompt_cache_for(const stream::SegmentCodec& codec) {
+Engine::PromptModels Engine::prompt_models_for(const stream::SegmentCodec& codec) {
   auto ids = codec.encode(stream::SegmentKind::Prompt, "", true);
-  if (!ids) return nullptr;  // Session::create reports the template's error
-  if (auto it = prompt_caches_.find(*ids); it != prompt_caches_.end()) return it->second;
+  if (!ids) return {};  // Session::create reports the template's error
+  if (auto it = prompt_models_.find(*ids); it != prompt_models_.end()) return it->second;
   auto built = stream::PromptCache::build(*model_.model, codec);
-  if (!built) return nullptr;  // the session forwards its prompt itself (and reports what is wrong)
-  if (prompt_caches_.size() >= static_cast<size_t>(limits_.max_language_pairs)) prompt_caches_.clear();
-  return prompt_caches_[*ids] = std::move(built).value();
+  if (!built) return {};  // the session forwards its prompt itself (and reports what is wrong)
+  PromptModels m;
+  m.prompt = std::move(built).value();
+  if (auto ends = stream::SentenceEndModel::build(*model_.model, codec, m.prompt))
+    m.sentence_ends = std::move(ends).value();
+  if (prompt_models_.size() >= static_cast<size_t>(limits_.max_language_pairs)) prompt_models_.clear();
+  return prompt_models_[*ids] = std::move(m);
 }
 
 void Engine::apply(Command& c) {
   if (c.kind == Command::Kind::Open) {
     Stream& s = *c.stream;
-    s.opts.session.prompt_cache = prompt_cache_for(*s.codec);
+    PromptModels prompt = prompt_models_for(*s.codec);
+    s.opts.session.prompt_cache = std::move(prompt.prompt);
+    s.opts.session.sentence_ends = std::move(prompt.sentence_ends);
     auto session = stream::Session::create(*model_.model, *s.codec, s.opts.session);
     streams_[c.id] = std::move(c.stream);
     if (!session) {
@@ -521,6 +533,12 @@ void Engine::on_event(Stream& s, const stream::Event& e) {
       s.sink(out);
       return;
     }
+    case stream::EventKind::Tentative:
+      out.kind = StreamEventKind::Tentative;
+      out.words = e.words;
+      out.segment = s.segment;
+      s.sink(out);
+      return;
     case stream::EventKind::NeedSource:
       if (s.idle_reported) return;
       s.idle_reported = true;

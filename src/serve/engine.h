@@ -46,14 +46,16 @@ struct EngineLimits {
   std::optional<uint64_t> memory_budget_bytes;
 };
 
-enum class StreamEventKind { Word, Idle, SegmentEnd, Finished, Error };
+// Tentative: a local-agreement stream's tentative words after those written (stream::EventKind::Tentative).
+enum class StreamEventKind { Word, Idle, SegmentEnd, Finished, Error, Tentative };
 
 // What a stream's sink receives, on the engine thread. After Finished or Error the stream is gone.
 struct StreamEvent {
   StreamEventKind kind = StreamEventKind::Idle;
-  std::string word;       // Word
-  int index = 0;          // Word: index in its segment; SegmentEnd: words in the segment
-  int segment = 0;        // Word, SegmentEnd: sentence number (continuous streams), from 0
+  std::string word;                // Word
+  std::vector<std::string> words;  // Tentative: the words, replacing the previous Tentative's
+  int index = 0;                   // Word: index in its segment; SegmentEnd: words in the segment
+  int segment = 0;        // Word, SegmentEnd, Tentative: sentence number (continuous streams), from 0
   int delay = 0;          // Word: source units (words, audio chunks) of its segment read when it was written
   double delay_ms = 0;    // Word: audio of those chunks (audio streams; 0 for text)
   bool audio = false;     // Word: the stream takes audio (delay_ms is meaningful)
@@ -125,7 +127,13 @@ class Engine {
 
   void run();
   void apply(Command& c);
-  std::shared_ptr<const stream::PromptCache> prompt_cache_for(const stream::SegmentCodec& codec);
+  // The prompt's rows and the model's sentence ends (stream/sentence_ends.h) for a codec's prompt: either may
+  // be null (then the session forwards its prompt itself, or only punctuation ends its segments).
+  struct PromptModels {
+    std::shared_ptr<const stream::PromptCache> prompt;
+    std::shared_ptr<const stream::SentenceEndModel> sentence_ends;
+  };
+  PromptModels prompt_models_for(const stream::SegmentCodec& codec);
   void push_words(Stream& s, std::vector<std::string> words, double at_ms);
   void push_units(Stream& s, std::vector<AudioUnit> units, double at_ms);
   // A unit that ends a segment cut at a pause (AudioUnits): the continuous session's segment ends there.
@@ -168,8 +176,8 @@ class Engine {
   stream::Scheduler scheduler_;
   std::map<uint64_t, std::unique_ptr<Stream>> streams_;
   std::map<int, Stream*> by_handle_;
-  // The prompt's rows per distinct prompt (stream/prompt_cache.h), built at the first stream that needs it.
-  std::map<std::vector<int32_t>, std::shared_ptr<const stream::PromptCache>> prompt_caches_;
+  // Per distinct prompt, built at the first stream that needs it.
+  std::map<std::vector<int32_t>, PromptModels> prompt_models_;
   double rate_window_start_ = 0;
   int64_t rate_window_tokens_ = 0;
   DeadlineSchedule deadline_;

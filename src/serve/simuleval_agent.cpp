@@ -169,6 +169,7 @@ void SimulEvalAgent::on_event(uint64_t generation, const StreamEvent& e) {
         inputs_idle_ = e.inputs_applied;
         break;
       case StreamEventKind::SegmentEnd:
+      case StreamEventKind::Tentative:
         break;
       case StreamEventKind::Finished:
         finished_ = true;

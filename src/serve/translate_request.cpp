@@ -131,6 +131,7 @@ void on_event(const std::shared_ptr<Job>& job, size_t line, const StreamEvent& e
         return;
       case StreamEventKind::Idle:
       case StreamEventKind::SegmentEnd:
+      case StreamEventKind::Tentative:
         return;
       case StreamEventKind::Error: {
         job->failed = true;

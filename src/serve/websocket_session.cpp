@@ -31,6 +31,9 @@ std::string event_json(const StreamEvent& e) {
                          {"words", e.index},
                          {"truncated", e.truncated},
                          {"t_ms", ms_value(e.t_ms)}});
+    case StreamEventKind::Tentative:
+      return reply_text(
+          {{"type", "tentative"}, {"segment", e.segment}, {"words", e.words}, {"t_ms", ms_value(e.t_ms)}});
     case StreamEventKind::Error:
       return error_event(e.error_code, e.error_message);
     case StreamEventKind::Idle:
@@ -186,7 +189,7 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
                             {"beam", so.beam}};
       ready["policy"] = {{"name", stream::policy_name(so.policy.kind)}};
       if (so.policy.kind != stream::PolicyKind::WaitK) {
-        ready["policy"]["tau"] = so.policy.tau;
+        if (so.policy.kind == stream::PolicyKind::Confidence) ready["policy"]["tau"] = so.policy.tau;
         ready["policy"]["min_lag"] = so.policy.min_lag;
         ready["policy"]["max_lag"] = so.policy.max_lag;
       }

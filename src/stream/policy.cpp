@@ -1,4 +1,4 @@
-// wait-k, read-all and confidence policies, and choosing one by name.
+// wait-k, read-all, confidence and local-agreement policies, and choosing one by name.
 #include "stream/policy.h"
 
 #include <algorithm>
@@ -33,18 +33,39 @@ Action ConfidencePolicy::decide(const PolicyState& s) const {
   return *s.confidence >= tau_ ? Action::Write : Action::Read;
 }
 
+Action LocalAgreementPolicy::decide(const PolicyState& s) const {
+  const long all = static_cast<long>(s.n_words) + 1;
+  if (s.source_finished && s.units_read >= all) return Action::Write;  // nothing left to read
+  const long lag = static_cast<long>(s.units_read) - s.words_written;
+  if (lag < min_lag_) return Action::Read;
+  // No continuation has seen the units read yet: stop reading, so that the session decodes one.
+  if (!s.agreement) return Action::Write;
+  if (s.agreement->available <= 0) return Action::Read;  // nothing to write before the next unit
+  if (lag >= max_lag_) return Action::Write;
+  return s.agreement->agreed > 0 ? Action::Write : Action::Read;
+}
+
 std::optional<PolicyKind> parse_policy_name(std::string_view name) {
   if (name == "wait-k") return PolicyKind::WaitK;
   if (name == "confidence") return PolicyKind::Confidence;
+  if (name == "local-agreement") return PolicyKind::LocalAgreement;
   return std::nullopt;
 }
 
 const char* policy_name(PolicyKind kind) {
-  return kind == PolicyKind::Confidence ? "confidence" : "wait-k";
+  switch (kind) {
+    case PolicyKind::Confidence:
+      return "confidence";
+    case PolicyKind::LocalAgreement:
+      return "local-agreement";
+    case PolicyKind::WaitK:
+      break;
+  }
+  return "wait-k";
 }
 
 std::string policy_names() {
-  return "wait-k, confidence";
+  return "wait-k, confidence, local-agreement";
 }
 
 namespace {
@@ -62,14 +83,17 @@ Status validate_policy(const PolicySpec& spec) {
     return invalid_argument("confidence policy: tau must be a probability in [0, 1], got " +
                             shortest(spec.tau));
   const std::string bound = std::to_string(kMaxPolicyLag);
+  const std::string what =
+      std::string(policy_name(spec.kind == PolicyKind::WaitK ? PolicyKind::Confidence : spec.kind)) +
+      " policy: ";
   if (spec.min_lag < 0 || spec.min_lag > kMaxPolicyLag)
-    return invalid_argument("confidence policy: min_lag must be in [0, " + bound + "], got " +
+    return invalid_argument(what + "min_lag must be in [0, " + bound + "], got " +
                             std::to_string(spec.min_lag));
   if (spec.max_lag < 1 || spec.max_lag > kMaxPolicyLag)
-    return invalid_argument("confidence policy: max_lag must be in [1, " + bound + "], got " +
+    return invalid_argument(what + "max_lag must be in [1, " + bound + "], got " +
                             std::to_string(spec.max_lag));
   if (spec.min_lag > spec.max_lag)
-    return invalid_argument("confidence policy: min_lag (" + std::to_string(spec.min_lag) +
+    return invalid_argument(what + "min_lag (" + std::to_string(spec.min_lag) +
                             ") is greater than max_lag (" + std::to_string(spec.max_lag) + ")");
   return {};
 }
@@ -80,6 +104,8 @@ Result<std::unique_ptr<Policy>> make_policy(const PolicySpec& spec, int k, bool 
     return std::unique_ptr<Policy>(std::make_unique<WaitKPolicy>(k, end_after_source));
   }
   GPS_TRY(validate_policy(spec));
+  if (spec.kind == PolicyKind::LocalAgreement)
+    return std::unique_ptr<Policy>(std::make_unique<LocalAgreementPolicy>(spec.min_lag, spec.max_lag));
   return std::unique_ptr<Policy>(
       std::make_unique<ConfidencePolicy>(spec.tau, spec.min_lag, spec.max_lag, end_after_source));
 }

@@ -1,7 +1,9 @@
 // Read/write policies. A Policy looks at a stream's state and says READ (take one more source unit) or
 // WRITE (produce target text); it holds no stream state, so one policy object serves many sessions.
 // wait-k (Ma et al., 2019) lags a fixed number of units; `confidence` is adaptive: it writes once the
-// model is sure enough of what it is about to write, within a lag range (docs/streaming.md, "Policies").
+// model is sure enough of what it is about to write, within a lag range; `local-agreement` (LocalAgreement-2,
+// as in whisper_streaming) writes the words on which the model's continuations after two successive reads
+// agree (docs/streaming.md, "Policies").
 #pragma once
 
 #include <memory>
@@ -37,6 +39,15 @@ struct PolicyState {
   // word's first token, or its whole word with word beam search, or the end marker), from the logits row
   // in hand. Empty where no row has seen the units read: at the start, and after each read.
   std::optional<double> confidence;
+  // local-agreement: the session's tentative continuation (decoded greedily after the last read, then
+  // dropped again), beyond the words written: `agreed` of its words agree with the previous read's
+  // continuation, `available` words it has in all (0: it ended, or hit a bound, right there). Empty where
+  // no continuation has seen the units read: at the start, and after each read.
+  struct Agreement {
+    int agreed = 0;
+    int available = 0;
+  };
+  std::optional<Agreement> agreement;
 };
 
 class Policy {
@@ -47,6 +58,9 @@ class Policy {
   // sessions decide at every word start (after the header and after each re-feed too) and fill
   // PolicyState::confidence there.
   virtual bool adaptive() const { return false; }
+  // The session decodes a tentative continuation at each word start after a read and fills
+  // PolicyState::agreement (LocalAgreementPolicy).
+  virtual bool local_agreement() const { return false; }
 };
 
 // wait-k: target word j is written after min(k + j − 1, M + 1) units (gpe.md §4), the end marker after
@@ -89,27 +103,48 @@ class ConfidencePolicy final : public Policy {
   bool end_after_source_;
 };
 
-enum class PolicyKind { WaitK, Confidence };
+// local-agreement (LocalAgreement-2): with lag = units read − words written, read while lag < min_lag
+// (a unit being there); with no continuation on the units read, write (the session decodes one, greedily,
+// and compares it with the previous read's: PolicyState::agreement); then write while words of the
+// continuation agree with the previous one, or while lag ≥ max_lag and the continuation has words; else read
+// one unit. With everything read (the end marker included) it writes: the rest is decoded as usual. The end
+// marker is never written before that, so end_after_source changes nothing.
+class LocalAgreementPolicy final : public Policy {
+ public:
+  LocalAgreementPolicy(int min_lag, int max_lag) : min_lag_(min_lag), max_lag_(max_lag) {}
+  Action decide(const PolicyState& s) const override;
+  bool adaptive() const override { return true; }
+  bool local_agreement() const override { return true; }
+
+ private:
+  int min_lag_, max_lag_;
+};
+
+enum class PolicyKind { WaitK, Confidence, LocalAgreement };
 
 // Which read/write policy a session runs and its settings (wait-k's k is SessionOptions::k). Defaults:
-// tau 0.5, lags 1..8 (wait-k's default k is 5, in the middle of that range).
+// tau 0.5, lags 1..8 (wait-k's default k is 5, in the middle of that range). local-agreement uses the lags
+// (max_lag also bounds its tentative continuations, in words) and ignores tau.
 struct PolicySpec {
   PolicyKind kind = PolicyKind::WaitK;
   double tau = 0.5;  // confidence: write when the probability is at least this, in [0, 1]
-  int min_lag = 1;   // confidence: below this lag always read, in [0, kMaxPolicyLag]
-  int max_lag = 8;   // confidence: at or above this lag always write, in [max(min_lag, 1), kMaxPolicyLag]
+  int min_lag = 1;   // confidence, local-agreement: below this lag always read, in [0, kMaxPolicyLag]
+  int max_lag = 8;   // confidence, local-agreement: at or above this lag always write, in
+                     // [max(min_lag, 1), kMaxPolicyLag]
   bool operator==(const PolicySpec&) const = default;
 };
 
 inline constexpr int kMaxPolicyLag = 1000000;  // as wait-k's k
 
-std::optional<PolicyKind> parse_policy_name(std::string_view name);  // "wait-k" or "confidence"
+// "wait-k", "confidence" or "local-agreement"
+std::optional<PolicyKind> parse_policy_name(std::string_view name);
 const char* policy_name(PolicyKind kind);
-std::string policy_names();  // "wait-k, confidence", for messages
+std::string policy_names();  // "wait-k, confidence, local-agreement", for messages
 // An error naming the first setting out of range (tau outside [0, 1], a negative min_lag, max_lag < 1 or
 // below min_lag, a lag above kMaxPolicyLag).
 Status validate_policy(const PolicySpec& spec);
-// The policy of a spec (validated first): wait-k with k, or confidence; end_after_source as in WaitKPolicy.
+// The policy of a spec (validated first): wait-k with k, confidence or local-agreement; end_after_source as
+// in WaitKPolicy.
 Result<std::unique_ptr<Policy>> make_policy(const PolicySpec& spec, int k, bool end_after_source);
 
 }  // namespace gpstream::stream

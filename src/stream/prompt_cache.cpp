@@ -5,6 +5,7 @@
 #include <string>
 
 #include "model/batch.h"
+#include "stream/log_probs.h"
 
 namespace gpstream::stream {
 
@@ -30,6 +31,9 @@ Result<std::shared_ptr<const PromptCache>> PromptCache::build(model::ForwardMode
   model::KvCache* caches[] = {&cache->rows_};
   std::vector<float> logits;
   GPS_TRY(model.forward(batch, caches, logits));
+  std::vector<double> log_probs;
+  log_softmax(std::span<const float>(logits).first(static_cast<size_t>(model.config().n_vocab)), log_probs);
+  cache->next_log_probs_.assign(log_probs.begin(), log_probs.end());
   return std::shared_ptr<const PromptCache>(std::move(cache));
 }
 

@@ -24,6 +24,9 @@ class PromptCache {
   const std::vector<int32_t>& ids() const { return ids_; }
   // The model whose rows these are: a session may only use the cache with that model.
   const model::ForwardModel* model() const { return model_; }
+  // log P(token | prompt) for every vocabulary id: the row a fresh segment's first word is read from.
+  // Empty for an empty prompt.
+  const std::vector<float>& next_log_probs() const { return next_log_probs_; }
   // Appends the prompt's rows to the (empty) source region of cache.
   Status copy_into(model::KvCache& cache) const;
 
@@ -33,6 +36,7 @@ class PromptCache {
   const model::ForwardModel* model_;
   std::vector<int32_t> ids_;
   model::KvCache rows_;
+  std::vector<float> next_log_probs_;
 };
 
 }  // namespace gpstream::stream

@@ -14,6 +14,8 @@
 #include <cctype>
 #include <cmath>
 
+#include "stream/log_probs.h"
+#include "stream/sentence_ends.h"
 #include "tokenizer/segment_encoder.h"
 #include "tokenizer/unicode.h"
 #include "util/clock.h"
@@ -36,11 +38,7 @@ bool is_blank(const std::string& s) {
 
 // softmax(row)[id], in double.
 double token_probability(std::span<const float> row, int32_t id) {
-  double mx = -std::numeric_limits<double>::infinity();
-  for (float v : row) mx = std::max(mx, static_cast<double>(v));
-  double sum = 0;
-  for (float v : row) sum += std::exp(static_cast<double>(v) - mx);
-  return std::exp(static_cast<double>(row[static_cast<size_t>(id)]) - mx) / sum;
+  return std::exp(static_cast<double>(row[static_cast<size_t>(id)]) - log_sum_exp(row));
 }
 
 Event make_event(EventKind kind, bool truncated = false) {
@@ -96,6 +94,8 @@ Session::Session(model::ForwardModel& model, const SegmentCodec& codec, SessionO
       cache_(model.config(), opts_.max_cache_rows) {
   if (opts_.paradigm == Paradigm::Offline)
     policy_ = std::make_unique<ReadAllPolicy>();
+  else if (opts_.policy.kind == PolicyKind::LocalAgreement)
+    policy_ = std::make_unique<LocalAgreementPolicy>(opts_.policy.min_lag, opts_.policy.max_lag);
   else if (opts_.policy.kind == PolicyKind::Confidence)
     policy_ = std::make_unique<ConfidencePolicy>(opts_.policy.tau, opts_.policy.min_lag, opts_.policy.max_lag,
                                                  opts_.end_after_source);
@@ -139,6 +139,11 @@ Result<std::unique_ptr<Session>> Session::create(model::ForwardModel& model, con
   if (options.beam > 1 && (options.decoding.temperature > 0 || options.decoding.repetition_penalty != 1.0f))
     return invalid_argument("word beam search (beam " + std::to_string(options.beam) +
                             ") needs greedy decoding: no temperature, no repetition penalty");
+  if (options.policy.kind == PolicyKind::LocalAgreement && options.paradigm != Paradigm::Offline &&
+      (options.decoding.temperature > 0 || options.beam > 1))
+    return invalid_argument(
+        "the local-agreement policy compares greedy continuations: it needs greedy decoding (no "
+        "temperature) and beam 1");
   // The cache grows on demand up to max_cache_rows per region; that bound must fit in memory.
   GPS_TRY(check_memory_budget(worst_case_cache_bytes(model.config(), options.max_cache_rows),
                               "a session's cache of " + std::to_string(options.max_cache_rows) +
@@ -154,6 +159,18 @@ Result<std::unique_ptr<Session>> Session::create(model::ForwardModel& model, con
   s->eos_id_ = target_end[0];
   if (const auto& pc = s->opts_.prompt_cache; pc && (pc->model() != &model || pc->ids() != s->prompt_ids_))
     return invalid_argument("the prompt cache was built for another model or another prompt");
+  if (const auto& se = s->opts_.sentence_ends; se && s->opts_.continuous) {
+    if (se->model() != &model || se->prompt().ids() != s->prompt_ids_)
+      return invalid_argument("the sentence-end model was built for another model or another prompt");
+    if (s->opts_.model_sentence_ends_after < 0)
+      return invalid_argument("model_sentence_ends_after must be at least 0");
+    // Its source-only cache holds at most one segment, as the session's source region does.
+    GPS_TRY(check_memory_budget(worst_case_cache_bytes(model.config(), s->opts_.max_cache_rows) / 2 * 3,
+                                "a session's cache of " + std::to_string(s->opts_.max_cache_rows) +
+                                    " rows per region and its sentence-end detector's"));
+    s->sentence_end_detector_ =
+        std::make_unique<SentenceEndDetector>(model, codec, se, s->opts_.max_cache_rows);
+  }
   size_t template_rows = 0;
   for (const auto* ids : {&s->prompt_ids_, &s->header_ids_, &s->source_end_ids_, &target_end}) {
     GPS_TRY(check_template_ids(*ids, model.config().n_vocab));
@@ -197,6 +214,10 @@ Status Session::push_source(std::string_view text, std::optional<double> arrival
     u.word = std::move(w);
     u.arrival_ms = arrival_ms;
     if (opts_.continuous) {
+      u.ask_sentence_end =
+          sentence_end_detector_ && words_since_sentence_end_ >= opts_.model_sentence_ends_after;
+      words_since_sentence_end_ =
+          ends_sentence(u.word) ? 0 : std::min(words_since_sentence_end_ + 1, 1 << 30);
       u.ends_segment = segment_ends_at(u.word, ++open_segment_words_, opts_.max_segment_words);
       if (u.ends_segment) open_segment_words_ = 0;
     }
@@ -279,12 +300,10 @@ Status Session::end_source(std::optional<double> arrival_ms) {
 }
 
 PolicyState Session::policy_state() const {
-  return {units_read_,
-          words_written_,
-          source_finished_,
-          static_cast<int>(units_.size()),
-          deciding_end_ ? units_read_ : -1,
-          confidence_};
+  PolicyState ps(units_read_, words_written_, source_finished_, static_cast<int>(units_.size()),
+                 deciding_end_ ? units_read_ : -1, confidence_);
+  ps.agreement = agreement_;
+  return ps;
 }
 
 Result<const std::vector<int32_t>*> Session::unit_tokens(int unit) {
@@ -323,6 +342,29 @@ Result<bool> Session::collect_reads(std::vector<int>& units) {
   PolicyState ps = policy_state();
   while (policy_->decide(ps) == Action::Read) {
     const int next = ps.units_read;
+    if (next > 0 && next < static_cast<int>(units_.size()) &&
+        units_[static_cast<size_t>(next)].ask_sentence_end) {
+      SourceUnit& u = units_[static_cast<size_t>(next)];
+      std::optional<std::string_view> after;  // the word after `next`, the detector's lookahead
+      if (opts_.sentence_end_lookahead && !u.ends_segment) {
+        if (next + 1 < static_cast<int>(units_.size())) {
+          after = units_[static_cast<size_t>(next) + 1].word;
+        } else if (!source_finished_) {
+          units.clear();
+          return false;  // wait for it
+        }
+      }
+      u.ask_sentence_end = false;
+      GPS_ASSIGN(bool ends, model_ends_segment_before(next, after));
+      if (ends) {  // the segment now ends before `next`: decide again on its new length
+        PolicyState now = policy_state();
+        now.units_read = ps.units_read;
+        now.confidence = ps.confidence;
+        now.agreement = ps.agreement;
+        ps = now;
+        continue;
+      }
+    }
     const bool available = next < static_cast<int>(units_.size()) ||
                            (next == static_cast<int>(units_.size()) && source_finished_);
     if (!available) {
@@ -333,7 +375,35 @@ Result<bool> Session::collect_reads(std::vector<int>& units) {
     units.push_back(next);
     ++ps.units_read;
     ps.confidence.reset();  // no row has seen this unit yet
+    ps.agreement.reset();   // nor a continuation
   }
+  return true;
+}
+
+Result<bool> Session::model_ends_segment_before(int unit, std::optional<std::string_view> after) {
+  SentenceEndDetector& d = *sentence_end_detector_;
+  while (d.words() < unit) GPS_TRY(d.feed(units_[static_cast<size_t>(d.words())].word));
+  auto ends = d.ends_before(units_[static_cast<size_t>(unit)].word, after);
+  const int seen = unit + (after ? 2 : 1);  // units of the segment the decision looked at
+  if (units_before_segment_ + seen > units_seen_) {
+    units_seen_ = units_before_segment_ + seen;
+    units_seen_arrival_ms_ = units_[static_cast<size_t>(seen - 1)].arrival_ms;
+  }
+  stats_.sentence_end_forwards = d.forwards();
+  stats_.sentence_end_rows = d.rows_forwarded();
+  if (!ends.ok() || !*ends) return ends;
+  // units_[unit..] start the next segment (before any units already waiting there).
+  const bool moved_closed = units_.back().ends_segment;
+  for (size_t i = units_.size(); i-- > static_cast<size_t>(unit);)
+    next_units_.push_front(std::move(units_[i]));
+  units_.resize(static_cast<size_t>(unit));
+  if (unit_ids_.size() > units_.size()) unit_ids_.resize(units_.size());
+  units_.back().ends_segment = true;
+  source_finished_ = true;
+  detector_holds_next_segment_ = true;  // its context is now the prompt and units_[unit]
+  // Without an end among them, the moved units were the open segment's and still are (next_units_ held
+  // nothing: units wait there only behind a finished segment).
+  if (!moved_closed) open_segment_words_ = static_cast<int>(next_units_.size());
   return true;
 }
 
@@ -410,6 +480,7 @@ Result<bool> Session::poll() {
       }
       for (int u : units) GPS_TRY(queue_unit(u));
       confidence_.reset();
+      agreement_.reset();
       phi_base_ = opts_.phi.source_length
                       ? static_cast<float>(cache_.rows(model::Group::Source) + pending_src_)
                       : opts_.phi.value;
@@ -435,6 +506,7 @@ Result<bool> Session::poll() {
       row_label_.resize(cache_.rows(model::Group::Target));
       for (int u : units) GPS_TRY(queue_unit(u));
       confidence_.reset();
+      agreement_.reset();
       const int src_rows = cache_.rows(model::Group::Source) + pending_src_;
       if (opts_.paradigm == Paradigm::Reencode) {
         // Recompute every target row at its new position, seeing all the source read so far.
@@ -520,6 +592,9 @@ void Session::emit_current_word() {
   const double stream_elapsed = now - stream_t0_.value_or(now);
   std::optional<double> arrival;
   if (words_read_ >= 1) arrival = units_[static_cast<size_t>(words_read_ - 1)].arrival_ms;
+  // A sentence-end decision that looked at units beyond those read: the words written since depend on them.
+  const bool seen_beyond = units_seen_ > units_before_segment_ + words_read_;
+  if (seen_beyond) arrival = units_seen_arrival_ms_;
   // The end marker read is end_source's unless a unit's segment end put it there.
   const bool read_source_end =
       units_read_ > words_read_ && stream_finished_ && (units_.empty() || !units_.back().ends_segment);
@@ -531,7 +606,7 @@ void Session::emit_current_word() {
     e.word = std::move(w);
     e.delay = words_read_;
     e.delay_ms = source_ms_read_;
-    e.stream_delay = units_before_segment_ + words_read_;
+    e.stream_delay = seen_beyond ? units_seen_ : units_before_segment_ + words_read_;
     e.stream_delay_ms = ms_before_segment_ + source_ms_read_;
     e.elapsed_ms = elapsed;
     e.stream_elapsed_ms = stream_elapsed;
@@ -567,6 +642,12 @@ Status Session::complete(const float* row) {
   pending_logits_ = false;
   if (!had_logits) return {};
   if (opts_.beam > 1 && !opts_.forced_target) return complete_beam(row);
+  // local-agreement: every row with logits before the whole source is read is a word start after a read
+  // (the header's, or a re-feed's); it decodes a tentative continuation there.
+  const bool everything_read = source_finished_ && units_read_ > static_cast<int>(units_.size());
+  if (policy_->local_agreement() && !everything_read && (after_refeed_ || generated_.empty()) &&
+      static_cast<int>(generated_.size()) < opts_.max_target_tokens)
+    return complete_agreement(row);
   const int32_t y = choose(row);
   if (y < 0 || y >= model_.config().n_vocab)
     return out_of_range("forced token " + std::to_string(y) + " outside the vocabulary");
@@ -665,6 +746,110 @@ Status Session::complete_beam(const float* row) {
   return {};
 }
 
+Status Session::complete_agreement(const float* row) {
+  const int32_t n_vocab = model_.config().n_vocab;
+  const int base = cache_.rows(model::Group::Target);
+  const size_t budget = static_cast<size_t>(opts_.max_target_tokens) - generated_.size();
+  after_refeed_ = false;
+  deciding_end_ = false;
+  // As choose(): forced tokens in order, else the sampler (greedy: create() refuses a temperature), a word
+  // start or the end marker only where a word must start.
+  std::vector<int32_t> history = generated_;
+  auto pick = [&](const float* logits, bool restrict) -> Result<int32_t> {
+    int32_t y;
+    if (opts_.forced_target) {
+      const size_t i = history.size();
+      y = i < opts_.forced_target->size() ? (*opts_.forced_target)[i] : eos_id_;
+    } else {
+      std::function<bool(int32_t)> allowed;
+      if (restrict) {
+        const std::vector<TokenKind>& kinds = token_kinds();
+        allowed = [&kinds](int32_t id) { return kinds[id] != TokenKind::Inner; };
+      }
+      y = sampler_.choose(std::span<const float>(logits, static_cast<size_t>(n_vocab)), history, allowed);
+    }
+    if (y < 0 || y >= n_vocab)
+      return out_of_range("forced token " + std::to_string(y) + " outside the vocabulary");
+    return y;
+  };
+  // The continuation: at most max_lag whole words (a word is whole once the next word's first token or the
+  // end marker is chosen; neither is forwarded), within the sentence's token budget. Its rows go into the
+  // cache one forward per token; those of the words written stay, the others are dropped below.
+  std::vector<std::vector<int32_t>> words;
+  std::vector<int32_t> word, tokens;
+  bool has_text = false;
+  Result<int32_t> y = pick(row, !generated_.empty());
+  Status st;
+  while (y.ok()) {
+    if (is_eos(*y)) break;
+    if (starts_word(*y) && has_text) {
+      words.push_back(std::move(word));
+      word.clear();
+      has_text = false;
+      if (static_cast<int>(words.size()) >= opts_.policy.max_lag) break;
+    }
+    if (tokens.size() >= budget) break;
+    word.push_back(*y);
+    tokens.push_back(*y);
+    history.push_back(*y);
+    if (!has_text) has_text = !is_blank(codec_.decode(word));
+    model::Batch batch;
+    batch.tokens.push_back(target_token(*y, base + static_cast<int>(tokens.size()) - 1, true));
+    model::KvCache* c = &cache_;
+    st = model_.forward(batch, std::span<model::KvCache* const>(&c, 1), tentative_logits_);
+    if (!st.ok()) break;
+    ++stats_.tentative_forwards;
+    y = pick(tentative_logits_.data(), static_cast<int>(word.size()) >= opts_.max_tokens_per_word);
+  }
+  if (st.ok() && !y.ok()) st = y.error();
+  if (!st.ok()) {
+    cache_.truncate(model::Group::Target, base);
+    return st;
+  }
+  if (!word.empty()) words.push_back(std::move(word));  // ended by the end marker or the token budget
+  std::vector<std::string> texts;
+  for (const auto& w : words) texts.push_back(codec_.decode(w));
+  int agreed = 0;
+  if (previous_continuation_) {
+    const auto& prev = *previous_continuation_;
+    while (agreed < static_cast<int>(std::min(texts.size(), prev.size())) && texts[agreed] == prev[agreed])
+      ++agreed;
+  }
+  // Write while the policy says so: the agreed words, and at max_lag the continuation's next ones.
+  const int n_words = static_cast<int>(words.size());
+  int written = 0;
+  size_t kept = 0;  // tokens of the words written
+  agreement_ = PolicyState::Agreement{agreed, n_words};
+  while (policy_->decide(policy_state()) == Action::Write) {
+    GPS_ASSERT(written < n_words, "local-agreement writing past its continuation");
+    for (int32_t id : words[written]) {
+      word_ids_.push_back(id);
+      generated_.push_back(id);
+      target_ids_.push_back(id);
+    }
+    kept += words[written].size();
+    word_has_text_ = true;
+    emit_current_word();
+    ++written;
+    agreement_ = PolicyState::Agreement{std::max(agreed - written, 0), n_words - written};
+  }
+  cache_.truncate(model::Group::Target, base + static_cast<int>(kept));
+  stats_.target_tokens += static_cast<int64_t>(kept);
+  stats_.tentative_rows += static_cast<int64_t>(tokens.size() - kept);
+  row_label_.resize(static_cast<size_t>(base) + kept, -1);
+  row_label_[base - 1] = tokens.empty() ? *y : tokens[0];
+  for (size_t i = 1; i < kept; ++i) row_label_[base - 1 + i] = tokens[i];
+  Event e;
+  e.kind = EventKind::Tentative;
+  for (int i = written; i < n_words; ++i)
+    for (std::string& w : tokenizer::split_words(texts[i])) e.words.push_back(std::move(w));
+  events_.push_back(std::move(e));
+  previous_continuation_.emplace(std::make_move_iterator(texts.begin() + written),
+                                 std::make_move_iterator(texts.end()));
+  state_ = State::NeedRead;
+  return {};
+}
+
 const std::vector<TokenKind>& Session::token_kinds() {
   if (token_kinds_.empty()) {  // built on first use: forced sessions (training layouts) never need it
     const int32_t n_vocab = model_.config().n_vocab;
@@ -734,6 +919,8 @@ void Session::start_segment(std::vector<SourceUnit> carried) {
   units_read_ = words_read_ = words_written_ = units_released_ = 0;
   deciding_end_ = false;
   confidence_.reset();
+  agreement_.reset();
+  previous_continuation_.reset();
   source_ms_read_ = 0;
   target_ids_.clear();
   generated_.clear();
@@ -744,6 +931,10 @@ void Session::start_segment(std::vector<SourceUnit> carried) {
   row_label_.clear();
   t0_.reset();
   source_finished_ = false;
+  // The detector's context goes on into the segment it cut, unless units carried over come first.
+  if (sentence_end_detector_ && !(detector_holds_next_segment_ && carried.empty()))
+    sentence_end_detector_->reset();
+  detector_holds_next_segment_ = false;
   for (auto it = carried.rbegin(); it != carried.rend(); ++it) next_units_.push_front(std::move(*it));
   while (!next_units_.empty() && !source_finished_) {
     if (!t0_) t0_ = now_ms();

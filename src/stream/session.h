@@ -33,6 +33,7 @@
 #include "stream/policy.h"
 #include "stream/prompt_cache.h"
 #include "stream/sampler.h"
+#include "stream/sentence_ends.h"
 #include "stream/word_beam.h"
 
 namespace gpstream::stream {
@@ -45,9 +46,10 @@ struct SessionOptions {
   Paradigm paradigm = Paradigm::Group;
   Phi phi;
   int k = 5;  // wait-k (ignored by offline, which reads everything first)
-  // The read/write policy (policy.h): wait-k (with k above) by default, or confidence with its tau and lag
-  // range; offline ignores it. Confidence runs with the group, batch-stream and interleaved-blocked
-  // paradigms only.
+  // The read/write policy (policy.h): wait-k (with k above) by default, confidence with its tau and lag
+  // range, or local-agreement with its lag range; offline ignores it. Confidence and local-agreement run
+  // with the group, batch-stream and interleaved-blocked paradigms only; local-agreement needs greedy
+  // decoding (no temperature) and beam 1.
   PolicySpec policy;
   // The target end marker only once the whole source (its end marker included) is read, instead of
   // wait-k's min(k + N, M + 1) units: when the model ends early, the rest is read and it decides again.
@@ -70,6 +72,18 @@ struct SessionOptions {
   // Continuous text streams: a segment ends at its max_segment_words-th word, or earlier at a word ending
   // a clause (, ; :) once it has 3/4 of that (segment_ends_at). 0: only sentence ends and end_segment().
   int max_segment_words = kDefaultMaxSegmentWords;
+  // Continuous text streams: sentence ends decided by the model where the text has no punctuation
+  // (sentence_ends.h). Once model_sentence_ends_after words in a row held no sentence end, the model decides
+  // before reading each further word whether a sentence ended after the word before, from that word (and
+  // the one after it, with sentence_end_lookahead); the next sentence end in the text hands the decision
+  // back to the punctuation. Must have been built for this model and this codec's prompt. Null: off (only
+  // punctuation, the word limit and end_segment() end segments). StreamingModel::default_options() sets it.
+  std::shared_ptr<const SentenceEndModel> sentence_ends;
+  int model_sentence_ends_after = kDefaultModelSentenceEndsAfter;
+  // Whether the model also sees the word after the one it decides before (one word of lookahead: that word
+  // waits for the next one to arrive, unless the stream has ended). Finds sentence ends far more reliably
+  // (docs/streaming.md, "Sentence ends without punctuation").
+  bool sentence_end_lookahead = true;
   // Forced decoding (tests, the training layout): instead of choosing, take these target tokens in
   // order; after them, the end marker.
   std::optional<std::vector<int32_t>> forced_target;
@@ -80,7 +94,11 @@ struct SessionOptions {
   std::function<double()> clock;
 };
 
-enum class EventKind { Word, NeedSource, SegmentEnd, Finished };
+// Tentative (local-agreement sessions only): after each tentative decode, the words of its continuation
+// beyond the words written so far (possibly none); they replace those of the previous Tentative event, and a
+// Word, SegmentEnd or Finished event makes them stale. Nothing else depends on them: a consumer may ignore
+// them.
+enum class EventKind { Word, NeedSource, SegmentEnd, Finished, Tentative };
 
 struct Event {
   EventKind kind = EventKind::NeedSource;
@@ -89,7 +107,10 @@ struct Event {
   double delay_ms = 0;    // Word: summed duration_ms of those units (audio; 0 for text)
   double elapsed_ms = 0;  // Word: ms since the sentence's first source word was pushed
   // Word: like delay and delay_ms, but counted from the stream's first source unit (continuous streams:
-  // the units of earlier segments included; otherwise equal to them).
+  // the units of earlier segments included; otherwise equal to them). With model-decided sentence ends
+  // (SessionOptions::sentence_ends), stream_delay also counts the units a decision before it looked at
+  // beyond those read (the word decided before, and with lookahead the one after it), and arrival_ms is then
+  // the last of those units'.
   int stream_delay = 0;
   double stream_delay_ms = 0;
   double stream_elapsed_ms = 0;  // Word: ms since the stream's first source unit was pushed
@@ -100,6 +121,7 @@ struct Event {
   bool truncated = false;  // Finished/SegmentEnd: stopped by max_target_tokens
   // SegmentEnd: source units of the segment it had not read, which start the next segment instead.
   int units_carried = 0;
+  std::vector<std::string> words;  // Tentative: the tentative words, in order
 };
 
 // Counts of forwarded rows (gpe.md §8.3).
@@ -111,6 +133,12 @@ struct SessionStats {
   int64_t prompt_rows_copied = 0;  // from SessionOptions::prompt_cache, not forwarded
   int64_t search_forwards = 0;     // word beam search: forwards of hypotheses (their rows are dropped again)
   int64_t search_rows = 0;         //   and the rows they forwarded
+  int64_t sentence_end_forwards = 0;  // SessionOptions::sentence_ends: the detector's forwards
+  int64_t sentence_end_rows = 0;      //   and its rows (a second pass over the source words it judged)
+  // local-agreement: forwards of tentative continuations (one token each) and their rows; the rows of the
+  // words it then writes stay in the cache and count as target_tokens instead, the others are dropped.
+  int64_t tentative_forwards = 0;
+  int64_t tentative_rows = 0;
 };
 
 class Session {
@@ -193,11 +221,18 @@ class Session {
     int n_rows = 0;  // audio chunks; 0 for words
     double duration_ms = 0;
     bool ends_segment = false;  // continuous streams: the last unit of its segment
+    // Continuous text with SessionOptions::sentence_ends: the model is yet to decide whether a sentence
+    // ends before this word (asked once, when the word is about to be read).
+    bool ask_sentence_end = false;
     std::optional<double> arrival_ms;
   };
 
   PolicyState policy_state() const;
   Result<bool> collect_reads(std::vector<int>& units);  // false: a wanted unit has not arrived
+  // SessionOptions::sentence_ends: whether the model ends a sentence between units unit − 1 and unit of
+  // the current segment (unit ≥ 1); then the segment ends there and the units from `unit` on start the next.
+  // `after`: the word after units_[unit], the detector's lookahead (SessionOptions::sentence_end_lookahead).
+  Result<bool> model_ends_segment_before(int unit, std::optional<std::string_view> after);
   void add_unit(SourceUnit unit);
   Result<const std::vector<int32_t>*> unit_tokens(int unit);
   Status queue_unit(int unit);
@@ -211,6 +246,10 @@ class Session {
   // Word beam search (opts_.beam > 1): complete() for a logits row.
   Status complete_beam(const float* row);
   Result<WordChoice> search_next_word(const float* row);
+  // local-agreement: complete() for a word-start row after a read, before the whole source is read: decode
+  // a tentative continuation, write the words it agrees on with the previous one, emit the rest as
+  // Tentative, and read.
+  Status complete_agreement(const float* row);
   void emit_current_word();
   void finish_sentence(bool truncated);
   // Starts the next segment; `carried` unread units of the finished one come first.
@@ -237,6 +276,15 @@ class Session {
   std::vector<SourceUnit> units_;      // source units of this sentence
   std::deque<SourceUnit> next_units_;  // continuous mode: units of later sentences
   int open_segment_words_ = 0;         // continuous text: words pushed since the last segment end
+  int words_since_sentence_end_ = 0;   // continuous text: words pushed since the last one ending a sentence
+  std::unique_ptr<SentenceEndDetector> sentence_end_detector_;  // SessionOptions::sentence_ends
+  // The detector cut the segment: its context already holds the next segment's first word.
+  bool detector_holds_next_segment_ = false;
+  // Units of the stream the detector's decisions looked at (the unit decided before, and the one after it
+  // with lookahead), and the last one's arrival: a word written after such a decision has them as its delay
+  // when they are more than the units read (Event::stream_delay).
+  int units_seen_ = 0;
+  std::optional<double> units_seen_arrival_ms_;
   bool last_unit_ends_segment_ = false;
   int units_before_segment_ = 0;                 // continuous mode: units read in earlier segments
   double ms_before_segment_ = 0;                 //   and their summed duration_ms
@@ -259,6 +307,12 @@ class Session {
   // Adaptive policies: the probability of what the last decision row was about to commit; empty once a
   // unit has been read after it (PolicyState::confidence).
   std::optional<double> confidence_;
+  // local-agreement: the words (decoded text) of the last tentative continuation beyond those written,
+  // empty before the sentence's first one; and the agreement of the last decision (PolicyState::agreement),
+  // empty once a unit has been read after it.
+  std::optional<std::vector<std::string>> previous_continuation_;
+  std::optional<PolicyState::Agreement> agreement_;
+  std::vector<float> tentative_logits_;
   bool word_fed_ = false;  // word beam search: the pending forward feeds a chosen word
   std::optional<double> t0_;
   std::optional<double> stream_t0_;  // the stream's first unit was pushed
@@ -278,7 +332,8 @@ class Session {
 };
 
 // A policy spec that a session with `paradigm` can run: a valid spec (validate_policy), and a policy other
-// than wait-k only with the group, batch-stream and interleaved-blocked paradigms.
+// than wait-k (confidence, local-agreement) only with the group, batch-stream and interleaved-blocked
+// paradigms.
 Status check_policy(const PolicySpec& spec, Paradigm paradigm);
 
 // True when a source word ends a sentence (continuous streams): its last character, after closing quotes

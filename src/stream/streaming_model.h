@@ -17,6 +17,10 @@ struct StreamingModel {
   std::shared_ptr<const tokenizer::Tokenizer> tokenizer;
   ModelMeta meta;
   std::unique_ptr<TokenizerCodec> codec;
+  // The model's own sentence ends for unpunctuated text (SessionOptions::sentence_ends), for codec's
+  // prompt; null where the vocabulary has no sentence-end mark (then only punctuation and the word limit
+  // end segments).
+  std::shared_ptr<const SentenceEndModel> sentence_ends;
 
   // template_name: override the model's template ("" keeps it); languages: override codes ("" keeps).
   static Result<StreamingModel> load(const std::string& dir, int n_threads = 0,

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "stream/log_probs.h"
+
 namespace gpstream::stream {
 namespace {
 
@@ -14,17 +16,6 @@ struct Hypothesis {
   std::vector<int32_t> ids;
   double score = 0;
 };
-
-// Log-softmax of a logits row, in double.
-void log_softmax(std::span<const float> row, std::vector<double>& out) {
-  out.resize(row.size());
-  double mx = kNone;
-  for (float v : row) mx = std::max(mx, static_cast<double>(v));
-  double sum = 0;
-  for (float v : row) sum += std::exp(static_cast<double>(v) - mx);
-  const double lse = mx + std::log(sum);
-  for (size_t i = 0; i < row.size(); ++i) out[i] = static_cast<double>(row[i]) - lse;
-}
 
 // max lp[id] over the tokens whose kind passes `take`; kNone when there is none.
 template <typename Take>

@@ -163,15 +163,18 @@ TEST_F(CliConventions, MissingOptionsValuesAndBadValuesAreUsageErrors) {
         std::string("convert only-input"), std::string("train"), std::string("train-speech"),
         std::string("average-checkpoints a.bin"), std::string("bleu"), std::string("chrf"),
         std::string("score"), std::string("logits") + m, std::string("generate") + m, std::string("tokenize"),
-        std::string("train-tokenizer -o d"), std::string("plot"),
+        std::string("train-tokenizer -o d"), std::string("plot"), std::string("compare-curves"),
+        std::string("compare-curves --baseline a --system b"),
         // an option without its value
         std::string("translate -m"), "translate" + m + " -k", "eval" + m + " --tsv",
         std::string("score --instances"), std::string("bleu ref.txt -i"),
+        std::string("compare-curves --baseline a --system b --at"),
         // a bad value
         "translate" + m + " -k 0", "translate" + m + " --paradigm nope", "translate" + m + " --phi x",
         "translate" + m + " --template nope", "serve" + m + " --template nope",
         "eval" + m + " --template nope", "translate" + m + " --end-after-source maybe",
-        std::string("init-model -o d --tokenizer t --arch gpt"), std::string("version extra")}) {
+        std::string("init-model -o d --tokenizer t --arch gpt"), std::string("version extra"),
+        std::string("compare-curves --baseline a --system b --at 2 --latency ATD")}) {
     SCOPED_TRACE(args);
     expect_usage_error(args);
   }

@@ -5,7 +5,9 @@
 // `--plain` prints, a path without the view) — and nothing else: a stale copy or an overwritten row would
 // add or break a row. At a fixed width no row is wider than the terminal and each breaks where the next word
 // would not fit. Raw output from `script`'s pty: under NO_COLOR no SGR sequence (ESC [ ... m) but still the
-// cursor movement, under TERM=dumb no escape sequence at all and each sentence printed once.
+// cursor movement, under TERM=dumb no escape sequence at all and each sentence printed once. With
+// --policy local-agreement --show-tentative: tentative words drawn dim after the bold translation on its row,
+// none under NO_COLOR, and a final screen with each sentence once, as without them.
 // Skipped, saying why, without tmux, script or the gpstream binary.
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
@@ -148,8 +150,8 @@ class LiveViewCli : public ::testing::Test {
   }
 
   // What `--plain` prints for the input: one translation per sentence.
-  std::vector<std::string> plain_translations() {
-    auto r = testing::run_gpstream(kDir, "translate -m " + kModel + " --plain < in.txt");
+  std::vector<std::string> plain_translations(const std::string& args = "") {
+    auto r = testing::run_gpstream(kDir, "translate -m " + kModel + " --plain " + args + " < in.txt");
     EXPECT_EQ(r.code, 0) << r.err;
     std::vector<std::string> tgt = split_lines(r.out);
     EXPECT_EQ(tgt.size(), kSources.size()) << r.out;
@@ -161,13 +163,14 @@ class LiveViewCli : public ::testing::Test {
   // starts at the bottom of a used screen), calling on_tick every 100 ms until it ends; returns the whole
   // capture (history and screen, `join`: with lines the terminal wrapped joined back).
   std::vector<std::string> run_in_tmux(Tmux& tmux, int width, int height, int prefill, bool join,
-                                       const std::function<void(int tick)>& on_tick = {}) {
+                                       const std::function<void(int tick)>& on_tick = {},
+                                       const std::string& args = "") {
     std::filesystem::remove(kDir + "/rc.txt");
     std::ofstream(kDir + "/run.sh") << "cd " << kDir << " || exit 1\n"
                                     << "unset NO_COLOR\n"
                                     << "i=0; while [ $i -lt " << prefill << " ]; do echo; i=$((i+1)); done\n"
-                                    << testing::kGpstreamBin << " translate -m " << kModel
-                                    << " --pace 20 < in.txt 2> err.txt\n"
+                                    << testing::kGpstreamBin << " translate -m " << kModel << " --pace 20 "
+                                    << args << " < in.txt 2> err.txt\n"
                                     << "echo $? > rc.tmp && mv rc.tmp rc.txt\n"
                                     << "exec sleep 600\n";
     tmux("new-session -d -s t -x " + std::to_string(width) + " -y " + std::to_string(height) + " 'sh " +
@@ -263,11 +266,11 @@ TEST_F(LiveViewTmux, ResizesWhileRunningLeaveNoStaleCopy) {
 
 // Raw output of the paced translation of the first two sentences in script's pseudo-terminal (80 x 24 when
 // script's own input is not a terminal), with the given environment.
-std::string raw_pty_output(const std::string& env) {
+std::string raw_pty_output(const std::string& env, const std::string& args = "") {
   std::ofstream(kDir + "/in2.txt") << kSources[0] << "\n" << kSources[1] << "\n";
   const std::string cmd = "cd " + kDir + " && env " + env + " script -qfec '" + testing::kGpstreamBin +
-                          " translate -m " + kModel +
-                          " --pace 20 < in2.txt 2> err.txt' /dev/null < /dev/null";
+                          " translate -m " + kModel + " --pace 20 " + args +
+                          " < in2.txt 2> err.txt' /dev/null < /dev/null";
   return sh(cmd);
 }
 
@@ -299,6 +302,31 @@ TEST_F(LiveViewPty, DumbTerminalGetsEachSentenceOnceWithoutEscapes) {
   EXPECT_EQ(raw.find('\033'), std::string::npos) << raw;
   std::erase(raw, '\r');  // the pty turns every newline into CR LF
   EXPECT_EQ(raw, kSources[0] + "\n" + tgt[0] + "\n\n" + kSources[1] + "\n" + tgt[1] + "\n\n");
+}
+
+const std::string kTentative = "--policy local-agreement --show-tentative";
+
+TEST_F(LiveViewPty, TentativeWordsAreDimAfterTheTranslationAndNotUnderNoColor) {
+  const std::string styled = raw_pty_output("-u NO_COLOR TERM=xterm-256color", kTentative);
+  // A row with the translation (bold) and tentative words after it (dim): bold, reset, then dim at once.
+  const std::regex bold_then_dim("\033\\[1m[^\033]+\033\\[0m\033\\[2m[^\033]+\033\\[0m");
+  EXPECT_TRUE(std::regex_search(styled, bold_then_dim)) << styled;
+  const std::string plain = raw_pty_output("NO_COLOR=1 TERM=xterm-256color", kTentative);
+  EXPECT_FALSE(std::regex_search(plain, kSgr)) << plain;
+  EXPECT_TRUE(std::regex_search(plain, kCursorUp)) << plain;
+}
+
+TEST_F(LiveViewPty, ShowTentativeNeedsTheLocalAgreementPolicy) {
+  auto r = testing::run_gpstream(kDir, "translate -m " + kModel + " --show-tentative --plain < in.txt");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--policy local-agreement"), std::string::npos) << r.err;
+}
+
+TEST_F(LiveViewTmux, TentativeWordsLeaveEachSentenceOnce) {
+  const std::vector<std::string> tgt = plain_translations("--policy local-agreement");
+  ASSERT_EQ(tgt.size(), kSources.size());
+  Tmux tmux;
+  expect_each_sentence_once(run_in_tmux(tmux, 40, 12, 0, false, {}, kTentative), tgt, 40);
 }
 
 }  // namespace

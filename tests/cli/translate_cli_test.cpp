@@ -119,9 +119,9 @@ TEST_F(TranslateCli, SameWordsAndDelaysWithEitherKernel) {
 
 // No word is dropped: a line of several sentences, of fifty, and a long line with no sentence end at all are
 // read whole. Expected independently of the multi-sentence code path: each sentence (or 64-word piece of the
-// unpunctuated line: docs/streaming.md, "Continuous streams") translated as a line of its own — a segment of
-// a continuous stream starts from the prompt like a fresh session — and its delays shifted by the words
-// before it.
+// unpunctuated line: docs/streaming.md, "Continuous streams"; with --sentence-ends punctuation, so that only
+// the word limit cuts it) translated as a line of its own — a segment of a continuous stream starts from the
+// prompt like a fresh session — and its delays shifted by the words before it.
 TEST_F(TranslateCli, EveryWordOfEveryLineIsRead) {
   struct Piece {
     std::string text;
@@ -145,7 +145,7 @@ TEST_F(TranslateCli, EveryWordOfEveryLineIsRead) {
     in << "\n";
   }
   in.close();
-  auto r = run("translate -m " + kModel + " -k 3 --delays < long.txt");
+  auto r = run("translate -m " + kModel + " -k 3 --delays --sentence-ends punctuation < long.txt");
   ASSERT_EQ(r.code, 0) << r.err;
   std::vector<json> out;
   std::istringstream lines(r.out);

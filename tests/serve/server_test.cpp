@@ -166,6 +166,68 @@ TEST_F(ServeTest, StreamOptionsReachTheSession) {
   EXPECT_EQ(segs[0].delays, want.delays);
 }
 
+// The local-agreement policy: the same words and delays as a Session alone, and its tentative words as
+// "tentative" events between them, each as the Session's Tentative events say.
+TEST_F(ServeTest, LocalAgreementStreamsSendTentativeWords) {
+  start();
+  const std::string line = kSentences[3];
+  const std::string start_msg =
+      json{{"type", "start"},
+           {"continuous", false},
+           {"policy", {{"name", "local-agreement"}, {"min_lag", 1}, {"max_lag", 6}}}}
+          .dump();
+  WsClient c(port_);
+  ASSERT_TRUE(c.send(start_msg));
+  auto ready = c.read_json();
+  ASSERT_TRUE(ready && (*ready)["type"] == "ready") << (ready ? ready->dump() : "closed");
+  EXPECT_EQ((*ready)["policy"], (json{{"name", "local-agreement"}, {"min_lag", 1}, {"max_lag", 6}}));
+  for (size_t i = 0; i < line.size(); i += 5)
+    ASSERT_TRUE(c.send(json{{"type", "source"}, {"text", line.substr(i, 5)}}.dump()));
+  ASSERT_TRUE(c.send(R"({"type": "end"})"));
+  std::vector<json> msgs = c.read_all();
+  EXPECT_EQ(c.close_code(), 1000);
+  std::vector<std::vector<std::string>> tentative;
+  std::vector<json> rest;
+  for (const json& m : msgs) {
+    if (m["type"] == "tentative") {
+      EXPECT_EQ(m["segment"], 0);
+      tentative.push_back(m["words"].get<std::vector<std::string>>());
+    } else {
+      rest.push_back(m);
+    }
+  }
+  auto segs = segments_of(rest);
+  ASSERT_EQ(segs.size(), 1u);
+  stream::SessionOptions so = defaults();
+  so.policy.kind = stream::PolicyKind::LocalAgreement;
+  so.policy.min_lag = 1;
+  so.policy.max_lag = 6;
+  Output want = translate_line(line, so);
+  EXPECT_EQ(segs[0].words, want.words);
+  EXPECT_EQ(segs[0].delays, want.delays);
+  // The Session's Tentative events, stepped alone with the whole source.
+  auto s = stream::Session::create(*model_->model, *model_->codec, so);
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE((*s)->push_source(line).ok());
+  ASSERT_TRUE((*s)->end_source().ok());
+  std::vector<std::vector<std::string>> want_tentative;
+  for (;;) {
+    auto e = (*s)->step();
+    ASSERT_TRUE(e.ok());
+    if (e->kind == stream::EventKind::Finished) break;
+    if (e->kind == stream::EventKind::Tentative) want_tentative.push_back(e->words);
+  }
+  EXPECT_FALSE(want_tentative.empty());
+  EXPECT_EQ(tentative, want_tentative);
+  // Sampling or the word beam cannot run it: bad_options.
+  WsClient b(port_);
+  ASSERT_TRUE(b.send(json{{"type", "start"}, {"beam", 2}, {"policy", {{"name", "local-agreement"}}}}.dump()));
+  auto refused = b.read_json();
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ((*refused)["type"], "error") << refused->dump();
+  EXPECT_EQ((*refused)["code"], "bad_options") << refused->dump();
+}
+
 TEST_F(ServeTest, ConcurrentStreamsShareBatchedForwards) {
   start();
   const int n = 6;

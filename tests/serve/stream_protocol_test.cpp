@@ -36,6 +36,11 @@ TEST(StreamProtocol, StartWithEveryOption) {
   ASSERT_TRUE(conf.ok()) << conf.error().message();
   EXPECT_EQ(std::get<StartMessage>(*conf).options.policy,
             (stream::PolicySpec{stream::PolicyKind::Confidence, 0.3, 2, 5}));
+  auto la = parse_client_message(
+      R"({"type": "start", "policy": {"name": "local-agreement", "min_lag": 2, "max_lag": 6}})");
+  ASSERT_TRUE(la.ok()) << la.error().message();
+  EXPECT_EQ(std::get<StartMessage>(*la).options.policy,
+            (stream::PolicySpec{stream::PolicyKind::LocalAgreement, 0.5, 2, 6}));
   auto bare = parse_client_message(R"({"type": "start", "phi": 0.5})");
   ASSERT_TRUE(bare.ok());
   const auto& b = std::get<StartMessage>(*bare).options;
@@ -89,9 +94,9 @@ TEST(StreamProtocol, ErrorsNameTheField) {
   EXPECT_EQ(error_of(R"({"type": "start", "policy": "confidence"})"),
             "'policy': expected an object, got a string");
   EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "nope"}})"),
-            "'policy.name': unknown policy 'nope' (known: wait-k, confidence)");
+            "'policy.name': unknown policy 'nope' (known: wait-k, confidence, local-agreement)");
   EXPECT_EQ(error_of(R"({"type": "start", "policy": {"tau": 0.5}})"),
-            "'policy': no 'name' (wait-k, confidence)");
+            "'policy': no 'name' (wait-k, confidence, local-agreement)");
   EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "confidence", "tau": 2}})"),
             "'policy.tau': must be between 0 and 1");
   EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "confidence", "tau": "high"}})"),

@@ -3,7 +3,8 @@
 // model writes at min-lag, an unsure one reads until max-lag, a probability that crosses tau after a read
 // makes it write, the source's end forces writing, a missing unit gives NeedSource); min-lag = max-lag = k
 // is wait-k exactly; the word beam search decides on the chosen word; the Scheduler runs sessions of both
-// policies as alone; specs are validated.
+// policies as alone; specs are validated. Then the local-agreement policy (LocalAgreement-2) on scripted
+// models whose continuations are known by hand.
 #include "stream/policy.h"
 
 #include <gtest/gtest.h>
@@ -291,6 +292,240 @@ TEST(Scheduler, SessionsOfDifferentPoliciesEqualSessionsRunAlone) {
     EXPECT_EQ(got[i].words, want.words) << i;
     EXPECT_EQ(got[i].delays, want.delays) << i;
   }
+}
+
+// local-agreement (LocalAgreement-2): a scripted model whose translation is a function of the number of
+// source words it sees; the target copies it token by token (EOS after its last word).
+class ScriptModel final : public testing::ShadowModel {
+ public:
+  ScriptModel(const CharCodec& codec, std::function<std::vector<std::string>(int)> script)
+      : ShadowModel(codec.vocab_size()), codec_(codec), script_(std::move(script)) {}
+
+ private:
+  std::vector<float> row_logits(const Rows& sh, const model::BatchToken& t) const override {
+    const std::vector<std::string> words =
+        script_(static_cast<int>(testing::visible_source(codec_, sh, t).words.size()));
+    std::vector<int32_t> translation;
+    for (size_t w = 0; w < words.size(); ++w) testing::append_target_word(codec_, words[w], w, translation);
+    std::vector<float> row(static_cast<size_t>(config().n_vocab), 0.0f);
+    row[static_cast<size_t>(testing::next_copied_token(t, translation))] = 10.0f;
+    return row;
+  }
+
+  const CharCodec& codec_;
+  std::function<std::vector<std::string>(int)> script_;
+};
+
+stream::SessionOptions agreement_options(int min_lag, int max_lag) {
+  stream::SessionOptions so;
+  so.policy.kind = PolicyKind::LocalAgreement;
+  so.policy.min_lag = min_lag;
+  so.policy.max_lag = max_lag;
+  return so;
+}
+
+struct AgreementRun {
+  LiveOutput out;
+  std::vector<std::vector<std::string>> tentative;  // the words of each Tentative event
+  stream::SessionStats stats;
+  int units_read = 0;
+};
+
+// As run_live, also collecting the Tentative events.
+AgreementRun run_agreement(model::ForwardModel& model, const CharCodec& codec,
+                           const stream::SessionOptions& so, const std::string& source) {
+  auto s = stream::Session::create(model, codec, so);
+  EXPECT_TRUE(s.ok()) << s.error().message();
+  if (!s.ok()) return {};
+  const std::vector<std::string> words = testing::split_on_spaces(source);
+  AgreementRun r;
+  size_t pushed = 0;
+  for (int guard = 0; guard < 10000; ++guard) {
+    auto e = (*s)->step();
+    EXPECT_TRUE(e.ok()) << e.error().message();
+    if (!e.ok() || e->kind == EventKind::Finished) break;
+    if (e->kind == EventKind::NeedSource) {
+      if (pushed < words.size())
+        EXPECT_TRUE((*s)->push_source(words[pushed++]).ok());
+      else
+        EXPECT_TRUE((*s)->end_source().ok());
+    } else if (e->kind == EventKind::Word) {
+      r.out.words.push_back(e->word);
+      r.out.delays.push_back(e->delay);
+    } else if (e->kind == EventKind::Tentative) {
+      r.tentative.push_back(e->words);
+    }
+  }
+  r.stats = (*s)->stats();
+  r.units_read = (*s)->units_read();
+  return r;
+}
+
+using Words = std::vector<std::string>;
+
+TEST(LocalAgreementPolicy, DecisionsOnHandMadeStates) {
+  const stream::LocalAgreementPolicy p(2, 4);
+  auto state = [](int units, int written, std::optional<PolicyState::Agreement> a, bool finished = false,
+                  int n = 9) {
+    PolicyState s;
+    s.units_read = units;
+    s.words_written = written;
+    s.source_finished = finished;
+    s.n_words = n;
+    s.agreement = a;
+    return s;
+  };
+  using A = PolicyState::Agreement;
+  EXPECT_EQ(p.decide(state(2, 1, A{3, 3})), Action::Read);            // lag 1 < min-lag 2, however agreed
+  EXPECT_EQ(p.decide(state(3, 1, std::nullopt)), Action::Write);      // no continuation yet: decode one
+  EXPECT_EQ(p.decide(state(3, 1, A{1, 2})), Action::Write);           // an agreed word
+  EXPECT_EQ(p.decide(state(3, 1, A{0, 2})), Action::Read);            //   none
+  EXPECT_EQ(p.decide(state(5, 1, A{0, 2})), Action::Write);           // lag 4 = max-lag: the next word anyway
+  EXPECT_EQ(p.decide(state(5, 1, A{0, 0})), Action::Read);            //   unless the continuation has none
+  EXPECT_EQ(p.decide(state(4, 4, A{0, 0}, true, 3)), Action::Write);  // M = 3: everything read
+  EXPECT_EQ(p.decide(state(3, 1, A{0, 0}, true, 3)), Action::Read);   //   the end marker is left
+  EXPECT_TRUE(p.adaptive());
+  EXPECT_TRUE(p.local_agreement());
+  EXPECT_FALSE(stream::ConfidencePolicy(0.5, 1, 8).local_agreement());
+}
+
+TEST(LocalAgreementPolicy, SpecsAreValidatedAndNamed) {
+  EXPECT_EQ(stream::parse_policy_name("local-agreement"), PolicyKind::LocalAgreement);
+  EXPECT_STREQ(stream::policy_name(PolicyKind::LocalAgreement), "local-agreement");
+  EXPECT_NE(stream::policy_names().find("local-agreement"), std::string::npos);
+  const Status inverted = stream::validate_policy({PolicyKind::LocalAgreement, 0.5, 5, 3});
+  ASSERT_FALSE(inverted.ok());
+  EXPECT_NE(inverted.error().message().find("local-agreement policy: min_lag (5)"), std::string::npos)
+      << inverted.error().message();
+  auto made = stream::make_policy({PolicyKind::LocalAgreement, 0.5, 1, 8}, 5, false);
+  ASSERT_TRUE(made.ok());
+  EXPECT_TRUE((*made)->local_agreement());
+  CharCodec codec;
+  testing::CopyModel model(codec);
+  for (Paradigm par : {Paradigm::Group, Paradigm::BatchStream, Paradigm::InterleavedBlocked}) {
+    stream::SessionOptions so = agreement_options(1, 8);
+    so.paradigm = par;
+    EXPECT_TRUE(stream::Session::create(model, codec, so).ok()) << stream::paradigm_name(par);
+  }
+  for (Paradigm par : {Paradigm::Offline, Paradigm::Reencode, Paradigm::ReencodePos, Paradigm::Interleaved}) {
+    stream::SessionOptions so = agreement_options(1, 8);
+    so.paradigm = par;
+    auto s = stream::Session::create(model, codec, so);
+    ASSERT_FALSE(s.ok()) << stream::paradigm_name(par);
+    EXPECT_NE(s.error().message().find("local-agreement policy runs with the group"), std::string::npos)
+        << s.error().message();
+  }
+  // Greedy continuations only: sampling and the word beam are refused.
+  stream::SessionOptions sampled = agreement_options(1, 8);
+  sampled.decoding.temperature = 0.7f;
+  EXPECT_FALSE(stream::Session::create(model, codec, sampled).ok());
+  stream::SessionOptions beam = agreement_options(1, 8);
+  beam.beam = 2;
+  EXPECT_FALSE(stream::Session::create(model, codec, beam).ok());
+}
+
+// The continuation changes after each read: with v source words visible the model's translation is
+//   v=1: x y    v=2: a y z    v=3: a b z    v≥4: a b c d.
+// Start (min-lag 1): unit 1, continuation [x y]; no previous one: nothing agrees, read. Unit 2: [a y z]
+// against [x y]: "a" ≠ "x" (the "y" at the same place does not count: only a common prefix does), read.
+// Unit 3: [a b z] against [a y z]: "a" agrees, written after 3 units; [b z] stays tentative, read. Unit 4
+// (re-feeding "a"): the continuation after "a" is [b c d], against [b z]: "b" written after 4; [c d]
+// tentative, read. Unit 5 is the end marker (NeedSource until end_source): everything read, the rest is
+// decoded as usual: "c", "d" after 4 words. 4 re-feeds (units 2..5), 5 units. Tentative forwards, one per
+// token: 2 + 3 + 3 + 3 = 11; the rows of "a" and "b" stay, so 9 are dropped.
+TEST(LocalAgreementSession, OnlyWordsTwoContinuationsAgreeOnAreWritten) {
+  CharCodec codec;
+  ScriptModel model(codec, [](int v) -> Words {
+    if (v <= 1) return {"x", "y"};
+    if (v == 2) return {"a", "y", "z"};
+    if (v == 3) return {"a", "b", "z"};
+    return {"a", "b", "c", "d"};
+  });
+  const AgreementRun r = run_agreement(model, codec, agreement_options(1, 8), "a b c d");
+  EXPECT_EQ(r.out.words, (Words{"a", "b", "c", "d"}));
+  EXPECT_EQ(r.out.delays, (std::vector<int>{3, 4, 4, 4}));
+  EXPECT_EQ(r.tentative, (std::vector<Words>{{"x", "y"}, {"a", "y", "z"}, {"b", "z"}, {"c", "d"}}));
+  EXPECT_EQ(r.units_read, 5);
+  EXPECT_EQ(r.stats.refeeds, 4);
+  EXPECT_EQ(r.stats.tentative_forwards, 11);
+  EXPECT_EQ(r.stats.tentative_rows, 9);
+}
+
+// On the copy model every continuation extends the previous one by the word just read: each word is written
+// one read after it was first seen (wait-2 after the first): "a" after 2, "b" after 3, "c" after 4; the
+// end marker (unit 5) lets "d" through after 4. Every source word is read, the end marker too.
+TEST(LocalAgreementSession, AStableModelWritesOneReadLate) {
+  CharCodec codec;
+  testing::CopyModel model(codec);
+  const AgreementRun r = run_agreement(model, codec, agreement_options(1, 8), "a bb ccc dddd");
+  EXPECT_EQ(r.out.words, (Words{"a", "bb", "ccc", "dddd"}));
+  EXPECT_EQ(r.out.delays, (std::vector<int>{2, 3, 4, 4}));
+  EXPECT_EQ(r.tentative, (std::vector<Words>{{"a"}, {"bb"}, {"ccc"}, {"dddd"}}));
+  EXPECT_EQ(r.units_read, 5);
+}
+
+// Continuations that never agree (with v words visible, word i of the translation is letter 3v + i mod 20):
+// only max-lag 3 makes it write, the continuation's next word, whenever lag reaches 3. Units 1, 2: read;
+// unit 3: lag 3, word 0 of v=3 ("j") after 3; unit 4: word 1 of v=4 ("n") after 4; unit 5: word 2 of v=5
+// ("r") after 5; the end marker: the rest of v=5 ("s", "t") after 5. Everything is written, every unit read.
+TEST(LocalAgreementSession, MaxLagBoundsTheLagWithoutAgreement) {
+  CharCodec codec;
+  ScriptModel model(codec, [](int v) {
+    Words w;
+    for (int i = 0; i < v; ++i) w.push_back(std::string(1, CharCodec::kChars[(3 * v + i) % 20]));
+    return w;
+  });
+  const AgreementRun r = run_agreement(model, codec, agreement_options(1, 3), "a b c d e");
+  EXPECT_EQ(r.out.words, (Words{"j", "n", "r", "s", "t"}));
+  EXPECT_EQ(r.out.delays, (std::vector<int>{3, 4, 5, 5, 5}));
+  EXPECT_EQ(r.units_read, 6);
+}
+
+// A model that ends before the source does (its continuations end with the end marker after the words it
+// sees) never ends early: the end marker is written only once everything is read; all words given are read.
+TEST(LocalAgreementSession, TheEndMarkerWaitsForTheWholeSource) {
+  CharCodec codec;
+  testing::CopyModel model(codec);
+  const AgreementRun r = run_agreement(model, codec, agreement_options(1, 8), "one two stop four five");
+  EXPECT_EQ(r.out.words, (Words{"one", "two"}));
+  EXPECT_EQ(r.units_read, 6);
+}
+
+TEST(Scheduler, LocalAgreementSessionsAmongOthersEqualSessionsRunAlone) {
+  CharCodec codec;
+  auto cfg = testing::tiny_config(true, false, false);
+  cfg.n_vocab = codec.vocab_size();
+  auto tf = testing::tiny_transformer(cfg, model::random_tensors(cfg, testing::tiny_init(5)), 2);
+  const std::vector<std::string> sources = {"one two three", "four five six seven", "eight nine ten eleven",
+                                            "twelve", "thirteen fourteen fifteen"};
+  std::vector<stream::SessionOptions> options(sources.size());
+  options[0].k = 2;  // wait-k
+  options[1] = agreement_options(1, 3);
+  options[2] = agreement_options(0, 2);
+  options[2].paradigm = Paradigm::BatchStream;
+  options[3] = agreement_options(1, 8);
+  options[3].paradigm = Paradigm::InterleavedBlocked;
+  options[4] = confidence_options(0.05, 1, 4);
+  std::vector<std::unique_ptr<stream::Session>> sessions;
+  stream::Scheduler sched(*tf);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    options[i].max_target_tokens = 10;
+    sessions.push_back(std::move(stream::Session::create(*tf, codec, options[i])).value());
+    ASSERT_TRUE(sessions.back()->push_source(sources[i]).ok());
+    ASSERT_TRUE(sessions.back()->end_source().ok());
+    EXPECT_EQ(sched.add(sessions.back().get()), static_cast<int>(i));
+  }
+  const std::vector<LiveOutput> got = testing::run_scheduler(sched, sources.size());
+  int64_t tentative = 0;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    EXPECT_TRUE(sessions[i]->finished());
+    const LiveOutput want = testing::run_alone(*tf, codec, sessions[i]->options(), sources[i]);
+    EXPECT_EQ(got[i].words, want.words) << i;
+    EXPECT_EQ(got[i].delays, want.delays) << i;
+    tentative += sessions[i]->stats().tentative_forwards;
+    EXPECT_FALSE(got[i].words.empty()) << i;
+  }
+  EXPECT_GT(tentative, 0);
 }
 
 }  // namespace
