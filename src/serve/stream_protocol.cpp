@@ -85,6 +85,11 @@ Result<stream::PolicySpec> policy_field(const json& obj) {
                             "' (known: " + stream::policy_names() + ")");
   stream::PolicySpec spec;
   spec.kind = *kind;
+  // A setting the policy does not have is an error, as the command line's are.
+  if (v.contains("tau") && spec.kind != stream::PolicyKind::Confidence)
+    return invalid_argument("'policy.tau': the " + n + " policy has no tau (the confidence policy's)");
+  if (spec.kind == stream::PolicyKind::WaitK && (v.contains("min_lag") || v.contains("max_lag")))
+    return invalid_argument("'policy': the wait-k policy has no min_lag or max_lag (its lag is 'k')");
   if (v.contains("tau")) {
     const json& t = v["tau"];
     if (!t.is_number()) return field_error("policy.tau", "a number", t);

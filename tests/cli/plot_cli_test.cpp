@@ -79,6 +79,23 @@ TEST_F(PlotCli, FoldersNamedAfterTheirParadigmAreNotRepeated) {
             (std::vector<std::string>{"k=1", "k=3", "k=1", "k=3"}));
 }
 
+// eval's policy folders: one curve per policy, its points labelled with the policy's setting.
+TEST_F(PlotCli, PolicyRunsAreCurvesOfTheirOwnLabelledWithTheirSetting) {
+  write_run("runs", "group-k1", 2.02, 22.65, Kind::Text);
+  write_run("runs", "group-k3", 3.68, 39.08, Kind::Text);
+  write_run("runs", "group-confidence-tau0.2", 3.32, 35.73, Kind::Text);
+  write_run("runs", "group-local-agreement-lag1-8", 2.60, 36.38, Kind::Text);
+  write_run("runs", "group-local-agreement-lag3-8", 3.90, 40.35, Kind::Text);
+  auto r = plot("runs -o q.svg");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "q.svg: 3 curves\n");
+  const std::string svg = read("q.svg");
+  EXPECT_EQ(svg_strings(svg_texts(svg, "legend")),
+            (std::vector<std::string>{"group", "group-confidence", "group-local-agreement"}));
+  EXPECT_EQ(svg_strings(svg_texts(svg, "point-label")),
+            (std::vector<std::string>{"k=1", "k=3", "tau=0.2", "lag=1-8", "lag=3-8"}));
+}
+
 TEST_F(PlotCli, LabelsNameTheCurvesOfTextRunsInWords) {
   write_run("m1", "group-k1", 1.88, 21.7, Kind::Text);
   write_run("m1", "group-k3", 3.63, 37.5, Kind::Text);

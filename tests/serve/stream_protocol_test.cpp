@@ -97,6 +97,10 @@ TEST(StreamProtocol, ErrorsNameTheField) {
             "'policy.name': unknown policy 'nope' (known: wait-k, confidence, local-agreement)");
   EXPECT_EQ(error_of(R"({"type": "start", "policy": {"tau": 0.5}})"),
             "'policy': no 'name' (wait-k, confidence, local-agreement)");
+  EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "local-agreement", "tau": 0.5}})"),
+            "'policy.tau': the local-agreement policy has no tau (the confidence policy's)");
+  EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "wait-k", "max_lag": 3}})"),
+            "'policy': the wait-k policy has no min_lag or max_lag (its lag is 'k')");
   EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "confidence", "tau": 2}})"),
             "'policy.tau': must be between 0 and 1");
   EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "confidence", "tau": "high"}})"),
