@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,24 +34,33 @@ inline std::vector<std::string> split_on_spaces(const std::string& text) {
   return words;
 }
 
-inline LiveOutput run_live(stream::Session& s, const std::string& source) {
-  const std::vector<std::string> words = split_on_spaces(source);
-  LiveOutput out;
+// Steps s until Finished (at most max_steps steps), pushing the next of `words` at each NeedSource and
+// end_source once they run out; every other event but Finished goes to on_event.
+inline void drive_live(stream::Session& s, const std::vector<std::string>& words,
+                       const std::function<void(const stream::Event&)>& on_event, int max_steps = 10000) {
   size_t pushed = 0;
-  for (int guard = 0; guard < 10000; ++guard) {
+  for (int guard = 0; guard < max_steps; ++guard) {
     auto e = s.step();
     EXPECT_TRUE(e.ok()) << e.error().message();
-    if (!e.ok() || e->kind == stream::EventKind::Finished) break;
+    if (!e.ok() || e->kind == stream::EventKind::Finished) return;
     if (e->kind == stream::EventKind::NeedSource) {
       if (pushed < words.size())
         EXPECT_TRUE(s.push_source(words[pushed++]).ok());
       else
         EXPECT_TRUE(s.end_source().ok());
-    } else if (e->kind == stream::EventKind::Word) {
-      out.words.push_back(e->word);
-      out.delays.push_back(e->delay);
+    } else {
+      on_event(*e);
     }
   }
+}
+
+inline LiveOutput run_live(stream::Session& s, const std::string& source) {
+  LiveOutput out;
+  drive_live(s, split_on_spaces(source), [&](const stream::Event& e) {
+    if (e.kind != stream::EventKind::Word) return;
+    out.words.push_back(e.word);
+    out.delays.push_back(e.delay);
+  });
   return out;
 }
 

@@ -337,25 +337,15 @@ AgreementRun run_agreement(model::ForwardModel& model, const CharCodec& codec,
   auto s = stream::Session::create(model, codec, so);
   EXPECT_TRUE(s.ok()) << s.error().message();
   if (!s.ok()) return {};
-  const std::vector<std::string> words = testing::split_on_spaces(source);
   AgreementRun r;
-  size_t pushed = 0;
-  for (int guard = 0; guard < 10000; ++guard) {
-    auto e = (*s)->step();
-    EXPECT_TRUE(e.ok()) << e.error().message();
-    if (!e.ok() || e->kind == EventKind::Finished) break;
-    if (e->kind == EventKind::NeedSource) {
-      if (pushed < words.size())
-        EXPECT_TRUE((*s)->push_source(words[pushed++]).ok());
-      else
-        EXPECT_TRUE((*s)->end_source().ok());
-    } else if (e->kind == EventKind::Word) {
-      r.out.words.push_back(e->word);
-      r.out.delays.push_back(e->delay);
-    } else if (e->kind == EventKind::Tentative) {
-      r.tentative.push_back(e->words);
+  testing::drive_live(**s, testing::split_on_spaces(source), [&](const stream::Event& e) {
+    if (e.kind == EventKind::Word) {
+      r.out.words.push_back(e.word);
+      r.out.delays.push_back(e.delay);
+    } else if (e.kind == EventKind::Tentative) {
+      r.tentative.push_back(e.words);
     }
-  }
+  });
   r.stats = (*s)->stats();
   r.units_read = (*s)->units_read();
   return r;

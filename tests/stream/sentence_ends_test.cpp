@@ -212,26 +212,20 @@ Segmented run_unpunctuated(const std::vector<std::string>& words, int ends_after
   EXPECT_TRUE(s.ok()) << s.error().message();
   Segmented r;
   if (!s.ok()) return r;
-  size_t pushed = 0;
   int in_segment = 0;
-  for (int guard = 0; guard < 100000; ++guard) {
-    auto e = (*s)->step();
-    EXPECT_TRUE(e.ok()) << e.error().message();
-    if (!e.ok() || e->kind == EventKind::Finished) break;
-    if (e->kind == EventKind::NeedSource) {
-      if (pushed < words.size())
-        EXPECT_TRUE((*s)->push_source(words[pushed++]).ok());
-      else
-        EXPECT_TRUE((*s)->end_source().ok());
-    } else if (e->kind == EventKind::Word) {
-      r.words.push_back(e->word);
-      r.delays.push_back(e->stream_delay);
-      ++in_segment;
-    } else if (e->kind == EventKind::SegmentEnd) {
-      r.segment_sizes.push_back(in_segment);
-      in_segment = 0;
-    }
-  }
+  drive_live(
+      **s, words,
+      [&](const stream::Event& e) {
+        if (e.kind == EventKind::Word) {
+          r.words.push_back(e.word);
+          r.delays.push_back(e.stream_delay);
+          ++in_segment;
+        } else if (e.kind == EventKind::SegmentEnd) {
+          r.segment_sizes.push_back(in_segment);
+          in_segment = 0;
+        }
+      },
+      100000);
   EXPECT_EQ(in_segment, 0);  // the last segment ends with a SegmentEnd too, before Finished
   r.words_read = (*s)->stream_words_read();
   return r;

@@ -311,24 +311,17 @@ ContinuousRun run_continuous(const std::string& source, stream::SessionOptions s
   EXPECT_TRUE(s.ok());
   ContinuousRun r;
   if (!s.ok()) return r;
-  const std::vector<std::string> words = testing::split_on_spaces(source);
-  size_t pushed = 0;
-  for (int guard = 0; guard < 1000000; ++guard) {
-    auto e = (*s)->step();
-    EXPECT_TRUE(e.ok()) << e.error().message();
-    if (!e.ok() || e->kind == EventKind::Finished) break;
-    if (e->kind == EventKind::NeedSource) {
-      if (pushed < words.size())
-        EXPECT_TRUE((*s)->push_source(words[pushed++]).ok());
-      else
-        EXPECT_TRUE((*s)->end_source().ok());
-    } else if (e->kind == EventKind::Word) {
-      r.out.words.push_back(e->word);
-      r.out.delays.push_back(e->stream_delay);
-    } else if (e->kind == EventKind::SegmentEnd) {
-      ++r.segments;
-    }
-  }
+  testing::drive_live(
+      **s, testing::split_on_spaces(source),
+      [&](const stream::Event& e) {
+        if (e.kind == EventKind::Word) {
+          r.out.words.push_back(e.word);
+          r.out.delays.push_back(e.stream_delay);
+        } else if (e.kind == EventKind::SegmentEnd) {
+          ++r.segments;
+        }
+      },
+      1000000);
   EXPECT_TRUE((*s)->finished());
   r.words_read = (*s)->stream_words_read();
   return r;
