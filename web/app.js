@@ -84,6 +84,7 @@ function tentativeBox() {
   return box;
 }
 
+// body[data-tentative-shown]: how many tentative words have been shown in all (scripts/test-browser reads it).
 function setTentative(words) {
   const box = tentativeBox();
   box.textContent = "";
@@ -93,6 +94,8 @@ function setTentative(words) {
     span.textContent = w;
     box.appendChild(span);
   }
+  const shown = parseInt(document.body.dataset.tentativeShown || "0", 10) + words.length;
+  document.body.dataset.tentativeShown = String(shown);
 }
 
 function onEvent(ev) {
