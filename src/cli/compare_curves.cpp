@@ -1,9 +1,9 @@
 // `gpstream compare-curves --baseline DIR... --system DIR... --at X,...`: is one quality–latency curve above
 // another? Each DIR is one `gpstream eval --output` setting folder (its instances.log: one point of a curve).
-// Paired bootstrap over sentences (eval/curve_bootstrap.h): in every resample each setting's BLEU and mean
-// latency are recomputed, each curve is interpolated linearly at the target latencies, and the BLEU
-// difference system − baseline gets a 95% percentile interval per target (docs/evaluation.md, "Comparing two
-// curves").
+// Paired bootstrap over sentences (eval/curve_bootstrap.h): in every resample each setting's BLEU (or WER,
+// --quality WER) and mean latency are recomputed, each curve is interpolated linearly at the target
+// latencies, and the quality difference system − baseline gets a 95% percentile interval per target
+// (docs/evaluation.md, "Comparing two curves").
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -55,18 +55,18 @@ void print_points(const char* curve, const std::vector<std::string>& dirs,
                   const std::vector<eval::CurvePoint>& points, int dir_width) {
   for (size_t i = 0; i < points.size(); ++i) {
     std::printf("%-8s  %-*s  %9.3f  %6.2f\n", curve, dir_width, dirs[i].c_str(), points[i].latency,
-                points[i].bleu);
+                points[i].quality);
   }
 }
 
 int run_compare_curves(int argc, char** argv) {
   CLI::App app{
       "Paired bootstrap comparison of two quality-latency curves: is the system's BLEU above the baseline's "
-      "at equal latency?",
+      "(or its WER below) at equal latency?",
       std::string("gpstream ") + kCommand};
   std::vector<std::string> baseline_dirs, system_dirs;
   std::vector<double> at;
-  std::string latency = "LAAL", tokenize = "13a";
+  std::string latency = "LAAL", tokenize = "13a", quality_name = "BLEU";
   int n_samples = 1000;
   uint64_t seed = 12345;
   bool json = false;
@@ -88,6 +88,12 @@ int run_compare_curves(int argc, char** argv) {
       ->check(CLI::IsMember({"LAAL", "AL", "DAL", "AP", "LAAL_CA", "AL_CA", "DAL_CA", "AP_CA"}));
   app.add_option("-n,--samples", n_samples, "bootstrap resamples")->check(CLI::Range(1, 1000000));
   app.add_option("--seed", seed, "resampling seed");
+  app.add_option(
+         "--quality", quality_name,
+         "the quality axis: BLEU, or WER (in percent, basic normalisation as score --speech; lower is "
+         "better, so a negative difference is the system's gain)")
+      ->check(CLI::IsMember({"BLEU", "WER"}))
+      ->capture_default_str();
   app.add_option("--sacrebleu-tokenizer", tokenize, "BLEU tokenizer: 13a (default), intl, char, none");
   app.add_flag("--json", json, "print the result as one JSON object (full precision)");
   if (auto code = parse_args(app, argc, argv)) return *code;
@@ -97,6 +103,8 @@ int run_compare_curves(int argc, char** argv) {
   if (!tok.ok()) return usage(tok.error().message());
   eval::BleuOptions bleu;
   bleu.tokenize = *tok;
+  const eval::CurveQuality quality =
+      quality_name == "WER" ? eval::CurveQuality::Wer : eval::CurveQuality::Bleu;
   const bool ca = latency.size() > 3 && latency.compare(latency.size() - 3, 3, "_CA") == 0;
 
   // Read every run; all must be on the same sentences, in the same delay unit.
@@ -134,12 +142,13 @@ int run_compare_curves(int argc, char** argv) {
 
   std::vector<eval::CurveSetting> baseline, system;
   for (size_t r = 0; r < logs.size(); ++r) {
-    auto s = eval::curve_setting_from_instances(names[r], logs[r].records, latency, bleu);
+    auto s = eval::curve_setting_from_instances(names[r], logs[r].records, latency, quality, bleu);
     if (!s.ok()) return fail(kCommand, s.error());
     (r < baseline_dirs.size() ? baseline : system).push_back(std::move(*s));
   }
   eval::CurveCompareOptions o;
   o.at = at;
+  o.quality = quality;
   o.bleu = bleu;
   o.n_samples = n_samples;
   o.seed = seed;
@@ -150,6 +159,7 @@ int run_compare_curves(int argc, char** argv) {
   if (json) {
     std::string s = "{\"latency\": " + nlohmann::json(latency).dump() +
                     ", \"unit\": " + nlohmann::json(unit_name).dump() +
+                    ", \"quality\": " + nlohmann::json(quality_name).dump() +
                     ", \"n_sentences\": " + std::to_string(res->n_sentences) +
                     ", \"n_samples\": " + std::to_string(res->n_samples) +
                     ", \"seed\": " + std::to_string(res->seed);
@@ -158,8 +168,8 @@ int run_compare_curves(int argc, char** argv) {
       s += std::string(", \"") + key + "\": [";
       for (size_t i = 0; i < points->size(); ++i) {
         s += (i ? ", " : "") + std::string("{\"run\": ") + nlohmann::json((*dirs)[i]).dump() + ", \"" +
-             latency + "\": " + eval::python_float_repr((*points)[i].latency) +
-             ", \"BLEU\": " + eval::python_float_repr((*points)[i].bleu) + "}";
+             latency + "\": " + eval::python_float_repr((*points)[i].latency) + ", \"" + quality_name +
+             "\": " + eval::python_float_repr((*points)[i].quality) + "}";
       }
       s += "]";
     }
@@ -183,14 +193,14 @@ int run_compare_curves(int argc, char** argv) {
 
   int dir_width = 7;
   for (const auto& n : names) dir_width = std::max(dir_width, static_cast<int>(n.size()));
-  std::printf("%-8s  %-*s  %9s  %6s\n", "curve", dir_width, "setting", latency.c_str(), "BLEU");
+  std::printf("%-8s  %-*s  %9s  %6s\n", "curve", dir_width, "setting", latency.c_str(), quality_name.c_str());
   print_points("baseline", baseline_dirs, res->baseline_points, dir_width);
   print_points("system", system_dirs, res->system_points, dir_width);
   std::printf(
-      "\n%s in %s; paired bootstrap: %d resamples of the %zu sentences (seed %llu); BLEU difference "
+      "\n%s in %s; paired bootstrap: %d resamples of the %zu sentences (seed %llu); %s difference "
       "system - baseline at equal %s\n",
       latency.c_str(), unit_name.c_str(), res->n_samples, res->n_sentences,
-      static_cast<unsigned long long>(res->seed), latency.c_str());
+      static_cast<unsigned long long>(res->seed), quality_name.c_str(), latency.c_str());
   std::printf("%9s  %8s  %6s  %6s  %6s  %-16s  %-10s  %s\n", latency.c_str(), "baseline", "system", "diff",
               "mean", "95% interval", "excludes 0", "out of range");
   for (const auto& d : res->at) {
@@ -225,7 +235,7 @@ int run_compare_curves(int argc, char** argv) {
 
 GPSTREAM_COMMAND(
     "compare-curves",
-    "paired bootstrap comparison of two quality-latency curves (BLEU difference at equal latency, "
+    "paired bootstrap comparison of two quality-latency curves (BLEU or WER difference at equal latency, "
     "95% intervals) from eval --output setting folders",
     "gpstream compare-curves --baseline runs/waitk/group-k1 runs/waitk/group-k3 runs/waitk/group-k5 "
     "--system runs/conf/group-confidence-tau0.2 runs/conf/group-confidence-tau0.5 --at 2,3,4",

@@ -16,21 +16,38 @@ BleuStats zero_stats(int order) {
   return s;
 }
 
-// BLEU and mean latency of one setting over the sentences `indices` (with repetitions).
-std::optional<CurvePoint> resampled_point(const CurveSetting& setting, const std::vector<size_t>& indices,
-                                          const BleuOptions& options, std::vector<PyNumber>* scratch) {
-  BleuStats sum = zero_stats(options.max_ngram_order);
-  scratch->clear();
-  for (size_t i : indices) {
-    sum += setting.bleu[i];
-    if (setting.latency[i]) scratch->push_back(*setting.latency[i]);
+// Corpus BLEU, or WER in percent, of one setting's sentences `indices` (with repetitions). WER over
+// sentences without a reference word is 0 when they have no hypothesis word either, else 100 per word.
+double resampled_quality(const CurveSetting& setting, const std::vector<size_t>& indices,
+                         const CurveCompareOptions& options) {
+  if (options.quality == CurveQuality::Wer) {
+    WerCounts sum;
+    for (size_t i : indices) sum += setting.wer[i];
+    if (sum.reference_words == 0) return 100.0 * static_cast<double>(sum.edits());
+    return 100.0 * static_cast<double>(sum.edits()) / static_cast<double>(sum.reference_words);
   }
+  BleuStats sum = zero_stats(options.bleu.max_ngram_order);
+  for (size_t i : indices) sum += setting.bleu[i];
+  return compute_bleu(sum, options.bleu).score;
+}
+
+// Quality and mean latency of one setting over the sentences `indices` (with repetitions).
+std::optional<CurvePoint> resampled_point(const CurveSetting& setting, const std::vector<size_t>& indices,
+                                          const CurveCompareOptions& options,
+                                          std::vector<PyNumber>* scratch) {
+  scratch->clear();
+  for (size_t i : indices)
+    if (setting.latency[i]) scratch->push_back(*setting.latency[i]);
   if (scratch->empty()) return std::nullopt;
-  return CurvePoint{python_mean(*scratch).value, compute_bleu(sum, options).score};
+  return CurvePoint{python_mean(*scratch).value, resampled_quality(setting, indices, options)};
+}
+
+size_t quality_size(const CurveSetting& s, CurveQuality q) {
+  return q == CurveQuality::Wer ? s.wer.size() : s.bleu.size();
 }
 
 std::optional<double> curve_at(const std::vector<CurveSetting>& curve, const std::vector<size_t>& indices,
-                               const BleuOptions& options, double x, std::vector<CurvePoint>* points,
+                               const CurveCompareOptions& options, double x, std::vector<CurvePoint>* points,
                                std::vector<PyNumber>* scratch, bool recompute) {
   if (recompute) {
     points->clear();
@@ -51,31 +68,29 @@ std::optional<double> interpolate_curve(std::vector<CurvePoint> points, double x
   for (size_t i = 0; i < points.size();) {
     size_t j = i;
     double sum = 0.0;
-    while (j < points.size() && points[j].latency == points[i].latency) sum += points[j++].bleu;
+    while (j < points.size() && points[j].latency == points[i].latency) sum += points[j++].quality;
     merged.push_back({points[i].latency, sum / static_cast<double>(j - i)});
     i = j;
   }
   if (x < merged.front().latency || x > merged.back().latency) return std::nullopt;
   const auto hi = std::lower_bound(merged.begin(), merged.end(), x,
                                    [](const CurvePoint& p, double v) { return p.latency < v; });
-  if (hi->latency == x) return hi->bleu;
+  if (hi->latency == x) return hi->quality;
   const auto lo = hi - 1;  // x > merged.front().latency, so hi is not the first point
   const double t = (x - lo->latency) / (hi->latency - lo->latency);
-  return lo->bleu + t * (hi->bleu - lo->bleu);
+  return lo->quality + t * (hi->quality - lo->quality);
 }
 
-SettingPoint setting_point(const CurveSetting& setting, const BleuOptions& options) {
-  std::vector<size_t> all(setting.bleu.size());
+SettingPoint setting_point(const CurveSetting& setting, const CurveCompareOptions& options) {
+  std::vector<size_t> all(quality_size(setting, options.quality));
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
   std::vector<PyNumber> scratch;
   SettingPoint out;
   if (auto p = resampled_point(setting, all, options, &scratch)) {
-    out.bleu = p->bleu;
+    out.quality = p->quality;
     out.latency = p->latency;
   } else {
-    BleuStats sum = zero_stats(options.max_ngram_order);
-    for (const auto& s : setting.bleu) sum += s;
-    out.bleu = compute_bleu(sum, options).score;
+    out.quality = resampled_quality(setting, all, options);
   }
   return out;
 }
@@ -88,13 +103,14 @@ Result<CurveComparison> compare_curves(const std::vector<CurveSetting>& baseline
   if (options.n_samples < 1) return invalid_argument("curve comparison: n_samples must be >= 1");
   for (double x : options.at)
     if (!std::isfinite(x)) return invalid_argument("curve comparison: a target latency is not finite");
-  const size_t n = baseline.front().bleu.size();
+  const size_t n = quality_size(baseline.front(), options.quality);
   if (n == 0) return invalid_argument("curve comparison: no sentences");
   for (const auto* curve : {&baseline, &system}) {
     for (const auto& s : *curve) {
-      if (s.bleu.size() != n || s.latency.size() != n) {
-        return invalid_argument("curve comparison: " + s.name + " has " + std::to_string(s.bleu.size()) +
-                                " sentences, " + baseline.front().name + " " + std::to_string(n) +
+      if (quality_size(s, options.quality) != n || s.latency.size() != n) {
+        return invalid_argument("curve comparison: " + s.name + " has " +
+                                std::to_string(quality_size(s, options.quality)) + " sentences, " +
+                                baseline.front().name + " " + std::to_string(n) +
                                 ": every setting must be evaluated on the same sentences");
       }
     }
@@ -108,9 +124,9 @@ Result<CurveComparison> compare_curves(const std::vector<CurveSetting>& baseline
   for (const auto& [curve, points] :
        {CurveAndPoints{&baseline, &r.baseline_points}, CurveAndPoints{&system, &r.system_points}}) {
     for (const auto& s : *curve) {
-      const SettingPoint p = setting_point(s, options.bleu);
+      const SettingPoint p = setting_point(s, options);
       if (!p.latency) return invalid_argument("curve comparison: " + s.name + ": no sentence has a latency");
-      points->push_back({*p.latency, p.bleu});
+      points->push_back({*p.latency, p.quality});
     }
   }
   for (double x : options.at) {
@@ -132,8 +148,8 @@ Result<CurveComparison> compare_curves(const std::vector<CurveSetting>& baseline
     for (size_t k = 0; k < n; ++k) indices[k] = static_cast<size_t>(rng.below(n));
     for (size_t a = 0; a < n_at; ++a) {
       const double x = options.at[a];
-      const auto b = curve_at(baseline, indices, options.bleu, x, &base_points, &scratch, a == 0);
-      const auto y = curve_at(system, indices, options.bleu, x, &sys_points, &scratch, a == 0);
+      const auto b = curve_at(baseline, indices, options, x, &base_points, &scratch, a == 0);
+      const auto y = curve_at(system, indices, options, x, &sys_points, &scratch, a == 0);
       CurveDifference& d = r.at[a];
       d.n_baseline_out_of_range += !b;
       d.n_system_out_of_range += !y;
@@ -163,23 +179,32 @@ Result<CurveComparison> compare_curves(const std::vector<CurveSetting>& baseline
 
 Result<CurveSetting> curve_setting_from_instances(std::string name,
                                                   const std::vector<InstanceRecord>& instances,
-                                                  const std::string& metric, const BleuOptions& bleu,
-                                                  const LatencyOptions& latency) {
+                                                  const std::string& metric, CurveQuality quality,
+                                                  const BleuOptions& bleu, const LatencyOptions& latency) {
   CurveSetting s;
   s.name = std::move(name);
+  const char* metric_name = quality == CurveQuality::Wer ? "WER" : "BLEU";
   std::vector<std::string> hyps;
   std::vector<std::vector<std::string>> refs(1);
   for (const auto& ins : instances) {
     if (!ins.reference || ins.reference->empty()) {
-      return invalid_argument(s.name + ": instance " + std::to_string(ins.index) +
-                              " has no reference (BLEU is undefined)");
+      return invalid_argument(s.name + ": instance " + std::to_string(ins.index) + " has no reference (" +
+                              metric_name + " is undefined)");
     }
     hyps.push_back(ins.prediction);
     refs[0].push_back(*ins.reference);
   }
-  auto stats = bleu_corpus_stats(hyps, refs, bleu);
-  if (!stats.ok()) return stats.error().with_context(s.name);
-  s.bleu = std::move(*stats);
+  if (quality == CurveQuality::Wer) {
+    for (size_t i = 0; i < hyps.size(); ++i) {
+      auto c = wer_counts(refs[0][i], hyps[i]);
+      if (!c.ok()) return c.error().with_context(s.name + ": instance " + std::to_string(instances[i].index));
+      s.wer.push_back(*c);
+    }
+  } else {
+    auto stats = bleu_corpus_stats(hyps, refs, bleu);
+    if (!stats.ok()) return stats.error().with_context(s.name);
+    s.bleu = std::move(*stats);
+  }
   const bool ca = metric.size() > 3 && metric.compare(metric.size() - 3, 3, "_CA") == 0;
   auto lat = instance_latencies(instances, ca ? metric.substr(0, metric.size() - 3) : metric, ca, latency);
   if (!lat.ok()) return lat.error().with_context(s.name);

@@ -1,4 +1,5 @@
 // Paired bootstrap comparison of two quality–latency curves (docs/evaluation.md, "Comparing two curves").
+// Quality is BLEU (text) or WER % (speech), each a corpus score of summed per-sentence statistics.
 // A curve is a set of settings (wait-k's k = 1..9, a policy's tau values), each evaluated on the same N
 // sentences. S times (default 1000), N sentence indices are drawn with replacement, the same indices for
 // every setting of both curves (gpstream's paired-bootstrap generator: splitmix64 + Lemire bounded draws,
@@ -20,33 +21,40 @@
 #include "eval/instance_log.h"
 #include "eval/latency.h"
 #include "eval/python_format.h"
+#include "eval/wer.h"
 #include "util/error.h"
 
 namespace gpstream::eval {
 
-// One setting of a curve (one `eval --output` run) as per-sentence statistics: bleu[i] and latency[i] are
-// sentence i's; latency[i] is nullopt for a sentence without delays (left out of the latency mean).
+enum class CurveQuality { Bleu, Wer };
+
+// One setting of a curve (one `eval --output` run) as per-sentence statistics: bleu[i] (or wer[i]: the
+// quality the comparison uses; the other may be empty) and latency[i] are sentence i's; latency[i] is
+// nullopt for a sentence without delays (left out of the latency mean).
 struct CurveSetting {
   std::string name;  // for messages and reports (the run's folder)
   std::vector<BleuStats> bleu;
+  std::vector<WerCounts> wer;
   std::vector<std::optional<PyNumber>> latency;
 };
 
 struct CurvePoint {
   double latency = 0.0;
-  double bleu = 0.0;
+  double quality = 0.0;  // BLEU, or WER in percent
 };
 
 // The piecewise-linear curve through `points` at latency x. The points are sorted by latency, so the curve is
 // a function of latency whatever order the settings came in; points at one latency are merged into one whose
-// BLEU is their mean. BLEU need not rise with latency: a point below its neighbours stays a dip of the curve
-// (nothing is smoothed or dropped). x equal to a point's latency gives that point's BLEU; x strictly between
-// two neighbouring latencies the straight line between them. x below the lowest or above the highest latency
-// (or no points) gives nullopt: there is no extrapolation.
+// quality is their mean. Quality need not improve with latency: a point below its neighbours stays a dip of
+// the curve (nothing is smoothed or dropped). x equal to a point's latency gives that point's BLEU; x
+// strictly between two neighbouring latencies the straight line between them. x below the lowest or above the
+// highest latency (or no points) gives nullopt: there is no extrapolation. x equal to a point's latency gives
+// its quality.
 std::optional<double> interpolate_curve(std::vector<CurvePoint> points, double x);
 
 struct CurveCompareOptions {
   std::vector<double> at;  // target latencies, in the settings' latency unit
+  CurveQuality quality = CurveQuality::Bleu;
   BleuOptions bleu;  // compute_bleu of the summed statistics (the tokenizer is the statistics' business)
   int n_samples = 1000;
   uint64_t seed = 12345;
@@ -54,8 +62,8 @@ struct CurveCompareOptions {
 
 struct CurveDifference {
   double at = 0.0;
-  // On the full set: each curve's BLEU at `at` and system − baseline (nullopt: `at` is outside that curve's
-  // latency range).
+  // On the full set: each curve's quality at `at` and system − baseline (nullopt: `at` is outside that
+  // curve's latency range). For WER a negative difference is the system's gain.
   std::optional<double> baseline, system, diff;
   // Over the resamples in which both curves reach `at` (nullopt when none does): mean difference and the
   // 95% percentile interval [lower, upper]. With n_out_of_range > 0 they describe only the resamples that
@@ -77,27 +85,30 @@ struct CurveComparison {
   uint64_t seed = 0;
 };
 
-// The full-set point of one setting: corpus BLEU of the summed statistics and the mean latency over the
-// sentences that have one (nullopt latency: none has).
+// The full-set point of one setting: corpus BLEU (or WER %) of the summed statistics and the mean latency
+// over the sentences that have one (nullopt latency: none has).
 struct SettingPoint {
-  double bleu = 0.0;
+  double quality = 0.0;
   std::optional<double> latency;
 };
-SettingPoint setting_point(const CurveSetting& setting, const BleuOptions& options);
+SettingPoint setting_point(const CurveSetting& setting, const CurveCompareOptions& options);
 
-// Every setting of both curves must have the same number of sentences (at least one) with bleu.size() ==
-// latency.size(); each curve at least one setting, each full-set setting a latency; n_samples >= 1; every
-// target finite. A setting whose resampled sentences all lack a latency drops out of that resample's curve.
+// Every setting of both curves must have the same number of sentences (at least one), its statistics of the
+// options' quality (bleu or wer) one per sentence as latency is; each curve at least one setting, each
+// full-set setting a latency; n_samples >= 1; every target finite. A setting whose resampled sentences all
+// lack a latency drops out of that resample's curve.
 Result<CurveComparison> compare_curves(const std::vector<CurveSetting>& baseline,
                                        const std::vector<CurveSetting>& system,
                                        const CurveCompareOptions& options);
 
-// A setting from one run's instances.log: each instance's BLEU statistics against its reference (options'
-// tokenizer; an instance without a reference is an error) and its `metric` (e.g. "LAAL"; "_CA" for the
-// computation-aware value over `elapsed`) as instance_latencies gives it with `latency`'s length options.
+// A setting from one run's instances.log: each instance's BLEU statistics (bleu's tokenizer) or WER counts
+// (basic normalisation, as `score --speech`) against its reference, as `quality` says (an instance without a
+// reference is an error), and its `metric` (e.g. "LAAL"; "_CA" for the computation-aware value over
+// `elapsed`) as instance_latencies gives it with `latency`'s length options.
 Result<CurveSetting> curve_setting_from_instances(std::string name,
                                                   const std::vector<InstanceRecord>& instances,
-                                                  const std::string& metric, const BleuOptions& bleu,
+                                                  const std::string& metric, CurveQuality quality,
+                                                  const BleuOptions& bleu,
                                                   const LatencyOptions& latency = {});
 
 // All runs must be on the same sentences: the same number of instances, and position by position the same

@@ -149,6 +149,25 @@ TEST_F(CompareCurvesCli, HandDerivedCurvesInWords) {
   EXPECT_EQ(run("--baseline k1/instances.log k3 k4 --system tau-a tau-b --at 2 -n 10").code, 0);
 }
 
+// --quality WER on the same runs: "x x x x" against a four-word reference is four substitutions, a perfect
+// sentence none, so with P perfect sentences of 4 the WER is 25·(4 − P) %: baseline (1, 75), (3, 50),
+// (4, 25); system (2, 25), (4, 0). At 2: baseline 75 − (1/2)·25 = 62.5, system 25: −37.5; at 3: 50 and
+// 25 − (1/2)·25 = 12.5: −37.5; at 4: 25 and 0: −25.
+TEST_F(CompareCurvesCli, WerCurvesByHand) {
+  const auto r = run("--baseline k1 k3 k4 --system tau-a tau-b --at 2,3,4 --quality WER -n 100 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["quality"], "WER");
+  EXPECT_NEAR(j["baseline"][0]["WER"].get<double>(), 75.0, 1e-9);
+  EXPECT_NEAR(j["system"][1]["WER"].get<double>(), 0.0, 1e-9);
+  const std::vector<double> diff = {-37.5, -37.5, -25};
+  for (size_t a = 0; a < diff.size(); ++a) EXPECT_NEAR(j["at"][a]["diff"].get<double>(), diff[a], 1e-9) << a;
+  const auto text = run("--baseline k1 k3 k4 --system tau-a tau-b --at 2 --quality WER -n 10");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("WER difference system - baseline"), std::string::npos) << text.out;
+  EXPECT_EQ(run("--baseline k1 --system tau-a --at 2 --quality TER").code, 2);
+}
+
 // Paced runs (2.5 words/s: 400 ms a word, |X| = 1600 ms), LAAL_CA over elapsed = delays + 100 ms (baseline)
 // or + 200 ms (system). Baseline k1: elapsed 500, 900, 1300, 1700, τ = 4, terms 500 − 0·400, 900 − 400, … →
 // 500; k3: 1300, 1700, 1700, 1700, τ = 2, (1300 + 1700 − 400)/2 = 1300. System k2: 1000, 1400, 1800, 1800,

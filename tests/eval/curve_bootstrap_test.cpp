@@ -73,9 +73,9 @@ TEST(CompareCurves, FullSetDifferencesByHand) {
   ASSERT_TRUE(r.ok()) << r.error().message();
   ASSERT_EQ(r->baseline_points.size(), 3u);
   EXPECT_DOUBLE_EQ(r->baseline_points[0].latency, 1.5);
-  EXPECT_NEAR(r->baseline_points[0].bleu, 20, 1e-9);
+  EXPECT_NEAR(r->baseline_points[0].quality, 20, 1e-9);
   EXPECT_DOUBLE_EQ(r->baseline_points[2].latency, 5.5);
-  EXPECT_NEAR(r->system_points[1].bleu, 50, 1e-9);
+  EXPECT_NEAR(r->system_points[1].quality, 50, 1e-9);
   ASSERT_EQ(r->at.size(), 3u);
   EXPECT_NEAR(*r->at[0].baseline, 25, 1e-9);
   EXPECT_FALSE(r->at[0].system);
@@ -99,6 +99,47 @@ TEST(CompareCurves, FullSetDifferencesByHand) {
 }
 
 // Identical curves: every resampled difference is 0.
+// WER curves: each setting's sentences have `edits` edits against 10 reference words each, so a corpus of
+// them has WER = 100 · Σedits / Σreference words, whatever the resample. Baseline (latency 1, 40 %), (3,
+// 20 %); system (2, 20 %), (4, 10 %). At 2: baseline 40 − (1/2)·20 = 30, system 20: −10. At 3: baseline 20,
+// system 20 − (1/2)·10 = 15: −5. The resamples move only the latencies, and every latency is the same for a
+// setting's sentences here, so each resample's difference is the full set's.
+TEST(CompareCurves, WerCurvesByHand) {
+  auto wer_setting = [](std::string name, int64_t edits, double latency) {
+    CurveSetting s;
+    s.name = std::move(name);
+    for (int i = 0; i < 4; ++i) {
+      WerCounts c;
+      c.substitutions = edits;
+      c.hits = 10 - edits;
+      c.reference_words = c.hypothesis_words = 10;
+      s.wer.push_back(c);
+      s.latency.push_back(PyNumber{latency, false});
+    }
+    return s;
+  };
+  CurveCompareOptions o;
+  o.quality = CurveQuality::Wer;
+  o.at = {2, 3};
+  o.n_samples = 40;
+  auto r = compare_curves({wer_setting("k1", 4, 1), wer_setting("k3", 2, 3)},
+                          {wer_setting("a", 2, 2), wer_setting("b", 1, 4)}, o);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_NEAR(r->baseline_points[0].quality, 40, 1e-9);
+  EXPECT_NEAR(r->system_points[1].quality, 10, 1e-9);
+  EXPECT_NEAR(*r->at[0].diff, -10, 1e-9);
+  EXPECT_NEAR(*r->at[1].diff, -5, 1e-9);
+  for (const auto& d : r->at) {
+    EXPECT_EQ(d.n_valid, 40);
+    EXPECT_NEAR(*d.lower, *d.diff, 1e-9);
+    EXPECT_NEAR(*d.upper, *d.diff, 1e-9);
+    EXPECT_TRUE(d.excludes_zero);
+  }
+  // The BLEU statistics are not there: a WER setting compared by BLEU has no sentences.
+  o.quality = CurveQuality::Bleu;
+  EXPECT_FALSE(compare_curves({wer_setting("k1", 4, 1)}, {wer_setting("a", 2, 2)}, o).ok());
+}
+
 TEST(CompareCurves, IdenticalCurvesDifferByZero) {
   const std::vector<CurveSetting> c = {setting("a", {1, 3, 5, 7}, {1, 2, 2, 3}),
                                        setting("b", {4, 6, 6, 9}, {3, 4, 5, 5})};
@@ -157,25 +198,25 @@ InstanceRecord record(int64_t index, std::string prediction, std::vector<double>
 TEST(CurveSettingFromInstances, BleuStatisticsAndLaalPerSentence) {
   const std::vector<InstanceRecord> run = {record(0, "a b c d", {1, 2, 3, 4}, "a b c d", "s t u v", 4),
                                            record(1, "x x x x", {3, 4, 4, 4}, "e f g h", "w x y z", 4)};
-  auto s = curve_setting_from_instances("run", run, "LAAL", BleuOptions{});
+  auto s = curve_setting_from_instances("run", run, "LAAL", CurveQuality::Bleu, BleuOptions{});
   ASSERT_TRUE(s.ok()) << s.error().message();
   ASSERT_EQ(s->latency.size(), 2u);
   EXPECT_DOUBLE_EQ(s->latency[0]->value, 1.0);
   EXPECT_DOUBLE_EQ(s->latency[1]->value, 3.0);
   EXPECT_EQ(s->bleu[0].correct, (std::vector<int64_t>{4, 3, 2, 1}));
   EXPECT_EQ(s->bleu[1].correct, (std::vector<int64_t>{0, 0, 0, 0}));
-  const SettingPoint p = setting_point(*s, BleuOptions{});
-  EXPECT_NEAR(p.bleu, 50.0, 1e-9);
+  const SettingPoint p = setting_point(*s, CurveCompareOptions{});
+  EXPECT_NEAR(p.quality, 50.0, 1e-9);
   EXPECT_DOUBLE_EQ(*p.latency, 2.0);
   // A sentence without delays (an empty hypothesis) has no latency; one without a reference is an error.
   auto empty = curve_setting_from_instances("run", {record(0, "", {}, "a b c d", "s t u v", 4)}, "LAAL",
-                                            BleuOptions{});
+                                            CurveQuality::Bleu, BleuOptions{});
   ASSERT_TRUE(empty.ok());
   EXPECT_FALSE(empty->latency[0]);
   InstanceRecord no_ref = run[0];
   no_ref.reference.reset();
-  EXPECT_FALSE(curve_setting_from_instances("run", {no_ref}, "LAAL", BleuOptions{}).ok());
-  EXPECT_FALSE(curve_setting_from_instances("run", run, "ATD", BleuOptions{}).ok());
+  EXPECT_FALSE(curve_setting_from_instances("run", {no_ref}, "LAAL", CurveQuality::Bleu, BleuOptions{}).ok());
+  EXPECT_FALSE(curve_setting_from_instances("run", run, "ATD", CurveQuality::Bleu, BleuOptions{}).ok());
 }
 
 // instance_latencies' mean is compute_latency's corpus value (the mean `gpstream score` prints).
@@ -199,6 +240,19 @@ TEST(CurveSettingFromInstances, MeanOfInstanceLatenciesIsTheScoredValue) {
       if (v) values.push_back(*v);
     EXPECT_EQ(python_mean(values).value, scored->scores[0].second.value) << metric;
   }
+}
+
+// From instances: "a b c d" against "a x c" is one substitution and one deletion (WER counts as score
+// --speech aligns them).
+TEST(CurveSettingFromInstances, WerCountsPerSentence) {
+  auto s = curve_setting_from_instances("run", {record(0, "a x c", {1, 2, 3}, "a b c d", "s t u v", 4)},
+                                        "LAAL", CurveQuality::Wer, BleuOptions{});
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  ASSERT_EQ(s->wer.size(), 1u);
+  EXPECT_TRUE(s->bleu.empty());
+  EXPECT_EQ(s->wer[0].substitutions, 1);
+  EXPECT_EQ(s->wer[0].deletions, 1);
+  EXPECT_EQ(s->wer[0].reference_words, 4);
 }
 
 TEST(CheckSameSentences, CountReferenceAndSource) {
@@ -300,9 +354,9 @@ TEST(CompareCurves, ResamplingMatchesABruteForceImplementation) {
                                                         make_run(n, 5, 0.8, 23)};
   std::vector<CurveSetting> base_settings, sys_settings;
   for (const auto& r : base)
-    base_settings.push_back(*curve_setting_from_instances("b", r, "LAAL", BleuOptions{}));
+    base_settings.push_back(*curve_setting_from_instances("b", r, "LAAL", CurveQuality::Bleu, BleuOptions{}));
   for (const auto& r : sys)
-    sys_settings.push_back(*curve_setting_from_instances("s", r, "LAAL", BleuOptions{}));
+    sys_settings.push_back(*curve_setting_from_instances("s", r, "LAAL", CurveQuality::Bleu, BleuOptions{}));
 
   std::vector<size_t> all(n);
   for (size_t i = 0; i < n; ++i) all[i] = i;
@@ -327,7 +381,7 @@ TEST(CompareCurves, ResamplingMatchesABruteForceImplementation) {
   // The full-set values.
   for (size_t i = 0; i < base.size(); ++i) {
     EXPECT_NEAR(r->baseline_points[i].latency, full_base.points[i].first, 1e-12);
-    EXPECT_NEAR(r->baseline_points[i].bleu, full_base.points[i].second, 1e-9);
+    EXPECT_NEAR(r->baseline_points[i].quality, full_base.points[i].second, 1e-9);
   }
   for (size_t a = 0; a < o.at.size(); ++a) {
     const auto b = brute_at(full_base, o.at[a]), s = brute_at(full_sys, o.at[a]);
