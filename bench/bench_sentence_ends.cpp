@@ -91,10 +91,9 @@ int main(int argc, char** argv) {
               a.tsv.c_str());
   std::printf("%8s %9s %7s %7s %7s %10s\n", "bias", "found", "prec", "recall", "F1", "us/word");
   for (double bias : a.biases) {
-    auto model = stream::SentenceEndModel::build(
-        *m->model, *m->codec, m->sentence_ends ? m->sentence_ends->shared_prompt() : nullptr, bias);
-    if (!model) return std::fprintf(stderr, "bench_sentence_ends: %s\n", model.error().message().c_str()), 1;
-    stream::SentenceEndDetector d(*m->model, *m->codec, *model, 1 << 13);
+    if (!m->sentence_ends())
+      return std::fprintf(stderr, "bench_sentence_ends: the vocabulary has no sentence-end mark\n"), 1;
+    stream::SentenceEndDetector d(*m->model, *m->codec, m->sentence_ends(), 1 << 13, bias);
     int64_t found = 0, right = 0, truth = 0;
     const double t0 = steady_seconds();
     for (size_t i = 0; i < words.size(); ++i) {

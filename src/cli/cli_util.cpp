@@ -141,70 +141,106 @@ void add_beam_option(CLI::App& app, StreamCli& o) {
       ->check(CLI::Range(1, 1024));
 }
 
-Result<std::vector<std::pair<int, double>>> eval_settings(const StreamCli& o, const stream::ModelMeta& meta,
-                                                          const std::vector<int>& ks,
-                                                          const std::vector<double>& taus) {
+Result<std::vector<SweepPoint>> eval_settings(const StreamCli& o, const stream::ModelMeta& meta,
+                                              const std::vector<int>& ks, const PolicySweep& sweep) {
   const stream::PolicyKind policy =
       o.policy.empty() ? meta.policy.kind : *stream::parse_policy_name(o.policy);
-  const bool confidence = policy == stream::PolicyKind::Confidence;
-  const bool agreement = policy == stream::PolicyKind::LocalAgreement;
-  if (confidence && !ks.empty())
-    return invalid_argument(
-        "-k sets wait-k's lag, and the policy is confidence: sweep --tau, or give --policy wait-k");
-  if (agreement && !ks.empty())
-    return invalid_argument(
-        "-k sets wait-k's lag, and the policy is local-agreement: give --min-lag and --max-lag, or "
-        "--policy wait-k");
-  if (!confidence && !taus.empty())
-    return invalid_argument(std::string("--tau sets the confidence policy, and the policy is ") +
-                            stream::policy_name(policy) + ": add --policy confidence");
-  std::vector<std::pair<int, double>> settings;
-  if (agreement)
-    settings.push_back({0, -1});
-  else if (confidence)
-    for (double tau : taus.empty() ? std::vector<double>{-1} : taus) settings.push_back({0, tau});
-  else
-    for (int k : ks.empty() ? std::vector<int>{meta.k} : ks) settings.push_back({k, -1});
+  const std::string name = stream::policy_name(policy);
+  if (policy != stream::PolicyKind::WaitK && !ks.empty())
+    return invalid_argument("-k sets wait-k's lag, and the policy is " + name + ": give " +
+                            (policy == stream::PolicyKind::Confidence ? "--tau"
+                             : policy == stream::PolicyKind::AlignAtt ? "--frames"
+                                                                      : "--min-lag and --max-lag") +
+                            ", or --policy wait-k");
+  if (policy != stream::PolicyKind::Confidence && !sweep.taus.empty())
+    return invalid_argument("--tau sets the confidence policy, and the policy is " + name +
+                            ": add --policy confidence");
+  if (policy != stream::PolicyKind::AlignAtt && !sweep.frames.empty())
+    return invalid_argument("--frames sets the alignatt policy, and the policy is " + name +
+                            ": add --policy alignatt");
+  std::vector<SweepPoint> settings;
+  switch (policy) {
+    case stream::PolicyKind::LocalAgreement:
+      settings.push_back({});
+      break;
+    case stream::PolicyKind::Confidence:
+      for (double tau : sweep.taus.empty() ? std::vector<double>{-1} : sweep.taus)
+        settings.push_back({.tau = tau});
+      break;
+    case stream::PolicyKind::AlignAtt:
+      for (int f : sweep.frames.empty() ? std::vector<int>{0} : sweep.frames)
+        settings.push_back({.frames = f});
+      break;
+    case stream::PolicyKind::WaitK:
+      for (int k : ks.empty() ? std::vector<int>{meta.k} : ks) settings.push_back({.k = k});
+      break;
+  }
   return settings;
 }
 
 std::string setting_label(const stream::SessionOptions& so) {
   const std::string paradigm = stream::paradigm_name(so.paradigm);
   if (so.paradigm == stream::Paradigm::Offline) return paradigm;
-  if (so.policy.kind == stream::PolicyKind::Confidence)
-    return paradigm + "-confidence-tau" + format_float(static_cast<float>(so.policy.tau));
-  if (so.policy.kind == stream::PolicyKind::LocalAgreement)
-    return paradigm + "-local-agreement-lag" + std::to_string(so.policy.min_lag) + "-" +
-           std::to_string(so.policy.max_lag);
-  return paradigm + "-k" + std::to_string(so.k);
+  return paradigm + stream::policy_folder_suffix(so.policy, so.k);
 }
 
-void add_policy_options(CLI::App& app, StreamCli& o, std::vector<double>* taus) {
+std::string policy_json_members(const stream::PolicySpec& spec, int k) {
+  if (spec.kind == stream::PolicyKind::WaitK) return "\"k\": " + std::to_string(k);
+  std::string j = "\"policy\": \"" + std::string(stream::policy_name(spec.kind)) + "\"";
+  if (spec.kind == stream::PolicyKind::Confidence) j += ", \"tau\": " + stream::policy_setting(spec, k);
+  if (spec.kind == stream::PolicyKind::AlignAtt) {
+    j += ", \"frames\": " + std::to_string(spec.frames);
+    if (!spec.layers.empty()) {
+      j += ", \"layers\": [";
+      for (size_t i = 0; i < spec.layers.size(); ++i) j += (i ? ", " : "") + std::to_string(spec.layers[i]);
+      j += "]";
+    }
+  }
+  return j + ", \"min_lag\": " + std::to_string(spec.min_lag) +
+         ", \"max_lag\": " + std::to_string(spec.max_lag);
+}
+
+void add_policy_options(CLI::App& app, StreamCli& o, PolicySweep* sweep) {
   app.add_option(
          "--policy", o.policy,
          "read/write policy: wait-k (fixed lag k), confidence (write once the model's probability of "
-         "what it writes next is at least --tau, between --min-lag and --max-lag) or local-agreement "
+         "what it writes next is at least --tau, between --min-lag and --max-lag), local-agreement "
          "(LocalAgreement-2: after each read decode a tentative continuation and write the words it "
-         "shares with the previous read's, between --min-lag and --max-lag; greedy, beam 1) (default: the "
-         "model's)")
-      ->check(CLI::IsMember({"wait-k", "confidence", "local-agreement"}));
+         "shares with the previous read's, between --min-lag and --max-lag; greedy, beam 1) or alignatt "
+         "(AlignAtt: write unless the model's attention peaks on the last --frames units read, between "
+         "--min-lag and --max-lag) (default: the model's)")
+      ->check(CLI::IsMember({"wait-k", "confidence", "local-agreement", "alignatt"}));
   const std::string tau_help =
       "confidence: write when the probability of the next word's first token (with --beam, of the whole "
       "word) is at least this, in [0, 1] (default: the model's)";
-  if (taus)
-    app.add_option("--tau", *taus, tau_help + "; several (repeatable or comma-separated) for a sweep")
+  const std::string frames_help =
+      "alignatt: read while the attention of the row that chooses the next word peaks on one of the last "
+      "this many source units read (words, or audio chunks) (default: the model's)";
+  if (sweep) {
+    app.add_option("--tau", sweep->taus, tau_help + "; several (repeatable or comma-separated) for a sweep")
         ->delimiter(',')
         ->check(CLI::Range(0.0, 1.0));
-  else
+    app.add_option("--frames", sweep->frames,
+                   frames_help + "; several (repeatable or comma-separated) for a sweep")
+        ->delimiter(',')
+        ->check(CLI::Range(1, stream::kMaxPolicyLag));
+  } else {
     app.add_option("--tau", o.tau, tau_help)->check(CLI::Range(0.0, 1.0));
+    app.add_option("--frames", o.frames, frames_help)->check(CLI::Range(1, stream::kMaxPolicyLag));
+  }
+  app.add_option("--layers", o.layers,
+                 "alignatt: the layers whose attention heads are summed, counted from 0 (comma-separated; "
+                 "default: the model's, or every layer)")
+      ->delimiter(',')
+      ->check(CLI::Range(0, 1 << 16));
   app.add_option("--min-lag", o.min_lag,
-                 "confidence, local-agreement: below this lag (source units read minus words written) "
-                 "always read (default: the model's)")
+                 "confidence, local-agreement, alignatt: below this lag (source units read minus words "
+                 "written) always read (default: the model's)")
       ->check(CLI::Range(0, stream::kMaxPolicyLag));
   app.add_option("--max-lag", o.max_lag,
-                 "confidence, local-agreement: at this lag or above always write (local-agreement: the "
-                 "tentative continuation's next word, agreed or not; also its bound in words) (default: "
-                 "the model's)")
+                 "confidence, local-agreement, alignatt: at this lag or above always write "
+                 "(local-agreement: the tentative continuation's next word, agreed or not; also its bound "
+                 "in words) (default: the model's)")
       ->check(CLI::Range(1, stream::kMaxPolicyLag));
 }
 
@@ -238,6 +274,7 @@ const ModelDefault kModelDefaults[] = {
     {"--tau", [](const stream::ModelMeta& m) { return format_float(static_cast<float>(m.policy.tau)); }},
     {"--min-lag", [](const stream::ModelMeta& m) { return std::to_string(m.policy.min_lag); }},
     {"--max-lag", [](const stream::ModelMeta& m) { return std::to_string(m.policy.max_lag); }},
+    {"--frames", [](const stream::ModelMeta& m) { return std::to_string(m.policy.frames); }},
     {"--end-after-source",
      [](const stream::ModelMeta& m) { return std::string(m.end_after_source ? "on" : "off"); }},
 };
@@ -337,33 +374,44 @@ Status check_stream_settings(const CLI::App& app) {
 }
 
 Result<stream::SessionOptions> session_options(const StreamCli& o, const stream::StreamingModel& m, int k,
-                                               const std::string& paradigm, double tau) {
+                                               const std::string& paradigm) {
+  return session_options(o, m, SweepPoint{.k = k}, paradigm);
+}
+
+Result<stream::SessionOptions> session_options(const StreamCli& o, const stream::StreamingModel& m,
+                                               const SweepPoint& point, const std::string& paradigm) {
   stream::SessionOptions so = m.default_options();
-  if (o.sentence_ends == "punctuation") {
-    so.sentence_ends = nullptr;
-  } else if (so.sentence_ends && o.sentence_end_bias != so.sentence_ends->bias()) {
-    GPS_ASSIGN(so.sentence_ends,
-               stream::SentenceEndModel::build(*m.model, *m.codec, so.sentence_ends->shared_prompt(),
-                                               o.sentence_end_bias));
-  }
+  if (o.sentence_ends == "model") so.sentence_ends = m.sentence_ends();
+  so.sentence_end_bias = o.sentence_end_bias;
   so.sentence_end_lookahead = o.sentence_end_lookahead == "on";
   if (!o.policy.empty()) so.policy.kind = *stream::parse_policy_name(o.policy);  // checked by --policy
-  if (tau < 0) tau = o.tau;
+  const int k = point.k;
+  const double tau = point.tau >= 0 ? point.tau : o.tau;
+  const int frames = point.frames > 0 ? point.frames : o.frames;
+  const std::string name = stream::policy_name(so.policy.kind);
   if (so.policy.kind == stream::PolicyKind::WaitK) {
-    if (tau >= 0 || o.min_lag >= 0 || o.max_lag >= 0)
+    if (tau >= 0 || o.min_lag >= 0 || o.max_lag >= 0 || frames > 0 || !o.layers.empty())
       return invalid_argument(
-          "--tau, --min-lag and --max-lag set the confidence policy (the lags also local-agreement), and "
-          "the policy is wait-k: add --policy confidence or --policy local-agreement");
+          "--tau, --frames, --layers, --min-lag and --max-lag set the adaptive policies (--tau confidence's, "
+          "--frames and --layers alignatt's), and the policy is wait-k: add --policy");
   } else {
     if (k >= 1)
-      return invalid_argument("-k sets wait-k's lag, and the policy is " +
-                              std::string(stream::policy_name(so.policy.kind)) +
+      return invalid_argument("-k sets wait-k's lag, and the policy is " + name +
                               ": give --min-lag and --max-lag, or --policy wait-k");
-    if (tau >= 0 && so.policy.kind == stream::PolicyKind::LocalAgreement)
-      return invalid_argument(
-          "--tau sets the confidence policy, and the policy is local-agreement: give --min-lag and "
-          "--max-lag, or --policy confidence");
+    if (tau >= 0 && so.policy.kind != stream::PolicyKind::Confidence)
+      return invalid_argument("--tau sets the confidence policy, and the policy is " + name +
+                              ": give --min-lag and --max-lag, or --policy confidence");
+    if ((frames > 0 || !o.layers.empty()) && so.policy.kind != stream::PolicyKind::AlignAtt)
+      return invalid_argument("--frames and --layers set the alignatt policy, and the policy is " + name +
+                              ": add --policy alignatt");
     if (tau >= 0) so.policy.tau = tau;
+    if (frames > 0) so.policy.frames = frames;
+    if (!o.layers.empty()) so.policy.layers = o.layers;
+    for (int l : so.policy.layers)
+      if (l >= m.model->config().n_layer)
+        return invalid_argument("--layers: layer " + std::to_string(l) + " of a model with " +
+                                std::to_string(m.model->config().n_layer) + " layers (0 to " +
+                                std::to_string(m.model->config().n_layer - 1) + ")");
     if (o.min_lag >= 0) so.policy.min_lag = o.min_lag;
     if (o.max_lag >= 0) so.policy.max_lag = o.max_lag;
   }

@@ -45,9 +45,11 @@ struct StreamCli {
   int threads = 0;
   int max_tokens = 256;
   int beam = 0;                    // 0 = model default
-  std::string policy;              // "" = model default, else "wait-k", "confidence" or "local-agreement"
+  std::string policy;              // "" = model default, else a stream::parse_policy_name name
   double tau = -1;                 // confidence: < 0 = model default
-  int min_lag = -1, max_lag = -1;  // confidence, local-agreement: < 0 = model default
+  int min_lag = -1, max_lag = -1;  // confidence, local-agreement, alignatt: < 0 = model default
+  int frames = 0;                  // alignatt: 0 = model default
+  std::vector<int> layers;         // alignatt: empty = model default
   // Continuous text: "model" (sentence ends of unpunctuated text decided by the model, the default) or
   // "punctuation" (only punctuation and the word limit).
   std::string sentence_ends = "model";
@@ -63,9 +65,14 @@ void add_stream_options(CLI::App& app, StreamCli& o, bool with_paradigm = true);
 void add_end_after_source_option(CLI::App& app, StreamCli& o);
 // --beam N (part of add_stream_options; for commands that declare their own options).
 void add_beam_option(CLI::App& app, StreamCli& o);
-// --policy wait-k|confidence|local-agreement, --tau, --min-lag, --max-lag. With `taus`, --tau takes several
-// values (repeatable, or a comma list: eval's sweeps) into it; otherwise one, into o.tau.
-void add_policy_options(CLI::App& app, StreamCli& o, std::vector<double>* taus = nullptr);
+// The values an evaluation sweeps besides -k: the confidence policy's --tau and alignatt's --frames.
+struct PolicySweep {
+  std::vector<double> taus;
+  std::vector<int> frames;
+};
+// --policy NAME, --tau, --min-lag, --max-lag, --frames, --layers. With `sweep`, --tau and --frames take
+// several values (repeatable, or a comma list: eval's sweeps) into it; otherwise one each, into o.
+void add_policy_options(CLI::App& app, StreamCli& o, PolicySweep* sweep = nullptr);
 // Loads the model named by -m.
 Result<stream::StreamingModel> load_stream_model(const StreamCli& o);
 // --help: the shown defaults of the model-dependent options the app has (-k, --phi, --paradigm, --template,
@@ -79,22 +86,32 @@ Result<std::string> show_model_defaults(CLI::App& app);
 // the model was trained for gets a one-line warning on stderr. A model that cannot be read is left to the
 // command.
 Status check_stream_settings(const CLI::App& app);
-// Session options: the model's defaults, then the command line (k < 1 means "model default"; tau < 0 means
-// o.tau). Errors (usage): -k with a policy other than wait-k, --tau/--min-lag/--max-lag with wait-k, --tau
-// with local-agreement; a confidence or local-agreement policy with a paradigm it does not run with
+// Session options (session_options below): the model's defaults, then the command line, then the sweep
+// point. Errors (usage): -k with a policy other than wait-k, a setting of another policy (--tau, --frames,
+// --layers, or the lags with wait-k); an adaptive policy with a paradigm it does not run with
 // (stream::check_policy).
-// The settings an evaluation sweeps, one run each, as (k, tau): wait-k's k values (-k, default the model's),
-// tau -1; or, when the policy (--policy, default the model's) is confidence, its --tau values (default the
-// model's, -1), k 0; or, under local-agreement, one run (0, -1). -k under confidence or local-agreement and
-// --tau under wait-k or local-agreement are usage errors.
-Result<std::vector<std::pair<int, double>>> eval_settings(const StreamCli& o, const stream::ModelMeta& meta,
-                                                          const std::vector<int>& ks,
-                                                          const std::vector<double>& taus);
-// The name of one evaluation setting, its output folder and the plot's point: "<paradigm>-k<k>",
-// "<paradigm>-confidence-tau<T>" for the confidence policy, "<paradigm>-local-agreement-lag<min>-<max>" for
-// local-agreement, or "offline".
+// One setting of an evaluation sweep: wait-k's k, the confidence policy's tau or alignatt's frames; 0 (tau
+// -1) where the setting is not swept (then the command line's or the model's).
+struct SweepPoint {
+  int k = 0;
+  double tau = -1;
+  int frames = 0;
+};
+// The settings an evaluation sweeps, one run each: wait-k's k values (-k, default the model's); or, when
+// the policy (--policy, default the model's) is confidence, its --tau values; under alignatt its --frames
+// values; under local-agreement one run. A sweep of a setting the policy does not have is a usage error.
+Result<std::vector<SweepPoint>> eval_settings(const StreamCli& o, const stream::ModelMeta& meta,
+                                              const std::vector<int>& ks, const PolicySweep& sweep);
+// The name of one evaluation setting, its output folder: "<paradigm>" + stream::policy_folder_suffix
+// ("<paradigm>-k<k>", "<paradigm>-confidence-tau<T>", …), or "offline".
 std::string setting_label(const stream::SessionOptions& so);
+// The policy and its settings as JSON object members, as every eval record writes them: "k": K for wait-k,
+// else "policy": NAME and its settings ("tau" for confidence, "frames" and "layers" for alignatt, the lags).
+std::string policy_json_members(const stream::PolicySpec& spec, int k);
+Result<stream::SessionOptions> session_options(const StreamCli& o, const stream::StreamingModel& m,
+                                               const SweepPoint& point, const std::string& paradigm);
+// As above with only wait-k's k given (k < 1: the command line's or the model's).
 Result<stream::SessionOptions> session_options(const StreamCli& o, const stream::StreamingModel& m, int k,
-                                               const std::string& paradigm, double tau = -1);
+                                               const std::string& paradigm);
 
 }  // namespace gpstream::cli

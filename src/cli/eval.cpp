@@ -1,7 +1,8 @@
 // `gpstream eval -m MODEL (--tsv FILE | --source SRC --reference REF) [-k K]... [--paradigm P]...`:
 // the simultaneous evaluation. For each (paradigm, k) it drives sessions over the test set one source
 // word at a time (SimulEval's text evaluator), writes SimulEval's instances.log and scores.tsv under
-// DIR/<paradigm>-k<k>/ (with --policy confidence, one run per --tau under DIR/<paradigm>-confidence-tau<T>/),
+// DIR/<paradigm>-k<k>/ (with --policy confidence, one run per --tau under DIR/<paradigm>-confidence-tau<T>/;
+// with alignatt, one per --frames under DIR/<paradigm>-alignatt-f<F>/),
 // and prints BLEU, chrF and the latency metrics; several values give a
 // quality–latency table and an SVG plot (DIR/quality_latency.svg).
 // `gpstream eval --speech ...` evaluates a speech model over a speech manifest instead (eval_speech.h).
@@ -40,13 +41,13 @@ int run_eval(int argc, char** argv) {
   StreamCli o;
   std::string tsv, source, reference, output;
   std::vector<int> ks;
-  std::vector<double> taus;
+  PolicySweep sweep;
   std::vector<std::string> paradigms;
   double pace = 0;
   bool json = false;
   size_t limit = 0;
   add_stream_options(app, o, false);
-  add_policy_options(app, o, &taus);
+  add_policy_options(app, o, &sweep);
   app.add_option("--tsv", tsv, "test set: source<TAB>reference lines");
   app.add_option("--source", source, "test sources, one per line (with --reference)");
   app.add_option("--reference", reference, "test references, one per line (with --source)");
@@ -85,13 +86,11 @@ int run_eval(int argc, char** argv) {
     for (auto& p : *pairs) p.source = eval::strip_punctuation(p.source);
   auto m = load_stream_model(o);
   if (!m) return fail("eval", m.error());
-  auto settings = eval_settings(o, m->meta, ks, taus);
+  auto settings = eval_settings(o, m->meta, ks, sweep);
   if (!settings)
     return std::fprintf(stderr, "gpstream eval: %s\n", settings.error().message().c_str()), kExitUsage;
   const stream::PolicyKind policy_kind =
       o.policy.empty() ? m->meta.policy.kind : *stream::parse_policy_name(o.policy);
-  const bool confidence = policy_kind == stream::PolicyKind::Confidence;
-  const bool agreement = policy_kind == stream::PolicyKind::LocalAgreement;
   if (paradigms.empty()) paradigms.push_back(stream::paradigm_name(m->meta.paradigm));
   if (!output.empty()) std::filesystem::create_directories(output);
   if (Status st = write_eval_run_config(app, output, o.model, "text"); !st.ok())
@@ -104,18 +103,17 @@ int run_eval(int argc, char** argv) {
   std::map<std::string, eval::PlotSeries> curves;
   if (!json)
     std::printf("%-20s %4s %7s %7s %7s %7s %7s %7s %7s %9s\n", "paradigm",
-                confidence  ? "tau"
-                : agreement ? "lag"
-                            : "k",
+                policy_kind == stream::PolicyKind::Confidence       ? "tau"
+                : policy_kind == stream::PolicyKind::LocalAgreement ? "lag"
+                : policy_kind == stream::PolicyKind::AlignAtt       ? "f"
+                                                                    : "k",
                 "BLEU", "chrF", "AL", "LAAL", "AP", "DAL", "ATD", "s/sent");
   for (const auto& pname : paradigms) {
-    for (const auto& [k, tau_given] : *settings) {
-      auto so = session_options(o, *m, k, pname, tau_given);
+    for (const SweepPoint& point : *settings) {
+      auto so = session_options(o, *m, point, pname);
       if (!so) return std::fprintf(stderr, "gpstream eval: %s\n", so.error().message().c_str()), kExitUsage;
       const bool offline = so->paradigm == stream::Paradigm::Offline;
-      const std::string tau = format_float(static_cast<float>(so->policy.tau));
-      // local-agreement: its lag range, "min-max".
-      const std::string lags = std::to_string(so->policy.min_lag) + "-" + std::to_string(so->policy.max_lag);
+      const std::string setting = stream::policy_setting(so->policy, so->k);
       const std::string label = setting_label(*so);
       const double t0 = steady_seconds();
       eval::SimultaneousOptions eo;
@@ -148,39 +146,27 @@ int run_eval(int argc, char** argv) {
       }
       const auto& s = scores->scores;
       if (json) {
-        const std::string lag_json = ", \"min_lag\": " + std::to_string(so->policy.min_lag) +
-                                     ", \"max_lag\": " + std::to_string(so->policy.max_lag);
-        const std::string policy_json = confidence  ? "\"policy\": \"confidence\", \"tau\": " + tau + lag_json
-                                        : agreement ? "\"policy\": \"local-agreement\"" + lag_json
-                                                    : "\"k\": " + std::to_string(k);
         std::string j = "{\"paradigm\": \"" + std::string(stream::paradigm_name(so->paradigm)) + "\", " +
-                        policy_json +
+                        policy_json_members(so->policy, so->k) +
                         ", \"seconds_per_sentence\": " + eval::python_float_repr(secs / pairs->size());
         for (const auto& [n, v] : s) j += ", \"" + n + "\": " + eval::python_repr(v);
         std::printf("%s}\n", j.c_str());
       } else {
         std::printf("%-20s %4s %7.2f %7.2f %7.3f %7.3f %7.3f %7.3f %7.3f %9.4f\n",
-                    stream::paradigm_name(so->paradigm),
-                    offline      ? "-"
-                    : confidence ? tau.c_str()
-                    : agreement  ? lags.c_str()
-                                 : std::to_string(k).c_str(),
-                    get(s, "BLEU"), get(s, "chrF"), get(s, "AL"), get(s, "LAAL"), get(s, "AP"), get(s, "DAL"),
-                    get(s, "ATD"), secs / pairs->size());
+                    stream::paradigm_name(so->paradigm), offline ? "-" : setting.c_str(), get(s, "BLEU"),
+                    get(s, "chrF"), get(s, "AL"), get(s, "LAAL"), get(s, "AP"), get(s, "DAL"), get(s, "ATD"),
+                    secs / pairs->size());
       }
       std::fflush(stdout);
-      const std::string curve_name =
-          std::string(stream::paradigm_name(so->paradigm)) + (confidence  ? " confidence"
-                                                              : agreement ? " local-agreement"
-                                                                          : "");
+      const std::string curve_name = std::string(stream::paradigm_name(so->paradigm)) +
+                                     (so->policy.kind == stream::PolicyKind::WaitK
+                                          ? ""
+                                          : " " + std::string(stream::policy_name(so->policy.kind)));
       auto& curve = curves[curve_name];
       curve.name = curve_name;
       curve.horizontal_line = offline;
-      curve.points.push_back({get(s, "LAAL"), get(s, "BLEU"),
-                              offline      ? ""
-                              : confidence ? "tau=" + tau
-                              : agreement  ? "lag=" + lags
-                                           : "k=" + std::to_string(k)});
+      curve.points.push_back(
+          {get(s, "LAAL"), get(s, "BLEU"), offline ? "" : stream::policy_setting_label(so->policy, so->k)});
       if (offline) break;
     }
   }
@@ -207,7 +193,7 @@ int run_eval(int argc, char** argv) {
 
 GPSTREAM_COMMAND(
     "eval", "simultaneous evaluation (BLEU, chrF, SimulEval latency) over a test set",
-    "gpstream eval -m models/gpstream-en-fr --tsv ../shared/data/corpus/en-fr.dev.tsv -k 1 -k 3 -k 5 "
+    "gpstream eval -m models/gpstream-en-fr --tsv data/corpus/en-fr.dev.tsv -k 1 -k 3 -k 5 "
     "--output runs/eval\n"
     "gpstream eval --speech -m models/gpstream-speech-en --manifest speech/dev/manifest.tsv -k 7",
     gpstream::cli::run_eval);

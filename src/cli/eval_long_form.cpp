@@ -37,11 +37,11 @@ int run_eval_long_form(const StreamCli& o, const stream::StreamingModel& m,
                options.pace);
   const bool tty = isatty(STDERR_FILENO);
   if (!options.json)
-    std::printf("%-20s %4s %7s %7s %10s %13s %6s %9s\n", "paradigm", "k|tau", "BLEU", "chrF", "StreamLAAL",
+    std::printf("%-20s %4s %7s %7s %10s %13s %6s %9s\n", "paradigm", "set", "BLEU", "chrF", "StreamLAAL",
                 "StreamLAAL_CA", "empty", "ms/word");
   for (const auto& pname : options.paradigms) {
-    for (const auto& [k, tau] : options.settings) {
-      auto so = session_options(o, m, k, pname, tau);
+    for (const SweepPoint& point : options.settings) {
+      auto so = session_options(o, m, point, pname);
       if (!so) return std::fprintf(stderr, "gpstream eval: %s\n", so.error().message().c_str()), kExitUsage;
       if (so->paradigm == stream::Paradigm::Offline) {
         std::fprintf(stderr,
@@ -50,12 +50,7 @@ int run_eval_long_form(const StreamCli& o, const stream::StreamingModel& m,
         return kExitUsage;
       }
       const std::string label = setting_label(*so);
-      const bool confidence = so->policy.kind == stream::PolicyKind::Confidence;
-      const bool agreement = so->policy.kind == stream::PolicyKind::LocalAgreement;
-      const std::string setting =
-          confidence  ? format_float(static_cast<float>(so->policy.tau))
-          : agreement ? std::to_string(so->policy.min_lag) + "-" + std::to_string(so->policy.max_lag)
-                      : std::to_string(so->k);
+      const std::string setting = stream::policy_setting(so->policy, so->k);
       const double t0 = steady_seconds();
       std::vector<eval::LongFormRun> runs;
       for (size_t t = 0; t < talks.talks.size(); ++t) {
@@ -97,14 +92,8 @@ int run_eval_long_form(const StreamCli& o, const stream::StreamingModel& m,
       const double ms_per_word = secs * 1000.0 / static_cast<double>(n_words);
       const double laal_ca = scores.size() > 3 ? scores[3].second.value : 0.0;
       if (options.json) {
-        std::string j =
-            "{\"paradigm\": \"" + std::string(stream::paradigm_name(so->paradigm)) + "\", " +
-            (confidence ? "\"policy\": \"confidence\", \"tau\": " + setting
-             : agreement
-                 ? "\"policy\": \"local-agreement\", \"min_lag\": " + std::to_string(so->policy.min_lag) +
-                       ", \"max_lag\": " + std::to_string(so->policy.max_lag)
-                 : "\"k\": " + setting) +
-            ", \"long_form\": true";
+        std::string j = "{\"paradigm\": \"" + std::string(stream::paradigm_name(so->paradigm)) + "\", " +
+                        policy_json_members(so->policy, so->k) + ", \"long_form\": true";
         for (const auto& [n, v] : scores) j += ", \"" + n + "\": " + eval::python_repr(v);
         j += ", \"talks\": " + std::to_string(runs.size()) +
              ", \"sentences\": " + std::to_string(n_sentences) +

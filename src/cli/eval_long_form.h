@@ -13,7 +13,7 @@
 namespace gpstream::cli {
 
 struct LongFormEvalOptions {
-  std::vector<std::pair<int, double>> settings;  // (k, tau): wait-k's k, or the confidence policy's tau
+  std::vector<SweepPoint> settings;  // the policy settings swept (eval_settings)
   std::vector<std::string> paradigms;
   double pace = 2.5;         // words/s: the talks' length and the virtual clock
   double talk_minutes = 30;  // each talk lasts at least this long at the pace

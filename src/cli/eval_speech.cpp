@@ -89,8 +89,8 @@ int run_eval_speech(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 16));
   add_end_after_source_option(app, o);
   add_beam_option(app, o);
-  std::vector<double> taus;
-  add_policy_options(app, o, &taus);  // lags count encoder chunks, as -k does
+  PolicySweep sweep;
+  add_policy_options(app, o, &sweep);  // lags and frames count encoder chunks, as -k does
   if (auto rc = parse_args(app, argc, argv)) return *rc;
   const auto norm = eval::parse_wer_normalization(wer_norm);
   if (!norm.ok())
@@ -111,24 +111,24 @@ int run_eval_speech(int argc, char** argv) {
   if (limit && utts.size() > limit) utts.resize(limit);
   auto model = speech::SpeechModel::load(o.model, o.threads);
   if (!model.ok()) return fail("eval", model.error());
-  auto settings = eval_settings(o, model->llm.meta, ks, taus);
+  auto settings = eval_settings(o, model->llm.meta, ks, sweep);
   if (!settings)
     return std::fprintf(stderr, "gpstream eval: %s\n", settings.error().message().c_str()), kExitUsage;
   if (phis.empty()) phis.push_back(model->llm.meta.phi.to_string());
 
   std::vector<SpeechRun> runs;
-  for (const auto& [k, tau] : *settings) {
+  for (const SweepPoint& point : *settings) {
     bool offline = false;
     for (const auto& phi : phis) {
       StreamCli ko = o;
       ko.phi = phi;
-      auto so = session_options(ko, model->llm, k, o.paradigm, tau);
+      auto so = session_options(ko, model->llm, point, o.paradigm);
       if (!so.ok())
         return std::fprintf(stderr, "gpstream eval: %s\n", so.error().message().c_str()), kExitUsage;
       offline = so->paradigm == stream::Paradigm::Offline;
       std::string label = setting_label(*so) + "-phi" + so->phi.to_string();
       if (so->end_after_source && !offline) label += "-end-after-source";
-      runs.push_back({k, *so, label});
+      runs.push_back({so->k, *so, label});
     }
     if (offline) break;  // offline reads everything first: k does not matter
   }
@@ -177,18 +177,8 @@ int run_eval_speech(int argc, char** argv) {
     }
     const auto& s = scores->scores;
     const double rtf = res->real_time_factor();
-    // wait-k's k, the confidence policy's tau, or local-agreement's lag range.
-    const bool confidence = run.options.policy.kind == stream::PolicyKind::Confidence;
-    const bool agreement = run.options.policy.kind == stream::PolicyKind::LocalAgreement;
-    const std::string lags =
-        std::to_string(run.options.policy.min_lag) + "-" + std::to_string(run.options.policy.max_lag);
-    const std::string tau = confidence ? format_float(static_cast<float>(run.options.policy.tau)) : lags;
-    const std::string setting_json =
-        confidence ? "\"policy\": \"confidence\", \"tau\": " + tau
-        : agreement
-            ? "\"policy\": \"local-agreement\", \"min_lag\": " + std::to_string(run.options.policy.min_lag) +
-                  ", \"max_lag\": " + std::to_string(run.options.policy.max_lag)
-            : "\"k\": " + std::to_string(run.k);
+    const std::string setting = stream::policy_setting(run.options.policy, run.k);
+    const std::string setting_json = policy_json_members(run.options.policy, run.k);
     if (json) {
       std::printf(
           "{\"paradigm\": \"%s\", %s, \"phi\": \"%s\", \"end_after_source\": %s, \"beam\": %d, "
@@ -204,8 +194,7 @@ int run_eval_speech(int argc, char** argv) {
     } else {
       const bool offline = run.options.paradigm == stream::Paradigm::Offline;
       std::printf("%-22s %4s %6s %7s %8s %8s %8s %8s %6s %6s %8s %8s %6s\n",
-                  stream::paradigm_name(run.options.paradigm),
-                  offline ? "-" : (confidence || agreement ? tau : std::to_string(run.k)).c_str(),
+                  stream::paradigm_name(run.options.paradigm), offline ? "-" : setting.c_str(),
                   run.options.phi.to_string().c_str(), cell(score_named(s, "WER"), 2).c_str(),
                   cell(score_named(s, "AL"), 1).c_str(), cell(score_named(s, "AL_CA"), 1).c_str(),
                   cell(score_named(s, "LAAL"), 1).c_str(), cell(score_named(s, "LAAL_CA"), 1).c_str(),

@@ -84,7 +84,7 @@ int run_init_model(int argc, char** argv) {
   const std::string cfg = model::config_to_hf_json(c);
   if (Status s = write_file_atomic(out + "/config.json", std::as_bytes(std::span(cfg))); !s.ok())
     return fail("init-model", s.error());
-  const std::string meta = stream::ModelMeta{}.to_json();
+  const std::string meta = stream::ModelMeta().to_json();
   if (Status s = write_file_atomic(out + "/gpstream.json", std::as_bytes(std::span(meta))); !s.ok())
     return fail("init-model", s.error());
   namespace fs = std::filesystem;

@@ -23,16 +23,15 @@ namespace gpstream::cli {
 namespace {
 
 // A run folder's name: <paradigm>[-k<K>][-phi<F>][-end-after-source] (gpstream eval writes <paradigm>-k<K>,
-// <paradigm>-confidence-tau<T>, <paradigm>-local-agreement-lag<MIN>-<MAX> and offline; eval --speech
-// <paradigm>-k<K>-phi<F>[-end-after-source] and offline-phi<F>). A confidence run's curve is
-// "<paradigm>-confidence", its points labelled with tau; a local-agreement run's
-// "<paradigm>-local-agreement", its points labelled with the lag range.
+// <paradigm>-confidence-tau<T>, <paradigm>-local-agreement-lag<MIN>-<MAX>, <paradigm>-alignatt-f<F> and
+// offline; eval --speech <paradigm>-k<K>-phi<F>[-end-after-source] and offline-phi<F>). A confidence run's
+// curve is "<paradigm>-confidence", its points labelled with tau; a local-agreement run's
+// "<paradigm>-local-agreement", its points labelled with the lag range; an alignatt run's
+// "<paradigm>-alignatt", its points labelled with the frames.
 struct RunName {
   std::string paradigm;
-  std::optional<std::string> k;
-  std::optional<std::string> tau;
-  std::optional<std::string> lags;  // "1-8"
-  std::string variant;              // what follows k, for the legend: "φ=0.5", "φ=0 end-after-source"
+  std::string point;    // the point's label: "k=5", "tau=0.5", "lag=1-8", "f=2", or ""
+  std::string variant;  // what follows the setting, for the legend: "φ=0.5", "φ=0 end-after-source"
 };
 
 std::string variant_text(std::string rest) {
@@ -58,27 +57,29 @@ RunName parse_run_name(const std::string& name) {
   for (size_t p = name.find("-k"); p != std::string::npos; p = name.find("-k", p + 1)) {
     const size_t q = digits(p + 2);
     if (q > p + 2 && (q == name.size() || name[q] == '-'))
-      return {name.substr(0, p), name.substr(p + 2, q - p - 2), std::nullopt, std::nullopt,
-              variant_text(name.substr(q))};
+      return {name.substr(0, p), "k=" + name.substr(p + 2, q - p - 2), variant_text(name.substr(q))};
   }
   if (const size_t p = name.find("-tau"); p != std::string::npos) {
     size_t q = p + 4;
     while (q < name.size() && (std::isdigit(static_cast<unsigned char>(name[q])) || name[q] == '.')) ++q;
     if (q > p + 4 && (q == name.size() || name[q] == '-'))
-      return {name.substr(0, p), std::nullopt, name.substr(p + 4, q - p - 4), std::nullopt,
-              variant_text(name.substr(q))};
+      return {name.substr(0, p), "tau=" + name.substr(p + 4, q - p - 4), variant_text(name.substr(q))};
   }
   if (const size_t p = name.find("-lag"); p != std::string::npos) {
     const size_t dash = digits(p + 4);
     const size_t q = dash < name.size() && name[dash] == '-' ? digits(dash + 1) : dash;
     if (dash > p + 4 && q > dash + 1 && (q == name.size() || name[q] == '-'))
-      return {name.substr(0, p), std::nullopt, std::nullopt, name.substr(p + 4, q - p - 4),
-              variant_text(name.substr(q))};
+      return {name.substr(0, p), "lag=" + name.substr(p + 4, q - p - 4), variant_text(name.substr(q))};
+  }
+  if (const size_t p = name.find("-alignatt-f"); p != std::string::npos) {
+    const size_t f = p + 10;  // after "-alignatt-"
+    const size_t q = digits(f + 1);
+    if (q > f + 1 && (q == name.size() || name[q] == '-'))
+      return {name.substr(0, f - 1), "f=" + name.substr(f + 1, q - f - 1), variant_text(name.substr(q))};
   }
   const size_t phi = name.find("-phi");
-  if (phi != std::string::npos)
-    return {name.substr(0, phi), std::nullopt, std::nullopt, std::nullopt, variant_text(name.substr(phi))};
-  return {name, std::nullopt, std::nullopt, std::nullopt, ""};
+  if (phi != std::string::npos) return {name.substr(0, phi), "", variant_text(name.substr(phi))};
+  return {name, "", ""};
 }
 
 // The last component of a folder path ("runs/group/" → "group", "." → the current folder's name).
@@ -163,11 +164,7 @@ int run_plot(int argc, char** argv) {
       auto& c = curves[{di, rn.paradigm + " " + rn.variant}];
       c.name = name;
       c.horizontal_line = rn.paradigm == "offline";
-      c.points.push_back({*x, *y,
-                          rn.k      ? "k=" + *rn.k
-                          : rn.tau  ? "tau=" + *rn.tau
-                          : rn.lags ? "lag=" + *rn.lags
-                                    : ""});
+      c.points.push_back({*x, *y, rn.point});
     }
   }
   if (units.size() > 1)

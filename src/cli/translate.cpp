@@ -56,8 +56,8 @@ int run_translate(int argc, char** argv) {
            kExitUsage;
   so->continuous = true;
   // Every line is a fresh session with the same prompt: its rows are computed once, here.
-  if (m->sentence_ends)
-    so->prompt_cache = m->sentence_ends->shared_prompt();
+  if (so->sentence_ends)
+    so->prompt_cache = so->sentence_ends->shared_prompt();
   else if (auto cache = stream::PromptCache::build(*m->model, *m->codec))
     so->prompt_cache = std::move(cache).value();
   LiveView view{isatty(STDOUT_FILENO) && !delays && !plain};

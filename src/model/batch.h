@@ -26,6 +26,7 @@ struct BatchToken {
   int n_src = 0;           // visible source rows
   int n_tgt = 0;           // visible target rows
   bool logits = false;     // compute this row's logits
+  bool attention = false;  // record its attention over its source rows (ForwardModel::source_attention)
   int32_t embedding = -1;  // ≥ 0: the input is row `embedding` of Batch::embeddings, not id's table row
 };
 

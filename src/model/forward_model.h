@@ -24,6 +24,11 @@ class ForwardModel {
   // [batch.n_logits(), n_vocab] for the rows that asked.
   virtual Status forward(const Batch& batch, std::span<KvCache* const> caches,
                          std::vector<float>& logits) = 0;
+  // The attention tap: the i-th row of the last forward that asked (BatchToken::attention, counted in batch
+  // order), its attention probabilities over its visible source rows, [n_layer][n_head][n_src] (n_src: the
+  // row's BatchToken::n_src; rows a sliding window hides are 0). Rows that did not ask cost nothing. Empty
+  // past the rows that asked, and for a model without the tap.
+  virtual std::span<const float> source_attention(int /*i*/) const { return {}; }
 };
 
 }  // namespace gpstream::model

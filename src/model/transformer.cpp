@@ -115,6 +115,7 @@ Status Transformer::forward(const Batch& batch, KvCache& cache, std::vector<floa
 
 Status Transformer::forward(const Batch& batch, std::span<KvCache* const> caches,
                             std::vector<float>& logits) {
+  ws_.tap_rows.clear();
   GPS_TRY(validate(batch, caches));
   const ModelConfig& c = config_;
   const int64_t T = batch.size();
@@ -173,6 +174,18 @@ Status Transformer::forward(const Batch& batch, std::span<KvCache* const> caches
     }
   }
   grow(w.scores, int64_t{max_visible} * nt);
+  // The attention tap's rows, zeroed (the layers add nothing: each (layer, head) writes its own part).
+  w.tap_offset.assign(static_cast<size_t>(T), -1);
+  w.tap_rows.clear();
+  int64_t tapped = 0;
+  for (int64_t t = 0; t < T; ++t)
+    if (batch.tokens[t].attention) {
+      const int64_t size = int64_t{c.n_layer} * c.n_head * batch.tokens[t].n_src;
+      w.tap_offset[t] = tapped;
+      w.tap_rows.emplace_back(tapped, size);
+      tapped += size;
+    }
+  w.tap.assign(static_cast<size_t>(tapped), 0.0f);
 
   // Embeddings: the token's table row or its row of the batch's buffer (both in table space, then scaled).
   for (int64_t t = 0; t < T; ++t) {
@@ -229,6 +242,24 @@ void Transformer::attend(const Batch& batch, std::span<KvCache* const> caches, i
                         kc.v(il, Group::Target) + int64_t{t0} * KV, bt.n_tgt - t0};
   kernels::attention_forward_token(w.attn.data() + t * Q, w.q.data() + t * Q, src, tgt, shape, h, h + 1,
                                    scores);
+  if (w.tap_offset[t] >= 0)
+    record_attention(t, bt.n_src, il, h, s0, src.n_visible, src.n_visible + tgt.n_visible, scores);
+}
+
+void Transformer::record_attention(int64_t t, int n_src, int il, int64_t h, int s0, int64_t n_shown,
+                                   int64_t n, const float* scores) {
+  if (n == 0) return;  // the kernel wrote no weights: the row sees nothing (its probabilities stay 0)
+  // The kernel normalises by the float sum of the same weights; in double this sum is the exact one.
+  double sum = 0;
+  for (int64_t r = 0; r < n; ++r) sum += scores[r];
+  float* out = ws_.tap.data() + ws_.tap_offset[t] + (int64_t{il} * config_.n_head + h) * n_src + s0;
+  for (int64_t r = 0; r < n_shown; ++r) out[r] = static_cast<float>(scores[r] / sum);
+}
+
+std::span<const float> Transformer::source_attention(int i) const {
+  if (i < 0 || static_cast<size_t>(i) >= ws_.tap_rows.size()) return {};
+  const auto [offset, size] = ws_.tap_rows[static_cast<size_t>(i)];
+  return std::span<const float>(ws_.tap).subspan(static_cast<size_t>(offset), static_cast<size_t>(size));
 }
 
 namespace {

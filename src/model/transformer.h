@@ -11,6 +11,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/batch.h"
@@ -45,12 +46,18 @@ class Transformer : public ForwardModel {
   Status forward(const Batch& batch, std::span<KvCache* const> caches, std::vector<float>& logits) override;
   // Convenience: one sequence.
   Status forward(const Batch& batch, KvCache& cache, std::vector<float>& logits);
+  std::span<const float> source_attention(int i) const override;
 
  private:
   struct Workspace {
     std::vector<float> x, h, q, k, v, attn, gate, up, cos_t, sin_t, scratch, scores, out_hidden;
     std::vector<float> team;  // the decode team's per-thread buffers (transformer_team.cpp)
     std::vector<int> slot;
+    // The attention tap (source_attention): per batch row, its offset in `tap` or -1; per tapped row, its
+    // offset and size.
+    std::vector<int64_t> tap_offset;
+    std::vector<std::pair<int64_t, int64_t>> tap_rows;
+    std::vector<float> tap;
   };
   Status validate(const Batch& batch, std::span<KvCache* const> caches) const;
   // The layers and the LM head, one parallel region per step (any batch; transformer.cpp) or one thread
@@ -62,6 +69,11 @@ class Transformer : public ForwardModel {
   // attention of work item `item` (batch row item / n_head, head item % n_head) into ws_.attn.
   void rotate_and_append(const Batch& batch, std::span<KvCache* const> caches, int il);
   void attend(const Batch& batch, std::span<KvCache* const> caches, int il, int64_t item, float* scores);
+  // The tap's probabilities for (token t of n_src source rows, layer il, head h), from the unnormalised
+  // weights the attention kernel left in scores for the n rows the token saw: the first n_shown of them are
+  // source rows s0, s0 + 1, ….
+  void record_attention(int64_t t, int n_src, int il, int64_t h, int s0, int64_t n_shown, int64_t n,
+                        const float* scores);
   // Layer il on residual stream x (h: its normed input, post: a sublayer output's norm under sandwich norms;
   // may be ws_.h), each step spread over threads by the executor (transformer_block.h).
   template <typename Executor>

@@ -73,7 +73,8 @@ Result<stream::PolicySpec> policy_field(const json& obj) {
   const json& v = obj["policy"];
   if (!v.is_object()) return field_error("policy", "an object", v);
   for (const auto& [key, _] : v.items())
-    if (key != "name" && key != "tau" && key != "min_lag" && key != "max_lag")
+    if (key != "name" && key != "tau" && key != "min_lag" && key != "max_lag" && key != "frames" &&
+        key != "layers")
       return invalid_argument("'policy': unknown field '" + key.substr(0, 64) + "'");
   if (!v.contains("name")) return invalid_argument("'policy': no 'name' (" + stream::policy_names() + ")");
   const json& name = v["name"];
@@ -90,6 +91,20 @@ Result<stream::PolicySpec> policy_field(const json& obj) {
     return invalid_argument("'policy.tau': the " + n + " policy has no tau (the confidence policy's)");
   if (spec.kind == stream::PolicyKind::WaitK && (v.contains("min_lag") || v.contains("max_lag")))
     return invalid_argument("'policy': the wait-k policy has no min_lag or max_lag (its lag is 'k')");
+  if ((v.contains("frames") || v.contains("layers")) && spec.kind != stream::PolicyKind::AlignAtt)
+    return invalid_argument("'policy': the " + n + " policy has no frames or layers (the alignatt policy's)");
+  if (v.contains("layers")) {
+    const json& l = v["layers"];
+    if (!l.is_array() || l.size() > static_cast<size_t>(stream::kMaxPolicyLayers))
+      return field_error("policy.layers",
+                         "an array of at most " + std::to_string(stream::kMaxPolicyLayers) + " layer numbers",
+                         l);
+    for (const json& x : l) {
+      if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() >= stream::kMaxPolicyLayers)
+        return field_error("policy.layers", "an array of layer numbers from 0", l);
+      spec.layers.push_back(static_cast<int>(x.get<int64_t>()));
+    }
+  }
   if (v.contains("tau")) {
     const json& t = v["tau"];
     if (!t.is_number()) return field_error("policy.tau", "a number", t);
@@ -98,7 +113,8 @@ Result<stream::PolicySpec> policy_field(const json& obj) {
     spec.tau = d;
   }
   for (auto [field, lo, out] :
-       {std::tuple{"min_lag", 0, &spec.min_lag}, std::tuple{"max_lag", 1, &spec.max_lag}}) {
+       {std::tuple{"min_lag", 0, &spec.min_lag}, std::tuple{"max_lag", 1, &spec.max_lag},
+        std::tuple{"frames", 1, &spec.frames}}) {
     if (!v.contains(field)) continue;
     const std::string path = std::string("policy.") + field;
     const json& x = v[field];
@@ -112,6 +128,8 @@ Result<stream::PolicySpec> policy_field(const json& obj) {
   if (spec.min_lag > spec.max_lag)
     return invalid_argument("'policy': min_lag (" + std::to_string(spec.min_lag) +
                             ") is greater than max_lag (" + std::to_string(spec.max_lag) + ")");
+  if (Status st = stream::validate_policy(spec); !st.ok())  // the layers: none twice
+    return invalid_argument("'policy': " + st.error().message());
   return spec;
 }
 

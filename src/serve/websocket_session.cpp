@@ -190,6 +190,10 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
       ready["policy"] = {{"name", stream::policy_name(so.policy.kind)}};
       if (so.policy.kind != stream::PolicyKind::WaitK) {
         if (so.policy.kind == stream::PolicyKind::Confidence) ready["policy"]["tau"] = so.policy.tau;
+        if (so.policy.kind == stream::PolicyKind::AlignAtt) {
+          ready["policy"]["frames"] = so.policy.frames;
+          if (!so.policy.layers.empty()) ready["policy"]["layers"] = so.policy.layers;
+        }
         ready["policy"]["min_lag"] = so.policy.min_lag;
         ready["policy"]["max_lag"] = so.policy.max_lag;
       }

@@ -4,19 +4,27 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <span>
 #include <vector>
 
 namespace gpstream::stream {
 
-// log Σ_i exp(row[i]), shifted by the row's maximum so that no term overflows.
-inline double log_sum_exp(std::span<const float> row) {
+// log Σ_i exp(row[i]), shifted by the row's maximum so that no term overflows (logits in float, or
+// log-probabilities in double).
+template <typename T>
+double log_sum_exp(std::span<const T> row) {
   double mx = -std::numeric_limits<double>::infinity();
-  for (float v : row) mx = std::max(mx, static_cast<double>(v));
+  for (T v : row) mx = std::max(mx, static_cast<double>(v));
   double sum = 0;
-  for (float v : row) sum += std::exp(static_cast<double>(v) - mx);
+  for (T v : row) sum += std::exp(static_cast<double>(v) - mx);
   return mx + std::log(sum);
+}
+
+// log softmax(row)[id].
+inline double log_prob(std::span<const float> row, int32_t id) {
+  return static_cast<double>(row[static_cast<size_t>(id)]) - log_sum_exp(row);
 }
 
 // out[i] = log softmax(row)[i].

@@ -57,6 +57,14 @@ Result<ModelMeta> ModelMeta::parse(const std::string& text, const std::string& w
     GPS_TRY(pr.optional("tau", m.policy.tau, 0.0, 1.0));
     GPS_TRY(pr.optional("min_lag", m.policy.min_lag, 0, kMaxPolicyLag));
     GPS_TRY(pr.optional("max_lag", m.policy.max_lag, 1, kMaxPolicyLag));
+    GPS_TRY(pr.optional("frames", m.policy.frames, 1, kMaxPolicyLag));
+    if (auto layers = pr.find("layers")) {
+      GPS_ASSIGN(std::vector<JsonValue> items, layers->elements(kMaxPolicyLayers));
+      for (const JsonValue& v : items) {
+        GPS_ASSIGN(int layer, v.integer<int>(0, kMaxPolicyLayers - 1));
+        m.policy.layers.push_back(layer);
+      }
+    }
     GPS_TRY(pr.finish());
     if (Status st = validate_policy(m.policy); !st.ok())
       return p->error("is not a valid policy: " + st.error().message());
@@ -88,7 +96,7 @@ Result<ModelMeta> ModelMeta::load(const std::string& model_dir) {
   if (model::is_gguf_path(model_dir)) {
     GPS_ASSIGN(io::GgufFile g, io::read_gguf(model_dir));
     const io::GgufValue* v = g.metadata.find(model::kGpstreamJsonGgufKey);
-    if (!v) return ModelMeta{};
+    if (!v) return ModelMeta();
     if (v->type != io::GgufType::String)
       return format_error(model_dir + ": metadata key " + model::kGpstreamJsonGgufKey + " is not a string");
     GPS_ASSIGN(ModelMeta m, parse(v->str, model_dir + ": " + model::kGpstreamJsonGgufKey));
@@ -97,7 +105,7 @@ Result<ModelMeta> ModelMeta::load(const std::string& model_dir) {
   }
   const std::string path = model_dir + "/gpstream.json";
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return ModelMeta{};
+  if (!std::filesystem::exists(path, ec)) return ModelMeta();
   GPS_ASSIGN(std::string text, read_regular_text_file(path));
   GPS_ASSIGN(ModelMeta m, parse(text, path));
   m.from_file = true;
@@ -123,11 +131,16 @@ std::string ModelMeta::to_json() const {
   j["paradigm"] = paradigm_name(paradigm);
   if (end_after_source) j["end_after_source"] = true;
   if (beam > 1) j["beam"] = beam;
-  if (!(policy == PolicySpec{}))
+  if (!(policy == PolicySpec{})) {
     j["policy"] = {{"name", policy_name(policy.kind)},
                    {"tau", policy.tau},
                    {"min_lag", policy.min_lag},
                    {"max_lag", policy.max_lag}};
+    if (policy.kind == PolicyKind::AlignAtt) {
+      j["policy"]["frames"] = policy.frames;
+      if (!policy.layers.empty()) j["policy"]["layers"] = policy.layers;
+    }
+  }
   j["trained"] = nlohmann::ordered_json::parse(trained_json);
   return j.dump(2) + "\n";
 }

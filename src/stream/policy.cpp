@@ -1,4 +1,5 @@
-// wait-k, read-all, confidence and local-agreement policies, and choosing one by name.
+// wait-k, read-all, confidence, local-agreement and alignatt policies, choosing one by name, and naming
+// their settings.
 #include "stream/policy.h"
 
 #include <algorithm>
@@ -45,10 +46,23 @@ Action LocalAgreementPolicy::decide(const PolicyState& s) const {
   return s.agreement->agreed > 0 ? Action::Write : Action::Read;
 }
 
+Action AlignAttPolicy::decide(const PolicyState& s) const {
+  const long all = static_cast<long>(s.n_words) + 1;
+  if (s.source_finished && s.units_read >= all) return Action::Write;  // nothing left to read
+  if (s.end_chosen_at >= 0 && end_after_source_ && s.units_read <= s.end_chosen_at) return Action::Read;
+  const long lag = static_cast<long>(s.units_read) - s.words_written;
+  if (lag < min_lag_) return Action::Read;
+  if (lag >= max_lag_) return Action::Write;
+  // No row has seen the units read yet: stop reading, so that the next decision has a fresh row.
+  if (!s.attended_unit) return Action::Write;
+  return *s.attended_unit >= static_cast<long>(s.units_read) - frames_ ? Action::Read : Action::Write;
+}
+
 std::optional<PolicyKind> parse_policy_name(std::string_view name) {
   if (name == "wait-k") return PolicyKind::WaitK;
   if (name == "confidence") return PolicyKind::Confidence;
   if (name == "local-agreement") return PolicyKind::LocalAgreement;
+  if (name == "alignatt") return PolicyKind::AlignAtt;
   return std::nullopt;
 }
 
@@ -58,6 +72,8 @@ const char* policy_name(PolicyKind kind) {
       return "confidence";
     case PolicyKind::LocalAgreement:
       return "local-agreement";
+    case PolicyKind::AlignAtt:
+      return "alignatt";
     case PolicyKind::WaitK:
       break;
   }
@@ -65,12 +81,13 @@ const char* policy_name(PolicyKind kind) {
 }
 
 std::string policy_names() {
-  return "wait-k, confidence, local-agreement";
+  return "wait-k, confidence, local-agreement, alignatt";
 }
 
 namespace {
 
-std::string shortest(double v) {
+template <typename T>
+std::string shortest(T v) {
   char buf[32];
   const auto r = std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, r.ptr);
@@ -95,6 +112,19 @@ Status validate_policy(const PolicySpec& spec) {
   if (spec.min_lag > spec.max_lag)
     return invalid_argument(what + "min_lag (" + std::to_string(spec.min_lag) +
                             ") is greater than max_lag (" + std::to_string(spec.max_lag) + ")");
+  if (spec.frames < 1 || spec.frames > kMaxPolicyLag)
+    return invalid_argument("alignatt policy: frames must be in [1, " + bound + "], got " +
+                            std::to_string(spec.frames));
+  if (spec.layers.size() > static_cast<size_t>(kMaxPolicyLayers))
+    return invalid_argument("alignatt policy: more than " + std::to_string(kMaxPolicyLayers) + " layers");
+  for (size_t i = 0; i < spec.layers.size(); ++i) {
+    if (spec.layers[i] < 0)
+      return invalid_argument("alignatt policy: a layer must be at least 0, got " +
+                              std::to_string(spec.layers[i]));
+    if (std::find(spec.layers.begin(), spec.layers.begin() + static_cast<std::ptrdiff_t>(i),
+                  spec.layers[i]) != spec.layers.begin() + static_cast<std::ptrdiff_t>(i))
+      return invalid_argument("alignatt policy: layer " + std::to_string(spec.layers[i]) + " given twice");
+  }
   return {};
 }
 
@@ -106,8 +136,53 @@ Result<std::unique_ptr<Policy>> make_policy(const PolicySpec& spec, int k, bool 
   GPS_TRY(validate_policy(spec));
   if (spec.kind == PolicyKind::LocalAgreement)
     return std::unique_ptr<Policy>(std::make_unique<LocalAgreementPolicy>(spec.min_lag, spec.max_lag));
+  if (spec.kind == PolicyKind::AlignAtt)
+    return std::unique_ptr<Policy>(
+        std::make_unique<AlignAttPolicy>(spec.frames, spec.min_lag, spec.max_lag, end_after_source));
   return std::unique_ptr<Policy>(
       std::make_unique<ConfidencePolicy>(spec.tau, spec.min_lag, spec.max_lag, end_after_source));
+}
+
+std::string policy_setting(const PolicySpec& spec, int k) {
+  switch (spec.kind) {
+    case PolicyKind::Confidence:
+      return shortest(static_cast<float>(spec.tau));  // as given on the command line, not its double
+    case PolicyKind::LocalAgreement:
+      return std::to_string(spec.min_lag) + "-" + std::to_string(spec.max_lag);
+    case PolicyKind::AlignAtt:
+      return std::to_string(spec.frames);
+    case PolicyKind::WaitK:
+      break;
+  }
+  return std::to_string(k);
+}
+
+std::string policy_setting_label(const PolicySpec& spec, int k) {
+  switch (spec.kind) {
+    case PolicyKind::Confidence:
+      return "tau=" + policy_setting(spec, k);
+    case PolicyKind::LocalAgreement:
+      return "lag=" + policy_setting(spec, k);
+    case PolicyKind::AlignAtt:
+      return "f=" + policy_setting(spec, k);
+    case PolicyKind::WaitK:
+      break;
+  }
+  return "k=" + policy_setting(spec, k);
+}
+
+std::string policy_folder_suffix(const PolicySpec& spec, int k) {
+  switch (spec.kind) {
+    case PolicyKind::Confidence:
+      return "-confidence-tau" + policy_setting(spec, k);
+    case PolicyKind::LocalAgreement:
+      return "-local-agreement-lag" + policy_setting(spec, k);
+    case PolicyKind::AlignAtt:
+      return "-alignatt-f" + policy_setting(spec, k);
+    case PolicyKind::WaitK:
+      break;
+  }
+  return "-k" + policy_setting(spec, k);
 }
 
 }  // namespace gpstream::stream

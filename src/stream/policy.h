@@ -3,13 +3,15 @@
 // wait-k (Ma et al., 2019) lags a fixed number of units; `confidence` is adaptive: it writes once the
 // model is sure enough of what it is about to write, within a lag range; `local-agreement` (LocalAgreement-2,
 // as in whisper_streaming) writes the words on which the model's continuations after two successive reads
-// agree (docs/streaming.md, "Policies").
+// agree; `alignatt` (as in SimulStreaming) writes unless the model's attention is on the newest input
+// (docs/streaming.md, "Policies").
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "util/error.h"
 
@@ -48,6 +50,11 @@ struct PolicyState {
     int available = 0;
   };
   std::optional<Agreement> agreement;
+  // alignatt: the source unit (counted as units_read is) on which the attention of the row in hand peaks:
+  // the argmax over the segment's source rows of that row's attention probabilities summed over the chosen
+  // layers and all their heads (prompt rows excluded; -1 when no unit row was read). Empty where no row has
+  // seen the units read: at the start, and after each read.
+  std::optional<int> attended_unit;
 };
 
 class Policy {
@@ -61,6 +68,9 @@ class Policy {
   // The session decodes a tentative continuation at each word start after a read and fills
   // PolicyState::agreement (LocalAgreementPolicy).
   virtual bool local_agreement() const { return false; }
+  // The session taps the attention of each row it decides on and fills PolicyState::attended_unit
+  // (AlignAttPolicy).
+  virtual bool reads_attention() const { return false; }
 };
 
 // wait-k: target word j is written after min(k + j − 1, M + 1) units (gpe.md §4), the end marker after
@@ -120,31 +130,64 @@ class LocalAgreementPolicy final : public Policy {
   int min_lag_, max_lag_;
 };
 
-enum class PolicyKind { WaitK, Confidence, LocalAgreement };
+// alignatt (AlignAtt, Papi et al. 2023): with lag = units read − words written, read while lag < min_lag
+// (a unit being there); write once lag ≥ max_lag; in between write unless the attention of the row in
+// hand peaks on one of the last `frames` units read (PolicyState::attended_unit): then the model is still
+// looking at the newest input, so read one unit and decide again with the new row. With everything read
+// (the end marker included) it writes; end_after_source as in ConfidencePolicy.
+class AlignAttPolicy final : public Policy {
+ public:
+  AlignAttPolicy(int frames, int min_lag, int max_lag, bool end_after_source = false)
+      : frames_(frames), min_lag_(min_lag), max_lag_(max_lag), end_after_source_(end_after_source) {}
+  Action decide(const PolicyState& s) const override;
+  bool adaptive() const override { return true; }
+  bool reads_attention() const override { return true; }
+
+ private:
+  int frames_;
+  int min_lag_, max_lag_;
+  bool end_after_source_;
+};
+
+enum class PolicyKind { WaitK, Confidence, LocalAgreement, AlignAtt };
 
 // Which read/write policy a session runs and its settings (wait-k's k is SessionOptions::k). Defaults:
-// tau 0.5, lags 1..8 (wait-k's default k is 5, in the middle of that range). local-agreement uses the lags
-// (max_lag also bounds its tentative continuations, in words) and ignores tau.
+// tau 0.5, lags 1..8 (wait-k's default k is 5, in the middle of that range), frames 1, every layer.
+// local-agreement and alignatt use the lags (local-agreement's max_lag also bounds its tentative
+// continuations, in words); only confidence uses tau, only alignatt frames and layers.
 struct PolicySpec {
   PolicyKind kind = PolicyKind::WaitK;
   double tau = 0.5;  // confidence: write when the probability is at least this, in [0, 1]
-  int min_lag = 1;   // confidence, local-agreement: below this lag always read, in [0, kMaxPolicyLag]
-  int max_lag = 8;   // confidence, local-agreement: at or above this lag always write, in
-                     // [max(min_lag, 1), kMaxPolicyLag]
+  int min_lag =
+      1;  // confidence, local-agreement, alignatt: below this lag always read, in [0, kMaxPolicyLag]
+  int max_lag = 8;  // ...: at or above this lag always write, in [max(min_lag, 1), kMaxPolicyLag]
+  int frames = 1;   // alignatt: read while the attention peaks on one of the last `frames` units read, ≥ 1
+  std::vector<int> layers = {};  // alignatt: the layers whose heads' attention is summed (empty: every layer)
   bool operator==(const PolicySpec&) const = default;
 };
 
 inline constexpr int kMaxPolicyLag = 1000000;  // as wait-k's k
+inline constexpr int kMaxPolicyLayers = 4096;  // alignatt: layer indexes and their count, below this
 
-// "wait-k", "confidence" or "local-agreement"
+// "wait-k", "confidence", "local-agreement" or "alignatt"
 std::optional<PolicyKind> parse_policy_name(std::string_view name);
 const char* policy_name(PolicyKind kind);
-std::string policy_names();  // "wait-k, confidence, local-agreement", for messages
+std::string policy_names();  // "wait-k, confidence, local-agreement, alignatt", for messages
 // An error naming the first setting out of range (tau outside [0, 1], a negative min_lag, max_lag < 1 or
-// below min_lag, a lag above kMaxPolicyLag).
+// below min_lag, a lag above kMaxPolicyLag, frames < 1 or above it, a negative or repeated layer).
 Status validate_policy(const PolicySpec& spec);
-// The policy of a spec (validated first): wait-k with k, confidence or local-agreement; end_after_source as
-// in WaitKPolicy.
+// The policy of a spec (validated first): wait-k with k, confidence, local-agreement or alignatt;
+// end_after_source as in WaitKPolicy.
 Result<std::unique_ptr<Policy>> make_policy(const PolicySpec& spec, int k, bool end_after_source);
+
+// How one setting of a policy is named, for run folders, tables, plots and JSON records, so that every
+// command names a setting the same way: wait-k "5" (its k), confidence "0.5" (tau), local-agreement "1-8"
+// (its lags), alignatt "2" (frames).
+std::string policy_setting(const PolicySpec& spec, int k);
+// The setting's name in a figure: "k=5", "tau=0.5", "lag=1-8", "f=2".
+std::string policy_setting_label(const PolicySpec& spec, int k);
+// The suffix of a run folder after the paradigm: "-k5", "-confidence-tau0.5", "-local-agreement-lag1-8",
+// "-alignatt-f2".
+std::string policy_folder_suffix(const PolicySpec& spec, int k);
 
 }  // namespace gpstream::stream

@@ -51,10 +51,13 @@ Result<int> Scheduler::round(const std::function<void(int, const Event&)>& on_ev
   GPS_TRY(model_.forward(batch, caches, logits_));
   const int64_t V = model_.config().n_vocab;
   int64_t row = 0;
+  int tapped = 0;  // rows that asked for their attention, in batch order
   for (int h : members) {
     Session* s = sessions_[h];
     const bool wants = s->prepared_wants_logits();
-    GPS_TRY(s->complete(wants ? logits_.data() + row * V : nullptr));
+    const std::span<const float> attention =
+        s->prepared_wants_attention() ? model_.source_attention(tapped++) : std::span<const float>();
+    GPS_TRY(s->complete(wants ? logits_.data() + row * V : nullptr, attention));
     row += wants;
     while (s->has_event()) on_event(h, s->pop_event());
   }

@@ -33,12 +33,9 @@ bool is_end_mark_text(std::string_view text) {
 }  // namespace
 
 Result<std::shared_ptr<const SentenceEndModel>> SentenceEndModel::build(
-    model::ForwardModel& model, const SegmentCodec& codec, std::shared_ptr<const PromptCache> prompt,
-    double bias) {
-  if (!std::isfinite(bias)) return invalid_argument("sentence ends: the bias must be a finite number");
+    model::ForwardModel& model, const SegmentCodec& codec, std::shared_ptr<const PromptCache> prompt) {
   auto m = std::shared_ptr<SentenceEndModel>(new SentenceEndModel());
   m->model_ = &model;
-  m->bias_ = bias;
   if (prompt && prompt->model() != &model)
     return invalid_argument("sentence ends: the prompt cache was built for another model");
   if (!prompt) {
@@ -62,13 +59,17 @@ Result<std::shared_ptr<const SentenceEndModel>> SentenceEndModel::build(
 }
 
 SentenceEndDetector::SentenceEndDetector(model::ForwardModel& model, const SegmentCodec& codec,
-                                         std::shared_ptr<const SentenceEndModel> ends, int max_rows)
+                                         std::shared_ptr<const SentenceEndModel> ends, int max_rows,
+                                         double bias)
     : model_(model),
       codec_(codec),
       ends_(std::move(ends)),
       cache_(model.config(), max_rows),
       fresh_(model.config(), max_rows),
-      max_rows_(max_rows) {}
+      max_rows_(max_rows),
+      bias_(bias) {
+  GPS_ASSERT(std::isfinite(bias), "sentence ends: the bias must be a finite number");
+}
 
 void SentenceEndDetector::reset() {
   cache_.clear();
@@ -102,8 +103,7 @@ double word_log_prob(std::span<const int32_t> ids, std::span<const double> befor
                      std::span<const float> rows, size_t n_vocab) {
   double lp = before[static_cast<size_t>(ids[0])];
   for (size_t i = 1; i < ids.size(); ++i) {
-    const auto row = rows.subspan((i - 1) * n_vocab, n_vocab);
-    lp += static_cast<double>(row[static_cast<size_t>(ids[i])]) - log_sum_exp(row);
+    lp += log_prob(rows.subspan((i - 1) * n_vocab, n_vocab), ids[i]);
   }
   return lp;
 }
@@ -148,11 +148,10 @@ Status SentenceEndDetector::forward_pending() {
 }
 
 double SentenceEndDetector::log_end_mass() const {
-  double mx = -std::numeric_limits<double>::infinity();
-  for (int32_t e : ends_->end_mark_ids()) mx = std::max(mx, context_log_probs_[static_cast<size_t>(e)]);
-  double sum = 0;
-  for (int32_t e : ends_->end_mark_ids()) sum += std::exp(context_log_probs_[static_cast<size_t>(e)] - mx);
-  return mx + std::log(sum);
+  std::vector<double> marks;
+  marks.reserve(ends_->end_mark_ids().size());
+  for (int32_t e : ends_->end_mark_ids()) marks.push_back(context_log_probs_[static_cast<size_t>(e)]);
+  return log_sum_exp(std::span<const double>(marks));
 }
 
 Result<bool> SentenceEndDetector::ends_before(std::string_view next, std::optional<std::string_view> after) {
@@ -181,7 +180,7 @@ Result<bool> SentenceEndDetector::ends_before(std::string_view next, std::option
     // One word: each explanation by `next`'s first token.
     const bool end = log_end_mass() + ends_->start_log_probs()[static_cast<size_t>(starting[0])] -
                          context_log_probs_[static_cast<size_t>(going_on[0])] >
-                     ends_->bias();
+                     bias_;
     if (end) reset();
     GPS_TRY(feed(next));
     return end;
@@ -200,15 +199,12 @@ Result<bool> SentenceEndDetector::ends_before(std::string_view next, std::option
   const std::span<const float> on_rows = all.first(going_on.size() * n_vocab);
   const std::span<const float> start_rows = all.subspan(going_on.size() * n_vocab, starting.size() * n_vocab);
   const auto last_row = [&](std::span<const float> rows) { return rows.subspan(rows.size() - n_vocab); };
-  const auto log_p = [&](std::span<const float> row, int32_t id) {
-    return static_cast<double>(row[static_cast<size_t>(id)]) - log_sum_exp(row);
-  };
   const double ends = log_end_mass() +
                       word_log_prob(starting, ends_->start_log_probs(), start_rows, n_vocab) +
-                      log_p(last_row(start_rows), then[0]);
+                      log_prob(last_row(start_rows), then[0]);
   const double goes_on =
-      word_log_prob(going_on, context_log_probs_, on_rows, n_vocab) + log_p(last_row(on_rows), then[0]);
-  const bool end = ends - goes_on > ends_->bias();
+      word_log_prob(going_on, context_log_probs_, on_rows, n_vocab) + log_prob(last_row(on_rows), then[0]);
+  const bool end = ends - goes_on > bias_;
   if (end) {
     std::swap(cache_, fresh_);
     words_ = 1;

@@ -30,7 +30,7 @@ namespace gpstream::stream {
 // end is treated as unpunctuated and the model decides its sentence ends (90 % of the training corpora's
 // source sentences have at most 23 words), so punctuated text keeps its own boundaries.
 constexpr int kDefaultModelSentenceEndsAfter = 24;
-// The default bias (the log-odds by which a sentence end must win; SentenceEndModel::build): chosen on
+// The default bias (the log-odds by which a sentence end must win; SentenceEndDetector): chosen on
 // training pairs for the best F1 of the ends found with one word of lookahead (docs/streaming.md, "Sentence
 // ends without punctuation").
 constexpr double kDefaultSentenceEndBias = -2.0;
@@ -38,11 +38,10 @@ constexpr double kDefaultSentenceEndBias = -2.0;
 class SentenceEndModel {
  public:
   // Scans the vocabulary for end marks: the tokens, not special, whose text (spaces trimmed) is a run of
-  // . ! ? and … only. prompt: codec's prompt rows for model (built here when null). bias: the log-odds by
-  // which a sentence end must win (0: the more probable explanation wins; negative: ends are favoured).
+  // . ! ? and … only. prompt: codec's prompt rows for model (built here when null).
   static Result<std::shared_ptr<const SentenceEndModel>> build(
       model::ForwardModel& model, const SegmentCodec& codec,
-      std::shared_ptr<const PromptCache> prompt = nullptr, double bias = kDefaultSentenceEndBias);
+      std::shared_ptr<const PromptCache> prompt = nullptr);
 
   const model::ForwardModel* model() const { return model_; }
   const PromptCache& prompt() const { return *prompt_; }
@@ -50,7 +49,6 @@ class SentenceEndModel {
   // log P(token | prompt) for every vocabulary id.
   const std::vector<double>& start_log_probs() const { return start_log_probs_; }
   const std::vector<int32_t>& end_mark_ids() const { return end_mark_ids_; }
-  double bias() const { return bias_; }
 
  private:
   SentenceEndModel() = default;
@@ -58,15 +56,17 @@ class SentenceEndModel {
   std::shared_ptr<const PromptCache> prompt_;
   std::vector<double> start_log_probs_;
   std::vector<int32_t> end_mark_ids_;
-  double bias_ = 0.0;
 };
 
 class SentenceEndDetector {
  public:
   // max_rows: the most rows the segment's context may hold (prompt included); past it the detector stops
-  // deciding until the next reset (a segment of very long words: the word limit cuts it anyway).
+  // deciding until the next reset (a segment of very long words: the word limit cuts it anyway). bias: the
+  // log-odds by which a sentence end must win (0: the more probable explanation wins; negative: ends are
+  // favoured), a finite number.
   SentenceEndDetector(model::ForwardModel& model, const SegmentCodec& codec,
-                      std::shared_ptr<const SentenceEndModel> ends, int max_rows);
+                      std::shared_ptr<const SentenceEndModel> ends, int max_rows,
+                      double bias = kDefaultSentenceEndBias);
 
   // A new segment: the context is the prompt alone.
   void reset();
@@ -95,6 +95,7 @@ class SentenceEndDetector {
   model::KvCache cache_;  // the context's rows: the prompt, then the segment's words
   model::KvCache fresh_;  // scratch: the prompt and `next`, as a new segment would start
   int max_rows_;
+  double bias_;
   int words_ = 0;
   bool overflowed_ = false;                // the context outgrew max_rows: no decisions until reset()
   std::vector<int32_t> pending_;           // fed tokens not yet forwarded

@@ -36,11 +36,6 @@ bool is_blank(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return is_space(c); });
 }
 
-// softmax(row)[id], in double.
-double token_probability(std::span<const float> row, int32_t id) {
-  return std::exp(static_cast<double>(row[static_cast<size_t>(id)]) - log_sum_exp(row));
-}
-
 Event make_event(EventKind kind, bool truncated = false) {
   Event e;
   e.kind = kind;
@@ -92,15 +87,13 @@ Session::Session(model::ForwardModel& model, const SegmentCodec& codec, SessionO
       opts_(std::move(options)),
       sampler_(opts_.decoding),
       cache_(model.config(), opts_.max_cache_rows) {
-  if (opts_.paradigm == Paradigm::Offline)
+  if (opts_.paradigm == Paradigm::Offline) {
     policy_ = std::make_unique<ReadAllPolicy>();
-  else if (opts_.policy.kind == PolicyKind::LocalAgreement)
-    policy_ = std::make_unique<LocalAgreementPolicy>(opts_.policy.min_lag, opts_.policy.max_lag);
-  else if (opts_.policy.kind == PolicyKind::Confidence)
-    policy_ = std::make_unique<ConfidencePolicy>(opts_.policy.tau, opts_.policy.min_lag, opts_.policy.max_lag,
-                                                 opts_.end_after_source);
-  else
-    policy_ = std::make_unique<WaitKPolicy>(opts_.k, opts_.end_after_source);
+  } else {
+    auto policy = make_policy(opts_.policy, opts_.k, opts_.end_after_source);
+    GPS_ASSERT(policy.ok(), "a session's policy is checked before the session is built");
+    policy_ = std::move(policy).value();
+  }
   if (!opts_.clock) {
     opts_.clock = [] { return steady_ms(); };
   }
@@ -139,6 +132,10 @@ Result<std::unique_ptr<Session>> Session::create(model::ForwardModel& model, con
   if (options.beam > 1 && (options.decoding.temperature > 0 || options.decoding.repetition_penalty != 1.0f))
     return invalid_argument("word beam search (beam " + std::to_string(options.beam) +
                             ") needs greedy decoding: no temperature, no repetition penalty");
+  for (int layer : options.policy.layers)
+    if (options.policy.kind == PolicyKind::AlignAtt && layer >= model.config().n_layer)
+      return invalid_argument("alignatt policy: layer " + std::to_string(layer) + " of a model with " +
+                              std::to_string(model.config().n_layer) + " layers");
   if (options.policy.kind == PolicyKind::LocalAgreement && options.paradigm != Paradigm::Offline &&
       (options.decoding.temperature > 0 || options.beam > 1))
     return invalid_argument(
@@ -164,12 +161,14 @@ Result<std::unique_ptr<Session>> Session::create(model::ForwardModel& model, con
       return invalid_argument("the sentence-end model was built for another model or another prompt");
     if (s->opts_.model_sentence_ends_after < 0)
       return invalid_argument("model_sentence_ends_after must be at least 0");
+    if (!std::isfinite(s->opts_.sentence_end_bias))
+      return invalid_argument("the sentence-end bias must be a finite number");
     // Its source-only cache holds at most one segment, as the session's source region does.
     GPS_TRY(check_memory_budget(worst_case_cache_bytes(model.config(), s->opts_.max_cache_rows) / 2 * 3,
                                 "a session's cache of " + std::to_string(s->opts_.max_cache_rows) +
                                     " rows per region and its sentence-end detector's"));
-    s->sentence_end_detector_ =
-        std::make_unique<SentenceEndDetector>(model, codec, se, s->opts_.max_cache_rows);
+    s->sentence_end_detector_ = std::make_unique<SentenceEndDetector>(
+        model, codec, se, s->opts_.max_cache_rows, s->opts_.sentence_end_bias);
   }
   size_t template_rows = 0;
   for (const auto* ids : {&s->prompt_ids_, &s->header_ids_, &s->source_end_ids_, &target_end}) {
@@ -303,6 +302,7 @@ PolicyState Session::policy_state() const {
   PolicyState ps(units_read_, words_written_, source_finished_, static_cast<int>(units_.size()),
                  deciding_end_ ? units_read_ : -1, confidence_);
   ps.agreement = agreement_;
+  ps.attended_unit = attended_unit_;
   return ps;
 }
 
@@ -357,11 +357,8 @@ Result<bool> Session::collect_reads(std::vector<int>& units) {
       u.ask_sentence_end = false;
       GPS_ASSIGN(bool ends, model_ends_segment_before(next, after));
       if (ends) {  // the segment now ends before `next`: decide again on its new length
-        PolicyState now = policy_state();
-        now.units_read = ps.units_read;
-        now.confidence = ps.confidence;
-        now.agreement = ps.agreement;
-        ps = now;
+        ps.n_words = static_cast<int>(units_.size());
+        ps.source_finished = source_finished_;
         continue;
       }
     }
@@ -433,7 +430,8 @@ model::BatchToken Session::target_token(int32_t id, int idx, bool logits) const 
           .group = model::Group::Target,
           .n_src = src_rows,
           .n_tgt = idx + 1,
-          .logits = logits};
+          .logits = logits,
+          .attention = logits && policy_->reads_attention()};
 }
 
 void Session::queue_target(int32_t id, bool logits) {
@@ -481,6 +479,7 @@ Result<bool> Session::poll() {
       for (int u : units) GPS_TRY(queue_unit(u));
       confidence_.reset();
       agreement_.reset();
+      attended_unit_.reset();
       phi_base_ = opts_.phi.source_length
                       ? static_cast<float>(cache_.rows(model::Group::Source) + pending_src_)
                       : opts_.phi.value;
@@ -507,6 +506,7 @@ Result<bool> Session::poll() {
       for (int u : units) GPS_TRY(queue_unit(u));
       confidence_.reset();
       agreement_.reset();
+      attended_unit_.reset();
       const int src_rows = cache_.rows(model::Group::Source) + pending_src_;
       if (opts_.paradigm == Paradigm::Reencode) {
         // Recompute every target row at its new position, seeing all the source read so far.
@@ -565,23 +565,23 @@ bool Session::is_eos(int32_t id) const {
   return std::find(e.begin(), e.end(), id) != e.end();
 }
 
-int32_t Session::choose(const float* row) {
+Result<int32_t> Session::choose(const float* row, std::span<const int32_t> history, bool word_start) {
   const int32_t n_vocab = model_.config().n_vocab;
+  int32_t y;
   if (opts_.forced_target) {
-    const size_t i = generated_.size();
-    return i < opts_.forced_target->size() ? (*opts_.forced_target)[i] : eos_id_;
+    const size_t i = history.size();
+    y = i < opts_.forced_target->size() ? (*opts_.forced_target)[i] : eos_id_;
+  } else {
+    std::function<bool(int32_t)> allowed;
+    if (word_start) {
+      const std::vector<TokenKind>& kinds = token_kinds();
+      allowed = [&kinds](int32_t id) { return kinds[id] != TokenKind::Inner; };  // a word start or the end
+    }
+    y = sampler_.choose(std::span<const float>(row, static_cast<size_t>(n_vocab)), history, allowed);
   }
-  // After a re-feed the popped token ended a word, so the next one starts a word. An adaptive policy also
-  // re-feeds the header's last token before the first word, which may start with any token; wait-k re-feeds
-  // there only for an early end marker (end_after_source), restricted as always.
-  const bool word_ended = after_refeed_ && (!generated_.empty() || !policy_->adaptive());
-  const bool restrict = word_ended || static_cast<int>(word_ids_.size()) >= opts_.max_tokens_per_word;
-  std::function<bool(int32_t)> allowed;
-  if (restrict) {
-    const std::vector<TokenKind>& kinds = token_kinds();
-    allowed = [&kinds](int32_t id) { return kinds[id] != TokenKind::Inner; };  // a word start or the end
-  }
-  return sampler_.choose(std::span<const float>(row, static_cast<size_t>(n_vocab)), generated_, allowed);
+  if (y < 0 || y >= n_vocab)
+    return out_of_range("forced token " + std::to_string(y) + " outside the vocabulary");
+  return y;
 }
 
 void Session::emit_current_word() {
@@ -618,7 +618,7 @@ void Session::emit_current_word() {
   ++words_written_;
 }
 
-Status Session::complete(const float* row) {
+Status Session::complete(const float* row, std::span<const float> source_attention) {
   ++stats_.forwards;
   if (prepared_ < pending_.size()) {  // a piece of a longer run: its rows are in the cache, the rest wait
     for (size_t i = 0; i < prepared_; ++i) {
@@ -641,16 +641,23 @@ Status Session::complete(const float* row) {
   const bool had_logits = pending_logits_;
   pending_logits_ = false;
   if (!had_logits) return {};
-  if (opts_.beam > 1 && !opts_.forced_target) return complete_beam(row);
+  if (opts_.beam > 1 && !opts_.forced_target) {
+    if (policy_->reads_attention()) attended_unit_ = attended_unit(source_attention);
+    return complete_beam(row);
+  }
   // local-agreement: every row with logits before the whole source is read is a word start after a read
   // (the header's, or a re-feed's); it decodes a tentative continuation there.
   const bool everything_read = source_finished_ && units_read_ > static_cast<int>(units_.size());
   if (policy_->local_agreement() && !everything_read && (after_refeed_ || generated_.empty()) &&
       static_cast<int>(generated_.size()) < opts_.max_target_tokens)
     return complete_agreement(row);
-  const int32_t y = choose(row);
-  if (y < 0 || y >= model_.config().n_vocab)
-    return out_of_range("forced token " + std::to_string(y) + " outside the vocabulary");
+  // After a re-feed the popped token ended a word, so the next one starts a word. An adaptive policy also
+  // re-feeds the header's last token before the first word, which may start with any token; wait-k re-feeds
+  // there only for an early end marker (end_after_source), restricted as always.
+  const bool word_ended = after_refeed_ && (!generated_.empty() || !policy_->adaptive());
+  GPS_ASSIGN(
+      const int32_t y,
+      choose(row, generated_, word_ended || static_cast<int>(word_ids_.size()) >= opts_.max_tokens_per_word));
   row_label_[cache_.rows(model::Group::Target) - 1] = y;
   // The first row of a sentence and a re-feed's row choose the first token of the next word (or the end):
   // an adaptive policy decides there too, on the logits that have seen the units just read.
@@ -664,7 +671,8 @@ Status Session::complete(const float* row) {
     deciding_end_ = eos;
     if (adaptive)
       confidence_ =
-          token_probability(std::span<const float>(row, static_cast<size_t>(model_.config().n_vocab)), y);
+          std::exp(log_prob(std::span<const float>(row, static_cast<size_t>(model_.config().n_vocab)), y));
+    if (policy_->reads_attention()) attended_unit_ = attended_unit(source_attention);
     if (policy_->decide(policy_state()) == Action::Read) {
       state_ = State::NeedRead;
       return {};
@@ -747,38 +755,18 @@ Status Session::complete_beam(const float* row) {
 }
 
 Status Session::complete_agreement(const float* row) {
-  const int32_t n_vocab = model_.config().n_vocab;
   const int base = cache_.rows(model::Group::Target);
   const size_t budget = static_cast<size_t>(opts_.max_target_tokens) - generated_.size();
   after_refeed_ = false;
   deciding_end_ = false;
-  // As choose(): forced tokens in order, else the sampler (greedy: create() refuses a temperature), a word
-  // start or the end marker only where a word must start.
-  std::vector<int32_t> history = generated_;
-  auto pick = [&](const float* logits, bool restrict) -> Result<int32_t> {
-    int32_t y;
-    if (opts_.forced_target) {
-      const size_t i = history.size();
-      y = i < opts_.forced_target->size() ? (*opts_.forced_target)[i] : eos_id_;
-    } else {
-      std::function<bool(int32_t)> allowed;
-      if (restrict) {
-        const std::vector<TokenKind>& kinds = token_kinds();
-        allowed = [&kinds](int32_t id) { return kinds[id] != TokenKind::Inner; };
-      }
-      y = sampler_.choose(std::span<const float>(logits, static_cast<size_t>(n_vocab)), history, allowed);
-    }
-    if (y < 0 || y >= n_vocab)
-      return out_of_range("forced token " + std::to_string(y) + " outside the vocabulary");
-    return y;
-  };
+  std::vector<int32_t> history = generated_;  // the sampler is greedy here: create() refuses a temperature
   // The continuation: at most max_lag whole words (a word is whole once the next word's first token or the
   // end marker is chosen; neither is forwarded), within the sentence's token budget. Its rows go into the
   // cache one forward per token; those of the words written stay, the others are dropped below.
   std::vector<std::vector<int32_t>> words;
   std::vector<int32_t> word, tokens;
   bool has_text = false;
-  Result<int32_t> y = pick(row, !generated_.empty());
+  Result<int32_t> y = choose(row, history, !generated_.empty());
   Status st;
   while (y.ok()) {
     if (is_eos(*y)) break;
@@ -799,7 +787,7 @@ Status Session::complete_agreement(const float* row) {
     st = model_.forward(batch, std::span<model::KvCache* const>(&c, 1), tentative_logits_);
     if (!st.ok()) break;
     ++stats_.tentative_forwards;
-    y = pick(tentative_logits_.data(), static_cast<int>(word.size()) >= opts_.max_tokens_per_word);
+    y = choose(tentative_logits_.data(), history, static_cast<int>(word.size()) >= opts_.max_tokens_per_word);
   }
   if (st.ok() && !y.ok()) st = y.error();
   if (!st.ok()) {
@@ -920,6 +908,7 @@ void Session::start_segment(std::vector<SourceUnit> carried) {
   deciding_end_ = false;
   confidence_.reset();
   agreement_.reset();
+  attended_unit_.reset();
   previous_continuation_.reset();
   source_ms_read_ = 0;
   target_ids_.clear();
@@ -957,6 +946,41 @@ Event Session::pop_event() {
   return e;
 }
 
+std::optional<int> Session::attended_unit(std::span<const float> attention) const {
+  const model::ModelConfig& c = model_.config();
+  const size_t per_head = static_cast<size_t>(c.n_layer) * static_cast<size_t>(c.n_head);
+  if (attention.empty() || attention.size() % per_head != 0) return std::nullopt;  // no tap: write
+  const size_t n_src = attention.size() / per_head;
+  const size_t first = prompt_ids_.size();  // the segment's first unit row
+  if (n_src <= first) return -1;
+  // Summed over the chosen layers and all their heads, in double.
+  std::vector<double> sum(n_src - first, 0.0);
+  auto add_layer = [&](int l) {
+    for (int h = 0; h < c.n_head; ++h) {
+      const float* p =
+          attention.data() +
+          (static_cast<size_t>(l) * static_cast<size_t>(c.n_head) + static_cast<size_t>(h)) * n_src;
+      for (size_t r = first; r < n_src; ++r) sum[r - first] += p[r];
+    }
+  };
+  if (opts_.policy.layers.empty())
+    for (int l = 0; l < c.n_layer; ++l) add_layer(l);
+  else
+    for (int l : opts_.policy.layers) add_layer(l);
+  const size_t peak = static_cast<size_t>(std::max_element(sum.begin(), sum.end()) - sum.begin());
+  // The unit of that row: units in reading order, each its rows (audio) or its tokens (text); the end
+  // marker's rows after the words.
+  size_t row = 0;
+  for (int u = 0; u < units_read_; ++u) {
+    const size_t n = u < static_cast<int>(units_.size()) && units_[static_cast<size_t>(u)].n_rows > 0
+                         ? static_cast<size_t>(units_[static_cast<size_t>(u)].n_rows)
+                         : unit_ids_[static_cast<size_t>(u)].size();
+    if (peak < row + n) return u;
+    row += n;
+  }
+  return units_read_ - 1;
+}
+
 Result<Event> Session::step() {
   for (;;) {
     if (!events_.empty()) return pop_event();
@@ -967,7 +991,8 @@ Result<Event> Session::step() {
     prepare(batch, 0);
     model::KvCache* c = &cache_;
     GPS_TRY(model_.forward(batch, std::span<model::KvCache* const>(&c, 1), logits_));
-    GPS_TRY(complete(logits_.data()));
+    GPS_TRY(complete(logits_.data(),
+                     prepared_wants_attention() ? model_.source_attention(0) : std::span<const float>()));
   }
 }
 

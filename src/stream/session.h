@@ -77,9 +77,11 @@ struct SessionOptions {
   // before reading each further word whether a sentence ended after the word before, from that word (and
   // the one after it, with sentence_end_lookahead); the next sentence end in the text hands the decision
   // back to the punctuation. Must have been built for this model and this codec's prompt. Null: off (only
-  // punctuation, the word limit and end_segment() end segments). StreamingModel::default_options() sets it.
+  // punctuation, the word limit and end_segment() end segments). StreamingModel::sentence_ends() builds it.
   std::shared_ptr<const SentenceEndModel> sentence_ends;
   int model_sentence_ends_after = kDefaultModelSentenceEndsAfter;
+  // The log-odds by which a sentence end must win (sentence_ends.h), a finite number.
+  double sentence_end_bias = kDefaultSentenceEndBias;
   // Whether the model also sees the word after the one it decides before (one word of lookahead: that word
   // waits for the next one to arrive, unless the stream has ended). Finds sentence ends far more reliably
   // (docs/streaming.md, "Sentence ends without punctuation").
@@ -182,8 +184,11 @@ class Session {
   int prepare(model::Batch& batch, int seq, int max_rows = std::numeric_limits<int>::max());
   // Whether the rows of the last prepare() include the one that asks for logits.
   bool prepared_wants_logits() const { return prepared_ == pending_.size() && pending_logits_; }
-  // After the forward of the rows of the last prepare(): the logits row when they asked for one.
-  Status complete(const float* logits_row);
+  // Whether that row also asks for its attention (the alignatt policy; model::BatchToken::attention).
+  bool prepared_wants_attention() const { return prepared_wants_logits() && policy_->reads_attention(); }
+  // After the forward of the rows of the last prepare(): the logits row when they asked for one, and that
+  // row's model::ForwardModel::source_attention when it asked for it.
+  Status complete(const float* logits_row, std::span<const float> source_attention = {});
 
   model::KvCache& cache() { return cache_; }
   const model::KvCache& cache() const { return cache_; }
@@ -240,7 +245,10 @@ class Session {
   void queue_target(int32_t id, bool logits);
   // The batch row of target token `id` at target row `idx` (positions and visibility of the paradigm).
   model::BatchToken target_token(int32_t id, int idx, bool logits) const;
-  int32_t choose(const float* logits_row);
+  // The next token after `history` (the target tokens so far): the forced target's, else the sampler's,
+  // restricted to a word start or the end marker when `word_start` (an error for a forced id outside the
+  // vocabulary).
+  Result<int32_t> choose(const float* logits_row, std::span<const int32_t> history, bool word_start);
   // What each vocabulary id does to a word (word_beam.h), built on first use.
   const std::vector<TokenKind>& token_kinds();
   // Word beam search (opts_.beam > 1): complete() for a logits row.
@@ -250,6 +258,8 @@ class Session {
   // a tentative continuation, write the words it agrees on with the previous one, emit the rest as
   // Tentative, and read.
   Status complete_agreement(const float* row);
+  // PolicyState::attended_unit from the row's attention tap (empty without one).
+  std::optional<int> attended_unit(std::span<const float> attention) const;
   void emit_current_word();
   void finish_sentence(bool truncated);
   // Starts the next segment; `carried` unread units of the finished one come first.
@@ -307,6 +317,7 @@ class Session {
   // Adaptive policies: the probability of what the last decision row was about to commit; empty once a
   // unit has been read after it (PolicyState::confidence).
   std::optional<double> confidence_;
+  std::optional<int> attended_unit_;  // PolicyState::attended_unit
   // local-agreement: the words (decoded text) of the last tentative continuation beyond those written,
   // empty before the sentence's first one; and the agreement of the last decision (PolicyState::agreement),
   // empty once a unit has been read after it.

@@ -22,7 +22,6 @@ Result<StreamingModel> StreamingModel::load(const std::string& dir, int n_thread
   m.codec = std::make_unique<TokenizerCodec>(
       m.tokenizer, m.meta.prompt_template.with_languages(tokenizer::language_name(m.meta.source_lang),
                                                          tokenizer::language_name(m.meta.target_lang)));
-  if (auto ends = SentenceEndModel::build(*m.model, *m.codec)) m.sentence_ends = std::move(ends).value();
   return m;
 }
 
@@ -34,8 +33,15 @@ SessionOptions StreamingModel::default_options() const {
   o.end_after_source = meta.end_after_source;
   o.beam = meta.beam;
   o.policy = meta.policy;
-  o.sentence_ends = sentence_ends;
   return o;
+}
+
+const std::shared_ptr<const SentenceEndModel>& StreamingModel::sentence_ends() const {
+  if (!sentence_ends_) {
+    auto built = SentenceEndModel::build(*model, *codec);
+    sentence_ends_ = built ? std::move(built).value() : nullptr;
+  }
+  return *sentence_ends_;
 }
 
 }  // namespace gpstream::stream

@@ -86,14 +86,17 @@ TEST_F(PlotCli, PolicyRunsAreCurvesOfTheirOwnLabelledWithTheirSetting) {
   write_run("runs", "group-confidence-tau0.2", 3.32, 35.73, Kind::Text);
   write_run("runs", "group-local-agreement-lag1-8", 2.60, 36.38, Kind::Text);
   write_run("runs", "group-local-agreement-lag3-8", 3.90, 40.35, Kind::Text);
+  write_run("runs", "group-alignatt-f1", 2.90, 37.10, Kind::Text);
+  write_run("runs", "group-alignatt-f12", 5.10, 41.20, Kind::Text);
   auto r = plot("runs -o q.svg");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out, "q.svg: 3 curves\n");
+  EXPECT_EQ(r.out, "q.svg: 4 curves\n");
   const std::string svg = read("q.svg");
-  EXPECT_EQ(svg_strings(svg_texts(svg, "legend")),
-            (std::vector<std::string>{"group", "group-confidence", "group-local-agreement"}));
+  EXPECT_EQ(
+      svg_strings(svg_texts(svg, "legend")),
+      (std::vector<std::string>{"group", "group-alignatt", "group-confidence", "group-local-agreement"}));
   EXPECT_EQ(svg_strings(svg_texts(svg, "point-label")),
-            (std::vector<std::string>{"k=1", "k=3", "tau=0.2", "lag=1-8", "lag=3-8"}));
+            (std::vector<std::string>{"k=1", "k=3", "f=1", "f=12", "tau=0.2", "lag=1-8", "lag=3-8"}));
 }
 
 TEST_F(PlotCli, LabelsNameTheCurvesOfTextRunsInWords) {

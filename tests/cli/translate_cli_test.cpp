@@ -218,35 +218,53 @@ TEST_F(TranslateCli, BeamUsageErrors) {
 }
 
 // --policy and its settings: unknown names, out-of-range values and mixed-up options exit 2 (translate and
-// eval); the confidence policy with min-lag = max-lag = k writes what wait-k writes, when it writes it.
+// eval); the confidence and alignatt policies with min-lag = max-lag = k write what wait-k writes, when it
+// writes it; eval sweeps alignatt's --frames, one JSON record each.
 TEST_F(TranslateCli, PolicyOptions) {
   std::ofstream(kDir + "/in.tsv") << "Open the file.\tOuvrez le fichier.\n";
   for (const char* cmd : {"translate -m ", "eval --tsv in.tsv -m "}) {
     const std::string base = cmd + kModel;
-    for (const char* bad : {" --policy nope", " --tau 2", " --policy confidence --tau 2",
-                            " --policy confidence --tau -0.5", " --policy confidence -k 3", " --tau 0.5",
-                            " --policy wait-k --min-lag 2", " --policy confidence --min-lag 5 --max-lag 3",
-                            " --policy confidence --max-lag 0", " --policy confidence --paradigm reencode"}) {
+    for (const char* bad :
+         {" --policy nope", " --tau 2", " --policy confidence --tau 2", " --policy confidence --tau -0.5",
+          " --policy confidence -k 3", " --tau 0.5", " --policy wait-k --min-lag 2",
+          " --policy confidence --min-lag 5 --max-lag 3", " --policy confidence --max-lag 0",
+          " --policy confidence --paradigm reencode", " --frames 2", " --policy alignatt --frames 0",
+          " --policy alignatt --layers 6", " --policy alignatt --layers 1,1", " --policy alignatt --tau 0.5",
+          " --policy confidence --frames 2", " --policy alignatt -k 3",
+          " --policy alignatt --paradigm interleaved"}) {
       auto r = run(base + bad + " < in.txt");
       EXPECT_EQ(r.code, 2) << cmd << bad << ": " << r.err;
       EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << cmd << bad << ": " << r.err;
     }
   }
   auto wait3 = run("translate -m " + kModel + " -k 3 --delays < in.txt");
-  auto conf3 =
-      run("translate -m " + kModel + " --policy confidence --min-lag 3 --max-lag 3 --delays < in.txt");
   ASSERT_EQ(wait3.code, 0) << wait3.err;
-  ASSERT_EQ(conf3.code, 0) << conf3.err;
-  std::istringstream a(wait3.out), b(conf3.out);
-  std::string la, lb;
-  size_t n = 0;
-  while (std::getline(a, la) && std::getline(b, lb)) {
-    const json ja = json::parse(la), jb = json::parse(lb);
-    EXPECT_EQ(ja.at("prediction"), jb.at("prediction"));
-    EXPECT_EQ(ja.at("delays"), jb.at("delays"));
-    ++n;
+  for (const char* policy : {"--policy confidence", "--policy alignatt --frames 2 --layers 0,5"}) {
+    auto fixed3 = run("translate -m " + kModel + " " + policy + " --min-lag 3 --max-lag 3 --delays < in.txt");
+    ASSERT_EQ(fixed3.code, 0) << policy << ": " << fixed3.err;
+    std::istringstream a(wait3.out), b(fixed3.out);
+    std::string la, lb;
+    size_t n = 0;
+    while (std::getline(a, la) && std::getline(b, lb)) {
+      const json ja = json::parse(la), jb = json::parse(lb);
+      EXPECT_EQ(ja.at("prediction"), jb.at("prediction")) << policy;
+      EXPECT_EQ(ja.at("delays"), jb.at("delays")) << policy;
+      ++n;
+    }
+    EXPECT_EQ(n, 3u) << policy;
   }
-  EXPECT_EQ(n, 3u);
+  auto sweep = run("eval --tsv in.tsv -m " + kModel + " --policy alignatt --frames 1,3 --json --output ev");
+  ASSERT_EQ(sweep.code, 0) << sweep.err;
+  std::istringstream lines(sweep.out);
+  std::vector<int> frames;
+  for (std::string line; std::getline(lines, line);) {
+    const json j = json::parse(line);
+    EXPECT_EQ(j.at("policy"), "alignatt");
+    frames.push_back(j.at("frames").get<int>());
+  }
+  EXPECT_EQ(frames, (std::vector<int>{1, 3}));
+  for (const char* dir : {"/ev/group-alignatt-f1/scores.tsv", "/ev/group-alignatt-f3/scores.tsv"})
+    EXPECT_TRUE(std::filesystem::exists(kDir + dir)) << dir;
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 // for every weight type the team's kernels take (F32, F16, BF16, Q8_0, Q4_0, and a model mixing them),
 // for each model family's features (q/k/v biases, sandwich norms and soft-caps, sliding windows, fused
 // Phi-3 matrices), over prefill, decode, mixed source/target rows, two sequences in one batch, rows
-// without logits, and a batch past the team's size (the per-step path on both sides).
+// without logits, and a batch past the team's size (the per-step path on both sides); so must the attention
+// tap (source_attention) of every row with logits.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -58,7 +59,8 @@ std::vector<std::vector<Row>> schedule() {
   return s;
 }
 
-// Runs the schedule on `threads` threads; returns every batch's logits followed by both caches' K/V rows.
+// Runs the schedule on `threads` threads, every row with logits also tapping its attention; returns every
+// batch's logits and taps followed by both caches' K/V rows.
 std::vector<float> run(const ModelConfig& c, const io::TensorMap& t, int threads) {
   auto tf = tiny_transformer(c, t, threads);
   KvCache cache0(c), cache1(c);
@@ -83,12 +85,17 @@ std::vector<float> run(const ModelConfig& c, const io::TensorMap& t, int threads
              .group = r.group,
              .n_src = r.group == Group::Source ? n_src + before_src : kc.rows(Group::Source) + before_src,
              .n_tgt = r.group == Group::Target ? n_tgt + before_tgt : kc.rows(Group::Target) + before_tgt,
-             .logits = r.logits});
+             .logits = r.logits,
+             .attention = r.logits});
       next_id = (next_id * 7 + 5) % c.n_vocab;
     }
     const Status st = tf->forward(b, std::span<KvCache* const>(caches, 2), logits);
     EXPECT_TRUE(st.ok()) << st.error().message();
     all.insert(all.end(), logits.begin(), logits.end());
+    for (int i = 0; i < b.n_logits(); ++i) {
+      const std::span<const float> tap = tf->source_attention(i);
+      all.insert(all.end(), tap.begin(), tap.end());
+    }
   }
   for (KvCache* kc : caches)
     for (Group g : {Group::Source, Group::Target})

@@ -19,10 +19,15 @@ struct RefToken {
   double pos;
 };
 
-// mask[i][j] = token i attends to token j. Returns logits [n_tok][n_vocab].
+// Attention probabilities of a reference forward: [layer][head][token i][token j] (0 where i does not see j).
+using RefAttention = std::vector<std::vector<std::vector<std::vector<double>>>>;
+
+// mask[i][j] = token i attends to token j. Returns logits [n_tok][n_vocab]; with `attention`, also every
+// layer's attention probabilities.
 inline std::vector<std::vector<double>> reference_forward(const model::ModelConfig& c, const io::TensorMap& w,
                                                           const std::vector<RefToken>& toks,
-                                                          const std::vector<std::vector<bool>>& mask) {
+                                                          const std::vector<std::vector<bool>>& mask,
+                                                          RefAttention* attention = nullptr) {
   using model::hf_name;
   using model::TensorId;
   const int T = static_cast<int>(toks.size()), E = c.n_embd, D = c.head_dim, H = c.n_head, HKV = c.n_head_kv;
@@ -50,6 +55,9 @@ inline std::vector<std::vector<double>> reference_forward(const model::ModelConf
         v[h * D + i + D / 2] = x2 * std::cos(a) + x1 * std::sin(a);
       }
   };
+  if (attention)
+    attention->assign(c.n_layer, std::vector<std::vector<std::vector<double>>>(
+                                     H, std::vector<std::vector<double>>(T, std::vector<double>(T, 0.0))));
   std::vector<float> emb = get(hf_name(TensorId::TokEmbd));
   std::vector<std::vector<double>> x(T, std::vector<double>(E));
   for (int t = 0; t < T; ++t)
@@ -89,8 +97,11 @@ inline std::vector<std::vector<double>> reference_forward(const model::ModelConf
         double sum = 0;
         for (int j = 0; j < T; ++j) sum += mask[t][j] ? std::exp(s[j] - mx) : 0.0;
         for (int j = 0; j < T; ++j)
-          if (mask[t][j])
-            for (int i = 0; i < D; ++i) attn[t][h * D + i] += std::exp(s[j] - mx) / sum * v[j][kh * D + i];
+          if (mask[t][j]) {
+            const double p = std::exp(s[j] - mx) / sum;
+            if (attention) (*attention)[l][h][t][j] = p;
+            for (int i = 0; i < D; ++i) attn[t][h * D + i] += p * v[j][kh * D + i];
+          }
       }
     for (int t = 0; t < T; ++t) {
       auto o = matvec(wo, E, H * D, attn[t]);

@@ -2,6 +2,7 @@
 // consecutive, restarting (φ = 0, 0.5) positions and after truncate-last + re-feed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "../testing/forward_bounds.h"
@@ -97,6 +98,61 @@ TEST_P(TransformerTest, StructuredMaskMatchesDenseReference) {
         ASSERT_NEAR(got[r * cfg.n_vocab + i], want[r][i], tol)
             << "phi " << phi << " row " << r << " col " << i;
   }
+}
+
+// The attention tap: the probabilities over its source rows of each row that asked, source and target rows
+// alike, against the dense reference's.
+TEST_P(TransformerTest, AttentionTapMatchesDenseReference) {
+  const Variant v = GetParam();
+  auto cfg = testing::tiny_config(v.qwen2, v.tied, v.llama3);
+  auto tensors = model::random_tensors(cfg, testing::tiny_init(7, v.dtype));
+  auto tf = testing::tiny_transformer(cfg, tensors);
+  auto toks = group_layout(6, 5, 0.5f, {2, 3, 3, 5, 6}, 11, cfg.n_vocab);
+  toks.push_back({3, 12.0f, Group::Source, 7, 2});
+  const std::vector<size_t> tapped = {3, 6, 8, 10, 11};  // source rows 3 and 6, target rows 0, 2 and 4
+  Batch b;
+  for (size_t i = 0; i < toks.size(); ++i) {
+    const LayoutTok& t = toks[i];
+    b.add({.id = t.id,
+           .pos = t.pos,
+           .group = t.group,
+           .n_src = t.n_src,
+           .n_tgt = t.n_tgt,
+           .logits = i % 2 == 0,
+           .attention = std::find(tapped.begin(), tapped.end(), i) != tapped.end()});
+  }
+  KvCache cache(cfg);
+  std::vector<float> logits;
+  const Status st = tf->forward(b, cache, logits);
+  ASSERT_TRUE(st.ok()) << st.error().message();
+  std::vector<testing::RefToken> rt;
+  std::vector<size_t> source_token;  // the token of each source row
+  for (size_t i = 0; i < toks.size(); ++i) {
+    rt.push_back({toks[i].id, toks[i].pos});
+    if (toks[i].group == Group::Source) source_token.push_back(i);
+  }
+  testing::RefAttention want;
+  testing::reference_forward(cfg, tensors, rt, dense_mask(toks), &want);
+  // One fp32 forward against the double reference: forward_order_bound's attention bound per layer.
+  const testing::ForwardOrderBound bound = testing::forward_order_bound(
+      cfg, tf->weights(), {.against_reference = true, .max_rows = static_cast<int64_t>(toks.size())});
+  for (size_t n = 0; n < tapped.size(); ++n) {
+    const LayoutTok& t = toks[tapped[n]];
+    const std::span<const float> got = tf->source_attention(static_cast<int>(n));
+    ASSERT_EQ(got.size(), static_cast<size_t>(cfg.n_layer * cfg.n_head * t.n_src)) << "tapped row " << n;
+    for (int l = 0; l < cfg.n_layer; ++l)
+      for (int h = 0; h < cfg.n_head; ++h)
+        for (int r = 0; r < t.n_src; ++r)
+          ASSERT_NEAR(got[static_cast<size_t>((l * cfg.n_head + h) * t.n_src + r)],
+                      want[l][h][tapped[n]][source_token[static_cast<size_t>(r)]], bound.attention[l])
+              << "tapped row " << n << " layer " << l << " head " << h << " source row " << r;
+  }
+  EXPECT_TRUE(tf->source_attention(static_cast<int>(tapped.size())).empty());
+  // A forward without taps leaves none.
+  for (auto& t : b.tokens) t.attention = false;
+  KvCache fresh(cfg);
+  ASSERT_TRUE(tf->forward(b, fresh, logits).ok());
+  EXPECT_TRUE(tf->source_attention(0).empty());
 }
 
 void check_incremental_equals_full(const model::ModelConfig& cfg, const io::TensorMap& tensors,

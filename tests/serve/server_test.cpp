@@ -37,6 +37,7 @@ class ServeTest : public ShippedModelServerTest {
   static stream::SessionOptions defaults() {
     stream::SessionOptions so = model_->default_options();
     so.max_target_tokens = 256;
+    so.sentence_ends = model_->sentence_ends();  // as the server's streams have them
     return so;
   }
 

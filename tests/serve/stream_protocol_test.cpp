@@ -41,6 +41,12 @@ TEST(StreamProtocol, StartWithEveryOption) {
   ASSERT_TRUE(la.ok()) << la.error().message();
   EXPECT_EQ(std::get<StartMessage>(*la).options.policy,
             (stream::PolicySpec{stream::PolicyKind::LocalAgreement, 0.5, 2, 6}));
+  auto aligned = parse_client_message(
+      R"({"type": "start", "policy": {"name": "alignatt", "frames": 2, "layers": [3, 0], "min_lag": 0}})");
+  ASSERT_TRUE(aligned.ok()) << aligned.error().message();
+  EXPECT_EQ(std::get<StartMessage>(*aligned).options.policy,
+            (stream::PolicySpec{
+                .kind = stream::PolicyKind::AlignAtt, .min_lag = 0, .frames = 2, .layers = {3, 0}}));
   auto bare = parse_client_message(R"({"type": "start", "phi": 0.5})");
   ASSERT_TRUE(bare.ok());
   const auto& b = std::get<StartMessage>(*bare).options;
@@ -94,9 +100,9 @@ TEST(StreamProtocol, ErrorsNameTheField) {
   EXPECT_EQ(error_of(R"({"type": "start", "policy": "confidence"})"),
             "'policy': expected an object, got a string");
   EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "nope"}})"),
-            "'policy.name': unknown policy 'nope' (known: wait-k, confidence, local-agreement)");
+            "'policy.name': unknown policy 'nope' (known: wait-k, confidence, local-agreement, alignatt)");
   EXPECT_EQ(error_of(R"({"type": "start", "policy": {"tau": 0.5}})"),
-            "'policy': no 'name' (wait-k, confidence, local-agreement)");
+            "'policy': no 'name' (wait-k, confidence, local-agreement, alignatt)");
   EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "local-agreement", "tau": 0.5}})"),
             "'policy.tau': the local-agreement policy has no tau (the confidence policy's)");
   EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "wait-k", "max_lag": 3}})"),
@@ -115,6 +121,15 @@ TEST(StreamProtocol, ErrorsNameTheField) {
             "'policy': min_lag (4) is greater than max_lag (2)");
   EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "confidence", "lag": 2}})"),
             "'policy': unknown field 'lag'");
+  EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "confidence", "frames": 2}})"),
+            "'policy': the confidence policy has no frames or layers (the alignatt policy's)");
+  EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "alignatt", "frames": 0}})"),
+            "'policy.frames': must be between 1 and 1000000, got 0");
+  EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "alignatt", "layers": [1, 1]}})"),
+            "'policy': alignatt policy: layer 1 given twice");
+  EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "alignatt", "layers": [2.5]}})")
+                .rfind("'policy.layers': expected an array of layer numbers from 0", 0),
+            0u);
   EXPECT_EQ(error_of(R"({"type": "source"})"), "source message has no 'text'");
   EXPECT_EQ(error_of(R"({"type": "source", "text": null})"), "'text': expected a string, got null");
   EXPECT_EQ(error_of(R"({"type": "source", "text": "a", "more": 1})"), "unknown field 'more'");

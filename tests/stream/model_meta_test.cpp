@@ -71,13 +71,25 @@ TEST(ModelMeta, PolicyRoundTripsAndBadPoliciesAreRefused) {
   auto partial = ModelMeta::parse(R"({"policy": {"name": "confidence", "tau": 0.7}})", "t");
   ASSERT_TRUE(partial.ok());
   EXPECT_EQ(partial->policy, (stream::PolicySpec{stream::PolicyKind::Confidence, 0.7, 1, 8}));
-  for (const char* bad :
-       {R"({"policy": {"name": "nope"}})", R"({"policy": {"tau": 0.5}})",
-        R"({"policy": {"name": "confidence", "tau": 1.5}})",
-        R"({"policy": {"name": "confidence", "min_lag": -1}})",
-        R"({"policy": {"name": "confidence", "max_lag": 0}})",
-        R"({"policy": {"name": "confidence", "min_lag": 5, "max_lag": 3}})",
-        R"({"policy": {"name": "confidence", "tua": 0.5}})", R"({"policy": "confidence"})"}) {
+  auto aligned = ModelMeta::parse(
+      R"({"policy": {"name": "alignatt", "frames": 3, "layers": [4, 2], "max_lag": 6}})", "t");
+  ASSERT_TRUE(aligned.ok()) << aligned.error().message();
+  EXPECT_EQ(aligned->policy,
+            (stream::PolicySpec{
+                .kind = stream::PolicyKind::AlignAtt, .max_lag = 6, .frames = 3, .layers = {4, 2}}));
+  auto aligned_again = ModelMeta::parse(aligned->to_json(), "t");
+  ASSERT_TRUE(aligned_again.ok());
+  EXPECT_EQ(aligned_again->policy, aligned->policy);
+  for (const char* bad : {R"({"policy": {"name": "nope"}})", R"({"policy": {"tau": 0.5}})",
+                          R"({"policy": {"name": "confidence", "tau": 1.5}})",
+                          R"({"policy": {"name": "confidence", "min_lag": -1}})",
+                          R"({"policy": {"name": "confidence", "max_lag": 0}})",
+                          R"({"policy": {"name": "confidence", "min_lag": 5, "max_lag": 3}})",
+                          R"({"policy": {"name": "confidence", "tua": 0.5}})", R"({"policy": "confidence"})",
+                          R"({"policy": {"name": "alignatt", "frames": 0}})",
+                          R"({"policy": {"name": "alignatt", "layers": [1, 1]}})",
+                          R"({"policy": {"name": "alignatt", "layers": [-1]}})",
+                          R"({"policy": {"name": "alignatt", "layers": 3}})"}) {
     auto r = ModelMeta::parse(bad, "t.json");
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_NE(r.error().message().find("t.json"), std::string::npos) << r.error().message();

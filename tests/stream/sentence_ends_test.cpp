@@ -58,9 +58,9 @@ std::vector<std::vector<float>> peaked_table(const CharCodec& codec, float peak)
 
 std::vector<bool> decide_all(model::ForwardModel& model, const CharCodec& codec, double bias,
                              const std::vector<std::string>& words, bool lookahead) {
-  auto ends = stream::SentenceEndModel::build(model, codec, nullptr, bias);
+  auto ends = stream::SentenceEndModel::build(model, codec);
   EXPECT_TRUE(ends.ok()) << ends.error().message();
-  stream::SentenceEndDetector d(model, codec, *ends, 1000);
+  stream::SentenceEndDetector d(model, codec, *ends, 1000, bias);
   std::vector<bool> out;  // out[i]: a sentence ends before words[i + 1]
   EXPECT_TRUE(d.feed(words[0]).ok());
   for (size_t i = 1; i < words.size(); ++i) {
@@ -181,7 +181,6 @@ TEST(SentenceEnds, RejectsAModelFromElsewhereAndANonFiniteBias) {
   auto prompt = stream::PromptCache::build(other, codec);
   ASSERT_TRUE(prompt.ok());
   EXPECT_FALSE(stream::SentenceEndModel::build(model, codec, *prompt).ok());
-  EXPECT_FALSE(stream::SentenceEndModel::build(model, codec, nullptr, std::nan("")).ok());
   auto ends = stream::SentenceEndModel::build(model, codec);
   ASSERT_TRUE(ends.ok());
   stream::SessionOptions so;
@@ -189,6 +188,8 @@ TEST(SentenceEnds, RejectsAModelFromElsewhereAndANonFiniteBias) {
   so.sentence_ends = *ends;
   EXPECT_FALSE(stream::Session::create(other, codec, so).ok());
   EXPECT_TRUE(stream::Session::create(model, codec, so).ok());
+  so.sentence_end_bias = std::nan("");
+  EXPECT_FALSE(stream::Session::create(model, codec, so).ok());
 }
 
 struct Segmented {

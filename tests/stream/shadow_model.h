@@ -1,6 +1,7 @@
 // ShadowModel: the base of the scripted ForwardModels of the stream tests. It keeps, per cache, the token id
 // of every row of both regions (resynchronised with the cache's row counts at each forward, so truncated and
-// popped rows disappear from it too) and asks the derived model for each logits row, given those ids.
+// popped rows disappear from it too) and asks the derived model for each logits row, given those ids, and
+// for the attention of each row that taps it (one layer of one head: t.n_src probabilities).
 #pragma once
 
 #include <array>
@@ -27,6 +28,7 @@ class ShadowModel : public model::ForwardModel {
   Status forward(const model::Batch& b, std::span<model::KvCache* const> caches,
                  std::vector<float>& logits) override {
     logits.clear();
+    taps_.clear();
     for (const auto& t : b.tokens) {
       model::KvCache& c = *caches[t.seq];
       Rows& sh = shadow_[&c];
@@ -34,21 +36,32 @@ class ShadowModel : public model::ForwardModel {
       GPS_TRY(c.reserve(t.group, 1));
       c.push_row(t.group, t.pos);
       sh[static_cast<int>(t.group)].push_back(t.id);
+      if (t.attention) taps_.push_back(row_attention(sh, t));
       if (!t.logits) continue;
       const std::vector<float> row = row_logits(sh, t);
       logits.insert(logits.end(), row.begin(), row.end());
     }
     return {};
   }
+  std::span<const float> source_attention(int i) const override {
+    if (i < 0 || static_cast<size_t>(i) >= taps_.size()) return {};
+    return taps_[static_cast<size_t>(i)];
+  }
 
  protected:
   // The logits row of token t (its own row is already in `rows`; it sees t.n_src and t.n_tgt of them).
   virtual std::vector<float> row_logits(const Rows& rows, const model::BatchToken& t) const = 0;
+  // The attention of token t over its t.n_src source rows (default: uniform).
+  virtual std::vector<float> row_attention(const Rows& /*rows*/, const model::BatchToken& t) const {
+    return std::vector<float>(static_cast<size_t>(t.n_src),
+                              t.n_src > 0 ? 1.0f / static_cast<float>(t.n_src) : 0.0f);
+  }
 
  private:
   model::ModelConfig config_;
   model::RopeFrequencies rope_;
   std::map<const model::KvCache*, Rows> shadow_;
+  std::vector<std::vector<float>> taps_;  // the last forward's attention rows
 };
 
 }  // namespace gpstream::testing

@@ -56,9 +56,10 @@ inline double normed_linear_magnitude(const kernels::MatrixView& w, std::span<co
 //    pairs (|cos| + |sin| ≤ √2) and scales by the rope scale; Gemma 2's soft-caps (c·tanh(x/c)) have slope
 //    ≤ 1 and its embedding scale is undone by the first norm.
 struct ForwardOrderBound {
-  std::vector<double> k, v;  // per layer, any entry of the cached K / V
-  double logits = 0;         // any logit
-  double loss = 0;           // a token-mean cross-entropy over those logits
+  std::vector<double> k, v;       // per layer, any entry of the cached K / V
+  std::vector<double> attention;  // per layer, any attention probability (Transformer's attention tap)
+  double logits = 0;              // any logit
+  double loss = 0;                // a token-mean cross-entropy over those logits
 };
 
 struct ForwardBoundOptions {
@@ -93,6 +94,15 @@ inline ForwardOrderBound forward_order_bound(const model::ModelConfig& c, const 
     const double rel = sides * gamma_n(l * per_layer + before_kv + E);
     b.k.push_back(rel * rope_gain * normed_linear_magnitude(L.wk, L.attn_norm, off, L.bk));
     b.v.push_back(rel * normed_linear_magnitude(L.wv, L.attn_norm, off, L.bv));
+    // A score s = scale Σ_i q_i k_i over head_dim terms, q and k each within rel of their magnitudes
+    // (q's bound as k's: the same norm, path and RoPE): |Δs| ≤ scale·D·Mq·Mk·(2 rel + γ_D), the soft-cap's
+    // slope ≤ 1. Softmax moves p_j by p_j(Δs_j − Σ_i p_i Δs_i), at most 2 max|Δs|; its own exps, sum over
+    // the visible rows and division add γ_{max_rows + 6} relative to p ≤ 1.
+    const double mq = rope_gain * normed_linear_magnitude(L.wq, L.attn_norm, off, L.bq);
+    const double mk = rope_gain * normed_linear_magnitude(L.wk, L.attn_norm, off, L.bk);
+    const double ds = c.attention_scale() * static_cast<double>(c.head_dim) * mq * mk *
+                      (2.0 * rel + sides * gamma_n(c.head_dim));
+    b.attention.push_back(2.0 * ds + sides * gamma_n(o.max_rows + 6));
   }
   const double head = normed_linear_magnitude(w.output, w.output_norm, off);
   b.logits = sides * gamma_n(c.n_layer * per_layer + before_head + E) * head;
