@@ -157,32 +157,36 @@ std::string policy_setting(const PolicySpec& spec, int k) {
   return std::to_string(k);
 }
 
-std::string policy_setting_label(const PolicySpec& spec, int k) {
-  switch (spec.kind) {
+namespace {
+
+// How a policy's settings are named: the prefix of a figure's point label and of a run folder's suffix.
+struct SettingNames {
+  const char* label;
+  const char* folder;
+};
+
+SettingNames setting_names(PolicyKind kind) {
+  switch (kind) {
     case PolicyKind::Confidence:
-      return "tau=" + policy_setting(spec, k);
+      return {"tau=", "-confidence-tau"};
     case PolicyKind::LocalAgreement:
-      return "lag=" + policy_setting(spec, k);
+      return {"lag=", "-local-agreement-lag"};
     case PolicyKind::AlignAtt:
-      return "f=" + policy_setting(spec, k);
+      return {"f=", "-alignatt-f"};
     case PolicyKind::WaitK:
       break;
   }
-  return "k=" + policy_setting(spec, k);
+  return {"k=", "-k"};
+}
+
+}  // namespace
+
+std::string policy_setting_label(const PolicySpec& spec, int k) {
+  return setting_names(spec.kind).label + policy_setting(spec, k);
 }
 
 std::string policy_folder_suffix(const PolicySpec& spec, int k) {
-  switch (spec.kind) {
-    case PolicyKind::Confidence:
-      return "-confidence-tau" + policy_setting(spec, k);
-    case PolicyKind::LocalAgreement:
-      return "-local-agreement-lag" + policy_setting(spec, k);
-    case PolicyKind::AlignAtt:
-      return "-alignatt-f" + policy_setting(spec, k);
-    case PolicyKind::WaitK:
-      break;
-  }
-  return "-k" + policy_setting(spec, k);
+  return setting_names(spec.kind).folder + policy_setting(spec, k);
 }
 
 }  // namespace gpstream::stream

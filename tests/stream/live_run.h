@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,34 @@ inline LiveOutput run_alone(model::ForwardModel& model, const stream::SegmentCod
   EXPECT_TRUE((*s)->push_source(source).ok());
   EXPECT_TRUE((*s)->end_source().ok());
   return run_live(**s, "");
+}
+
+// Sessions of these options over these sources (each given its whole source and its end at once), batched
+// by one Scheduler: expects each to finish and to write what it writes run alone, words and delays; returns
+// what they wrote.
+inline std::vector<LiveOutput> expect_batched_equals_alone(model::ForwardModel& model,
+                                                           const stream::SegmentCodec& codec,
+                                                           const std::vector<stream::SessionOptions>& options,
+                                                           const std::vector<std::string>& sources) {
+  std::vector<std::unique_ptr<stream::Session>> sessions;
+  stream::Scheduler sched(model);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    auto s = stream::Session::create(model, codec, options[i]);
+    EXPECT_TRUE(s.ok()) << i << ": " << s.error().message();
+    if (!s.ok()) return {};
+    sessions.push_back(std::move(s).value());
+    EXPECT_TRUE(sessions.back()->push_source(sources[i]).ok());
+    EXPECT_TRUE(sessions.back()->end_source().ok());
+    EXPECT_EQ(sched.add(sessions.back().get()), static_cast<int>(i));
+  }
+  const std::vector<LiveOutput> got = run_scheduler(sched, sources.size());
+  for (size_t i = 0; i < sources.size(); ++i) {
+    EXPECT_TRUE(sessions[i]->finished()) << i;
+    const LiveOutput want = run_alone(model, codec, sessions[i]->options(), sources[i]);
+    EXPECT_EQ(got[i].words, want.words) << i;
+    EXPECT_EQ(got[i].delays, want.delays) << i;
+  }
+  return got;
 }
 
 }  // namespace gpstream::testing
