@@ -4,6 +4,8 @@
 // full-precision score and the statistics, `-b` the score alone.
 // `-i BASELINE SYSTEM... --paired-bs`: sacreBLEU's paired bootstrap resampling (eval/bootstrap.h):
 // each system against the first, with 95% confidence intervals of the score and of the difference.
+// `-i A1 A2 B1 B2 B3 --seed-bs 2,3`: systems trained with several seeds (their -i files grouped in that
+// order), each against the first by the two-level bootstrap of eval/bootstrap.h (seed_bootstrap_bleu).
 #include "eval/bleu.h"
 
 #include <algorithm>
@@ -73,6 +75,55 @@ int print_paired_bootstrap(const std::vector<std::string>& names,
   return cli::kExitOk;
 }
 
+std::string json_names(const std::vector<std::string>& names) {
+  std::string s = "[";
+  for (size_t i = 0; i < names.size(); ++i) s += (i ? ", " : "") + nlohmann::json(names[i]).dump();
+  return s + "]";
+}
+
+// One line per system (the first is the baseline): seed-mean BLEU ± its sample sd over seeds, and the
+// two-level bootstrap interval of the difference; JSON lines with --json.
+int print_seed_bootstrap(const std::vector<std::vector<std::string>>& names,
+                         const std::vector<std::vector<std::vector<eval::BleuStats>>>& runs,
+                         const eval::BleuOptions& o, int n_samples, uint64_t seed, int width, bool json) {
+  for (size_t i = 1; i < runs.size(); ++i) {
+    auto r = eval::seed_bootstrap_bleu(runs[0], runs[i], o, n_samples, seed);
+    if (!r.ok()) return cli::fail("bleu", r.error());
+    if (json) {
+      if (i == 1) {
+        std::printf("{\"system\": %s, \"baseline\": true, \"scores\": %s, \"mean\": %s, \"sd\": %s}\n",
+                    json_names(names[0]).c_str(), number_list(r->baseline_scores).c_str(),
+                    eval::python_float_repr(r->baseline_mean).c_str(),
+                    eval::python_float_repr(eval::sample_sd(r->baseline_scores)).c_str());
+      }
+      std::printf(
+          "{\"system\": %s, \"baseline\": false, \"scores\": %s, \"mean\": %s, \"sd\": %s, \"diff\": %s, "
+          "\"diff_lower\": %s, \"diff_upper\": %s, \"n_samples\": %d, \"seed\": %llu}\n",
+          json_names(names[i]).c_str(), number_list(r->system_scores).c_str(),
+          eval::python_float_repr(r->system_mean).c_str(),
+          eval::python_float_repr(eval::sample_sd(r->system_scores)).c_str(),
+          eval::python_float_repr(r->diff).c_str(), eval::python_float_repr(r->diff_lower).c_str(),
+          eval::python_float_repr(r->diff_upper).c_str(), r->n_samples,
+          static_cast<unsigned long long>(r->seed));
+      continue;
+    }
+    auto line = [&](size_t k, const std::vector<double>& scores, double mean) {
+      std::printf("%-12s %s +- %s (%zu seeds)", ("system " + std::to_string(k)).c_str(),
+                  cli::format_fixed(mean, width).c_str(),
+                  cli::format_fixed(eval::sample_sd(scores), width).c_str(), scores.size());
+    };
+    if (i == 1) {
+      std::printf("system       seed-mean BLEU +- sd  difference to system 0 [95%% CI]\n");
+      line(0, r->baseline_scores, r->baseline_mean);
+      std::printf("  baseline: %s\n", names[0][0].c_str());
+    }
+    line(i, r->system_scores, r->system_mean);
+    std::printf("  %+.*f [%+.*f, %+.*f]%s: %s\n", width, r->diff, width, r->diff_lower, width, r->diff_upper,
+                r->diff_lower > 0 || r->diff_upper < 0 ? " *" : "", names[i][0].c_str());
+  }
+  return cli::kExitOk;
+}
+
 int run_bleu(int argc, char** argv) {
   CLI::App app{"BLEU as sacreBLEU 2.6.0 computes it (same numbers, same signature)", "gpstream bleu"};
   std::vector<std::string> ref_paths;
@@ -84,6 +135,7 @@ int run_bleu(int argc, char** argv) {
   int width = 1, num_refs = 1, paired_bs_n = 1000;
   uint64_t paired_bs_seed = 12345;
   bool paired_bs = false;
+  std::vector<int> seed_bs;
   app.add_option("refs", ref_paths, "reference file(s), one segment per line")->required();
   app.add_option(
       "-i,--input", hyp_paths,
@@ -105,6 +157,11 @@ int run_bleu(int argc, char** argv) {
   app.add_flag("--short", short_sig, "short signature");
   app.add_flag("--paired-bs", paired_bs,
                "paired bootstrap resampling of each system against the first (sacreBLEU)");
+  app.add_option("--seed-bs", seed_bs,
+                 "two-level bootstrap over training seeds: the -i files are systems' runs, this many per "
+                 "system in order (e.g. 3,3); each system against the first")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1000));
   app.add_option("--paired-bs-n", paired_bs_n, "bootstrap resamples (default 1000)")
       ->check(CLI::Range(1, 1000000));
   app.add_option("--paired-bs-seed", paired_bs_seed, "resampling seed (default 12345, as SACREBLEU_SEED)");
@@ -130,17 +187,34 @@ int run_bleu(int argc, char** argv) {
   auto refs = eval::read_reference_streams(ref_paths, num_refs);
   if (!refs.ok()) return cli::fail("bleu", refs.error());
   if (hyp_paths.empty()) hyp_paths.push_back("-");
-  if (paired_bs != (hyp_paths.size() > 1)) {
+  const bool seed_bootstrap = !seed_bs.empty();
+  if (paired_bs && seed_bootstrap) {
+    std::fprintf(stderr, "gpstream bleu: --paired-bs and --seed-bs exclude each other\n");
+    return cli::kExitUsage;
+  }
+  if ((paired_bs || seed_bootstrap) && sentence) {
+    std::fprintf(stderr, "gpstream bleu: %s and --sentence-level exclude each other\n",
+                 paired_bs ? "--paired-bs" : "--seed-bs");
+    return cli::kExitUsage;
+  }
+  if (seed_bootstrap) {
+    size_t total = 0;
+    for (int c : seed_bs) total += static_cast<size_t>(c);
+    if (seed_bs.size() < 2 || total != hyp_paths.size()) {
+      std::fprintf(
+          stderr,
+          "gpstream bleu: --seed-bs gives the number of -i files of each system (two or more systems); "
+          "they add up to %zu, and there are %zu -i files\n",
+          total, hyp_paths.size());
+      return cli::kExitUsage;
+    }
+  } else if (paired_bs != (hyp_paths.size() > 1)) {
     std::fprintf(stderr,
                  "gpstream bleu: --paired-bs needs two or more -i files (baseline first), and several -i "
-                 "files need --paired-bs\n");
+                 "files need --paired-bs or --seed-bs\n");
     return cli::kExitUsage;
   }
-  if (paired_bs && sentence) {
-    std::fprintf(stderr, "gpstream bleu: --paired-bs and --sentence-level exclude each other\n");
-    return cli::kExitUsage;
-  }
-  if (paired_bs) {
+  if (paired_bs || seed_bootstrap) {
     std::vector<std::vector<eval::BleuStats>> all_stats;
     for (const auto& path : hyp_paths) {
       auto h = eval::read_text_lines(path, true);
@@ -151,7 +225,20 @@ int run_bleu(int argc, char** argv) {
       if (!st.ok()) return cli::fail("bleu", st.error());
       all_stats.push_back(std::move(*st));
     }
-    return print_paired_bootstrap(hyp_paths, all_stats, o, paired_bs_n, paired_bs_seed, width, json);
+    if (paired_bs)
+      return print_paired_bootstrap(hyp_paths, all_stats, o, paired_bs_n, paired_bs_seed, width, json);
+    std::vector<std::vector<std::string>> names;
+    std::vector<std::vector<std::vector<eval::BleuStats>>> runs;
+    size_t next = 0;
+    for (int c : seed_bs) {
+      names.emplace_back(hyp_paths.begin() + static_cast<std::ptrdiff_t>(next),
+                         hyp_paths.begin() + static_cast<std::ptrdiff_t>(next + static_cast<size_t>(c)));
+      runs.emplace_back(std::make_move_iterator(all_stats.begin() + static_cast<std::ptrdiff_t>(next)),
+                        std::make_move_iterator(all_stats.begin() +
+                                                static_cast<std::ptrdiff_t>(next + static_cast<size_t>(c))));
+      next += static_cast<size_t>(c);
+    }
+    return print_seed_bootstrap(names, runs, o, paired_bs_n, paired_bs_seed, width, json);
   }
   const std::string hyp_path = hyp_paths[0];
   auto hyps = eval::read_text_lines(hyp_path, true);

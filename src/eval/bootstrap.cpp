@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <utility>
 
 #include "util/splitmix64.h"
 
@@ -19,6 +21,20 @@ void estimate(std::vector<double> scores, double* mean, double* ci) {
   double s = 0.0;
   for (double x : scores) s += x;
   *mean = s / static_cast<double>(n);
+}
+
+// The 95% interval of sorted-or-not differences d, with estimate's order statistics.
+std::pair<double, double> interval95(std::vector<double> d) {
+  std::sort(d.begin(), d.end());
+  const size_t lower = d.size() / 40;
+  return {d[lower], d[d.size() - lower - 1]};
+}
+
+BleuStats zero_stats(int order) {
+  BleuStats z;
+  z.correct.assign(static_cast<size_t>(order), 0);
+  z.total.assign(static_cast<size_t>(order), 0);
+  return z;
 }
 
 }  // namespace
@@ -47,12 +63,8 @@ Result<PairedBootstrapResult> paired_bootstrap_bleu(const std::vector<BleuStats>
   std::vector<double> bl(static_cast<size_t>(n_samples)), sy(static_cast<size_t>(n_samples));
   BleuStats a, b;
   for (int s = 0; s < n_samples; ++s) {
-    a = BleuStats{};
-    b = BleuStats{};
-    a.correct.assign(static_cast<size_t>(order), 0);
-    a.total.assign(static_cast<size_t>(order), 0);
-    b.correct = a.correct;
-    b.total = a.total;
+    a = zero_stats(order);
+    b = zero_stats(order);
     for (size_t k = 0; k < n; ++k) {
       const auto i = static_cast<size_t>(rng.below(n));
       a += baseline[i];
@@ -76,10 +88,74 @@ Result<PairedBootstrapResult> paired_bootstrap_bleu(const std::vector<BleuStats>
   size_t c = 0;
   for (double x : absd) c += (x - mean_abs) > real;
   r.p_value = static_cast<double>(c + 1) / static_cast<double>(d.size() + 1);
-  std::sort(d.begin(), d.end());
-  const size_t lower = d.size() / 40;
-  r.diff_lower = d[lower];
-  r.diff_upper = d[d.size() - lower - 1];
+  std::tie(r.diff_lower, r.diff_upper) = interval95(std::move(d));
+  return r;
+}
+
+double sample_sd(const std::vector<double>& xs) {
+  if (xs.size() < 2) return 0.0;
+  double mean = 0.0;
+  for (double x : xs) mean += x;
+  mean /= static_cast<double>(xs.size());
+  double ss = 0.0;
+  for (double x : xs) ss += (x - mean) * (x - mean);
+  return std::sqrt(ss / static_cast<double>(xs.size() - 1));
+}
+
+Result<SeedBootstrapResult> seed_bootstrap_bleu(const std::vector<std::vector<BleuStats>>& baseline_runs,
+                                                const std::vector<std::vector<BleuStats>>& system_runs,
+                                                const BleuOptions& options, int n_samples, uint64_t seed) {
+  if (baseline_runs.empty() || system_runs.empty())
+    return invalid_argument("seed bootstrap: each system needs at least one run");
+  if (n_samples < 1) return invalid_argument("seed bootstrap: n_samples must be >= 1");
+  const size_t n = baseline_runs[0].size();
+  if (n == 0) return invalid_argument("seed bootstrap: no segments");
+  for (const auto* runs : {&baseline_runs, &system_runs}) {
+    for (const auto& run : *runs) {
+      if (run.size() != n) {
+        return invalid_argument("seed bootstrap: a run has " + std::to_string(run.size()) +
+                                " segments, the first " + std::to_string(n));
+      }
+    }
+  }
+  const int order = options.max_ngram_order;
+  SeedBootstrapResult r;
+  r.n_samples = n_samples;
+  r.seed = seed;
+  auto mean_of = [](const std::vector<double>& xs) {
+    double s = 0.0;
+    for (double x : xs) s += x;
+    return s / static_cast<double>(xs.size());
+  };
+  for (const auto& run : baseline_runs)
+    r.baseline_scores.push_back(compute_bleu(sum_stats(run, order), options).score);
+  for (const auto& run : system_runs)
+    r.system_scores.push_back(compute_bleu(sum_stats(run, order), options).score);
+  r.baseline_mean = mean_of(r.baseline_scores);
+  r.system_mean = mean_of(r.system_scores);
+  r.diff = r.system_mean - r.baseline_mean;
+
+  SplitMix64 rng(seed);
+  std::vector<size_t> indices(n);
+  // The resampled corpus BLEU of each run, then the mean over a draw of the runs.
+  auto resampled_mean = [&](const std::vector<std::vector<BleuStats>>& runs) {
+    std::vector<double> score(runs.size());
+    for (size_t k = 0; k < runs.size(); ++k) {
+      BleuStats total = zero_stats(order);
+      for (size_t i : indices) total += runs[k][i];
+      score[k] = compute_bleu(total, options).score;
+    }
+    double s = 0.0;
+    for (size_t k = 0; k < runs.size(); ++k) s += score[static_cast<size_t>(rng.below(runs.size()))];
+    return s / static_cast<double>(runs.size());
+  };
+  std::vector<double> d(static_cast<size_t>(n_samples));
+  for (auto& x : d) {
+    for (auto& i : indices) i = static_cast<size_t>(rng.below(n));
+    const double base = resampled_mean(baseline_runs);
+    x = resampled_mean(system_runs) - base;
+  }
+  std::tie(r.diff_lower, r.diff_upper) = interval95(std::move(d));
   return r;
 }
 

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -109,6 +110,41 @@ TEST_F(EvalCli, BleuPairedBootstrap) {
   EXPECT_EQ(run("bleu ref1.txt -i hyp.txt ref1.txt").code, 2);
   EXPECT_EQ(run("bleu ref1.txt -i hyp.txt --paired-bs").code, 2);
   EXPECT_EQ(run("bleu ref1.txt -i hyp.txt missing.txt --paired-bs").code, 1);
+}
+
+// Seed bootstrap: systems given as runs grouped by --seed-bs. The seed means are the means of the runs'
+// corpus BLEU (48.53 as above; a run identical to one reference scores 100), the difference is theirs.
+TEST_F(EvalCli, BleuSeedBootstrap) {
+  auto r = run("bleu ref1.txt ref2.txt -i hyp.txt ref1.txt hyp.txt --seed-bs 1,2 --paired-bs-n 200 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto nl = r.out.find('\n');
+  ASSERT_NE(nl, std::string::npos);
+  const std::string base = r.out.substr(0, nl), sys = r.out.substr(nl + 1);
+  EXPECT_NE(base.find("\"system\": [\"hyp.txt\"], \"baseline\": true, \"scores\": [48.53"), std::string::npos)
+      << base;
+  EXPECT_NE(sys.find("\"system\": [\"ref1.txt\", \"hyp.txt\"], \"baseline\": false, \"scores\": [100.0"),
+            std::string::npos)
+      << sys;
+  auto number_after = [&](const std::string& key) {
+    const auto at = sys.find("\"" + key + "\": ");
+    EXPECT_NE(at, std::string::npos) << key;
+    return std::stod(sys.substr(at + key.size() + 4));
+  };
+  const double bleu = 48.530827;  // hyp.txt's corpus BLEU (metrics.md B.2.7), to the digits sacreBLEU prints
+  EXPECT_NEAR(number_after("mean"), (100.0 + bleu) / 2, 1e-4);
+  EXPECT_NEAR(number_after("sd"), (100.0 - bleu) / std::sqrt(2.0), 1e-4);
+  EXPECT_NEAR(number_after("diff"), (100.0 - bleu) / 2, 1e-4);
+  EXPECT_LE(number_after("diff_lower"), number_after("diff"));
+  EXPECT_GE(number_after("diff_upper"), number_after("diff"));
+  EXPECT_EQ(number_after("n_samples"), 200);
+
+  auto text = run("bleu ref1.txt ref2.txt -i hyp.txt ref1.txt hyp.txt --seed-bs 1,2 --paired-bs-n 200");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("system 1     74.3 +- 36.4 (2 seeds)"), std::string::npos) << text.out;
+
+  EXPECT_EQ(run("bleu ref1.txt -i hyp.txt ref1.txt --seed-bs 1,2").code, 2);  // 3 runs named, 2 given
+  EXPECT_EQ(run("bleu ref1.txt -i hyp.txt ref1.txt --seed-bs 2").code, 2);    // one system
+  EXPECT_EQ(run("bleu ref1.txt -i hyp.txt ref1.txt --seed-bs 1,1 --paired-bs").code, 2);
 }
 
 TEST_F(EvalCli, Chrf) {

@@ -1,0 +1,37 @@
+# The training recipes' shared definitions, sourced by scripts/train-default-model and scripts/reproduce-paper
+# so that the shipped model and every fine-tune of the reproduction are trained by the same configuration.
+
+# finetune_config BASE TRAIN DEV SRC TGT MODE PHI SEED TOKENS OUTPUT: the shipped model's fine-tune (multi-k,
+# k ∈ [1, 9]) from the pretrained model BASE, as a `gpstream train` config on standard output. MODE is the
+# training layout (group, interleaved, interleaved-blocked, batch-stream, batch), PHI the target group's first
+# position, SEED the data order and initialisation seed, TOKENS the token budget.
+finetune_config() {
+  local base=$1 train=$2 dev=$3 src=$4 tgt=$5 mode=$6 phi=$7 seed=$8 tokens=$9 output=${10}
+  cat <<JSON
+{
+  "model": {"init": "$base", "tokenizer": "$base"},
+  "template": "gpstream", "source_lang": "$src", "target_lang": "$tgt",
+  "data": {"train": "$train", "dev": "$dev", "max_dev_pairs": 300, "mode": "$mode", "k": [1, 9], "phi": $phi,
+           "batch_tokens": 4096},
+  "optimizer": {"lr": 0.0005, "weight_decay": 0.1, "clip": 1.0},
+  "schedule": {"kind": "cosine", "warmup_steps": 50, "min_lr_ratio": 0.1},
+  "token_budget": $tokens,
+  "seed": $seed, "log_every": 20, "dev_every": 200,
+  "checkpoint": {"every_minutes": 8, "keep": 2},
+  "output": "$output",
+  "export": {"dtype": "bf16"}
+}
+JSON
+}
+
+# train_resumable CONFIG OUTPUT [gpstream train options]: trains CONFIG unless OUTPUT/model exists, resuming
+# from OUTPUT's last checkpoint when an earlier run was interrupted.
+train_resumable() {
+  local config=$1 output=$2; shift 2
+  [ -f "$output/model/config.json" ] && return 0
+  if [ -d "$output/checkpoints" ] && ls "$output/checkpoints" | grep -q .; then
+    "$GPS" train "$config" --resume "$output" "$@"
+  else
+    "$GPS" train "$config" "$@"
+  fi
+}
