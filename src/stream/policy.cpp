@@ -22,13 +22,26 @@ Action ReadAllPolicy::decide(const PolicyState& s) const {
   return s.units_read < s.n_words + 1 ? Action::Read : Action::Write;
 }
 
-Action ConfidencePolicy::decide(const PolicyState& s) const {
+namespace {
+
+// The decisions the lag-bounded signal policies (confidence, alignatt) take before reading their signal:
+// write when nothing is left to read; read up to the unit after the end marker was chosen (end_after_source);
+// read below the minimum lag and write at the maximum.
+std::optional<Action> bounded_decision(const PolicyState& s, int min_lag, int max_lag,
+                                       bool end_after_source) {
   const long all = static_cast<long>(s.n_words) + 1;
   if (s.source_finished && s.units_read >= all) return Action::Write;  // nothing left to read
-  if (s.end_chosen_at >= 0 && end_after_source_ && s.units_read <= s.end_chosen_at) return Action::Read;
+  if (s.end_chosen_at >= 0 && end_after_source && s.units_read <= s.end_chosen_at) return Action::Read;
   const long lag = static_cast<long>(s.units_read) - s.words_written;
-  if (lag < min_lag_) return Action::Read;
-  if (lag >= max_lag_) return Action::Write;
+  if (lag < min_lag) return Action::Read;
+  if (lag >= max_lag) return Action::Write;
+  return std::nullopt;
+}
+
+}  // namespace
+
+Action ConfidencePolicy::decide(const PolicyState& s) const {
+  if (auto bounded = bounded_decision(s, min_lag_, max_lag_, end_after_source_)) return *bounded;
   // No row has seen the units read yet: stop reading, so that the next decision has fresh logits.
   if (!s.confidence) return Action::Write;
   return *s.confidence >= tau_ ? Action::Write : Action::Read;
@@ -47,12 +60,7 @@ Action LocalAgreementPolicy::decide(const PolicyState& s) const {
 }
 
 Action AlignAttPolicy::decide(const PolicyState& s) const {
-  const long all = static_cast<long>(s.n_words) + 1;
-  if (s.source_finished && s.units_read >= all) return Action::Write;  // nothing left to read
-  if (s.end_chosen_at >= 0 && end_after_source_ && s.units_read <= s.end_chosen_at) return Action::Read;
-  const long lag = static_cast<long>(s.units_read) - s.words_written;
-  if (lag < min_lag_) return Action::Read;
-  if (lag >= max_lag_) return Action::Write;
+  if (auto bounded = bounded_decision(s, min_lag_, max_lag_, end_after_source_)) return *bounded;
   // No row has seen the units read yet: stop reading, so that the next decision has a fresh row.
   if (!s.attended_unit) return Action::Write;
   return *s.attended_unit >= static_cast<long>(s.units_read) - frames_ ? Action::Read : Action::Write;

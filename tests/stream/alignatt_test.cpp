@@ -10,6 +10,7 @@
 #include "../model/tiny_models.h"
 #include "copy_model.h"
 #include "live_run.h"
+#include "policy_state.h"
 #include "shadow_model.h"
 #include "stream/policy.h"
 #include "stream/scheduler.h"
@@ -110,11 +111,7 @@ using Words = std::vector<std::string>;
 TEST(AlignAttPolicy, DecisionsOnHandMadeStates) {
   const stream::AlignAttPolicy p(2, 1, 5);
   auto state = [](int units, int written, std::optional<int> attended, bool finished = false, int n = 9) {
-    PolicyState s;
-    s.units_read = units;
-    s.words_written = written;
-    s.source_finished = finished;
-    s.n_words = n;
+    PolicyState s = stream::progress_state(units, written, finished, n);
     s.attended_unit = attended;
     return s;
   };

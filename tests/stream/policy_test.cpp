@@ -15,6 +15,7 @@
 #include "../model/tiny_models.h"
 #include "copy_model.h"
 #include "live_run.h"
+#include "policy_state.h"
 #include "shadow_model.h"
 #include "stream/scheduler.h"
 #include "stream/session.h"
@@ -71,11 +72,7 @@ stream::SessionOptions confidence_options(double tau, int min_lag, int max_lag) 
 TEST(ConfidencePolicy, DecisionsOnHandMadeStates) {
   const stream::ConfidencePolicy p(0.5, 2, 4);
   auto state = [](int units, int written, std::optional<double> conf, bool finished = false, int n = 9) {
-    PolicyState s;
-    s.units_read = units;
-    s.words_written = written;
-    s.source_finished = finished;
-    s.n_words = n;
+    PolicyState s = stream::progress_state(units, written, finished, n);
     s.confidence = conf;
     return s;
   };
@@ -343,11 +340,7 @@ TEST(LocalAgreementPolicy, DecisionsOnHandMadeStates) {
   const stream::LocalAgreementPolicy p(2, 4);
   auto state = [](int units, int written, std::optional<PolicyState::Agreement> a, bool finished = false,
                   int n = 9) {
-    PolicyState s;
-    s.units_read = units;
-    s.words_written = written;
-    s.source_finished = finished;
-    s.n_words = n;
+    PolicyState s = stream::progress_state(units, written, finished, n);
     s.agreement = a;
     return s;
   };
