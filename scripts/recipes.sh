@@ -1,18 +1,23 @@
 # The training recipes' shared definitions, sourced by scripts/train-default-model and scripts/reproduce-paper
 # so that the shipped model and every fine-tune of the reproduction are trained by the same configuration.
 
-# finetune_config BASE TRAIN DEV SRC TGT MODE PHI SEED TOKENS OUTPUT: the shipped model's fine-tune (multi-k,
-# k ∈ [1, 9]) from the pretrained model BASE, as a `gpstream train` config on standard output. MODE is the
-# training layout (group, interleaved, interleaved-blocked, batch-stream, batch), PHI the target group's first
-# position, SEED the data order and initialisation seed, TOKENS the token budget.
+# finetune_config BASE TRAIN DEV SRC TGT MODE PHI SEED TOKENS OUTPUT [K [REMOVED]]: the shipped model's
+# fine-tune (multi-k, k ∈ [1, 9]) from the pretrained model BASE, as a `gpstream train` config on standard
+# output. MODE is the training layout (group, interleaved, interleaved-blocked, batch-stream, batch), PHI the
+# target group's first position, SEED the data order and initialisation seed, TOKENS the token budget, K the
+# wait-k of training (default [1, 9]: drawn per example; a single number trains one k), REMOVED the groups
+# whose positions are removed (none, source, target, all; default none).
 finetune_config() {
-  local base=$1 train=$2 dev=$3 src=$4 tgt=$5 mode=$6 phi=$7 seed=$8 tokens=$9 output=${10}
+  local base=$1 train=$2 dev=$3 src=$4 tgt=$5 mode=$6 phi=$7 seed=$8 tokens=$9 output=${10} k=${11:-"[1, 9]"}
+  local removed=${12:-none}
+  local positions=""
+  [ "$removed" = none ] || positions=", \"positions_removed\": \"$removed\""
   cat <<JSON
 {
   "model": {"init": "$base", "tokenizer": "$base"},
   "template": "gpstream", "source_lang": "$src", "target_lang": "$tgt",
-  "data": {"train": "$train", "dev": "$dev", "max_dev_pairs": 300, "mode": "$mode", "k": [1, 9], "phi": $phi,
-           "batch_tokens": 4096},
+  "data": {"train": "$train", "dev": "$dev", "max_dev_pairs": 300, "mode": "$mode", "k": $k, "phi": $phi,
+           "batch_tokens": 4096$positions},
   "optimizer": {"lr": 0.0005, "weight_decay": 0.1, "clip": 1.0},
   "schedule": {"kind": "cosine", "warmup_steps": 50, "min_lr_ratio": 0.1},
   "token_budget": $tokens,

@@ -114,6 +114,7 @@ Result<Layout> simulate(const SegmentCodec& codec, std::string_view target, cons
   so.k = o.k;
   so.end_after_source = o.end_after_source;
   so.phi = o.phi;
+  so.positions_removed = o.positions_removed;
   so.forced_target = forced;
   so.max_target_tokens = static_cast<int>(forced.size()) + 1;
   so.max_tokens_per_word = 1 << 20;

@@ -51,6 +51,7 @@ struct LayoutOptions {
   Phi phi;
   int n_vocab = 0;                // the model's vocabulary size (ids are checked against it)
   bool end_after_source = false;  // the end marker's row sees the whole source (SessionOptions)
+  PositionsRemoved positions_removed = PositionsRemoved::None;  // SessionOptions::positions_removed
 };
 
 // Target words are encoded per segment (codec); the labels are the target words' tokens and the

@@ -45,6 +45,12 @@ Result<ModelMeta> ModelMeta::parse(const std::string& text, const std::string& w
     if (!par) return p->error("names an unknown paradigm '" + name + "' (known: " + paradigm_names() + ")");
     m.paradigm = *par;
   }
+  if (auto p = r.find("positions_removed")) {
+    GPS_ASSIGN(std::string name, p->string());
+    auto removed = parse_positions_removed(name);
+    if (!removed) return p->error("must be one of none, source, target, all (got '" + name + "')");
+    m.positions_removed = *removed;
+  }
   GPS_TRY(r.optional("end_after_source", m.end_after_source));
   if (auto p = r.find("policy")) {
     GPS_ASSIGN(JsonReader pr, p->object(UnknownKeys::Refuse));
@@ -129,6 +135,8 @@ std::string ModelMeta::to_json() const {
   j["k_min"] = k_min;
   j["k_max"] = k_max;
   j["paradigm"] = paradigm_name(paradigm);
+  if (positions_removed != PositionsRemoved::None)
+    j["positions_removed"] = positions_removed_name(positions_removed);
   if (end_after_source) j["end_after_source"] = true;
   if (beam > 1) j["beam"] = beam;
   if (!(policy == PolicySpec{})) {

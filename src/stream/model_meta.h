@@ -3,7 +3,7 @@
 //   {"template": "gpstream" | {"name": ..., "prompt": ..., "source_end": ..., "header": ..., "target_end":
 //   ...},
 //    "source_lang": "en", "target_lang": "fr", "phi": 0 | "S", "k": 5, "k_min": 1, "k_max": 9,
-//    "paradigm": "group", "end_after_source": false, "beam": 1,
+//    "paradigm": "group", "positions_removed": "none", "end_after_source": false, "beam": 1,
 //    "policy": {"name": "confidence", "tau": 0.5, "min_lag": 1, "max_lag": 8},
 //    "trained": {...free-form training record...}}
 // Template strings may hold {src} and {tgt}, replaced by the language names.
@@ -31,7 +31,8 @@ struct ModelMeta {
   int k_min = 1;
   int k_max = 9;
   Paradigm paradigm = Paradigm::Group;
-  bool end_after_source = false;    // SessionOptions::end_after_source
+  PositionsRemoved positions_removed = PositionsRemoved::None;  // SessionOptions::positions_removed
+  bool end_after_source = false;                                // SessionOptions::end_after_source
   int beam = 1;                     // SessionOptions::beam (word beam search; 1 = token by token)
   PolicySpec policy;                // SessionOptions::policy (wait-k with k by default)
   std::string trained_json = "{}";  // kept verbatim

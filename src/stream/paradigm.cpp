@@ -1,4 +1,4 @@
-// Paradigm names and φ parsing.
+// Paradigm names, position removal names and φ parsing.
 #include "stream/paradigm.h"
 
 #include <charconv>
@@ -42,6 +42,28 @@ std::string paradigm_names() {
   std::string s;
   for (const Entry& e : kParadigms) s += (s.empty() ? "" : ", ") + std::string(e.name);
   return s;
+}
+
+std::optional<PositionsRemoved> parse_positions_removed(std::string_view name) {
+  if (name == "none") return PositionsRemoved::None;
+  if (name == "source") return PositionsRemoved::Source;
+  if (name == "target") return PositionsRemoved::Target;
+  if (name == "all") return PositionsRemoved::All;
+  return std::nullopt;
+}
+
+const char* positions_removed_name(PositionsRemoved r) {
+  switch (r) {
+    case PositionsRemoved::Source:
+      return "source";
+    case PositionsRemoved::Target:
+      return "target";
+    case PositionsRemoved::All:
+      return "all";
+    case PositionsRemoved::None:
+      break;
+  }
+  return "none";
 }
 
 std::optional<Phi> Phi::parse(std::string_view s) {

@@ -2,22 +2,27 @@
 // paradigm runs through the same Session loop and policy; they differ only in the rules below, so the
 // table of gpe.md §6 is this file.
 //
-// | paradigm            | target position          | source row sees      | target row sees        | on a
-// read                     | | offline             | φ + i (φ = S classic)    | earlier source       | all
-// source, earlier tgt| — (reads everything first)    | | group (GPE)         | φ + i                    |
-// earlier source       | g source, earlier tgt  | append                        | | batch-stream        | S(u
-// at feed) + i         | earlier source       | g source, earlier tgt  | append                        | |
-// reencode-pos        | S(now) + i               | earlier source       | g source, earlier tgt  | re-rotate
-// target keys         | | reencode            | S(now) + i               | earlier source       | all read,
-// earlier tgt  | recompute every target row    | | interleaved         | arrival index            | every
-// earlier row    | every earlier row      | append                        | | interleaved-blocked | arrival
-// index            | earlier source only  | every earlier row      | append                        |
+// clang-format off
+// | paradigm            | target position       | source row sees   | target row sees              | on a read                     |
+// |---------------------|-----------------------|-------------------|------------------------------|-------------------------------|
+// | offline             | φ + i (φ = S classic) | earlier source    | all source, earlier tgt      | — (reads everything first)    |
+// | group (GPE)         | φ + i                 | earlier source    | g source, earlier tgt        | append                        |
+// | batch-stream        | S(u at feed) + i      | earlier source    | g source, earlier tgt        | append                        |
+// | reencode-pos        | S(now) + i            | earlier source    | g source, earlier tgt        | re-rotate target keys         |
+// | reencode            | S(now) + i            | earlier source    | all read, earlier tgt        | recompute every target row    |
+// | interleaved         | arrival index         | every earlier row | every earlier row            | append                        |
+// | interleaved-blocked | arrival index         | earlier source    | every earlier row            | append                        |
+// clang-format on
+//
+// Positions removed (the paper's Table 2 ablation): every row of the removed group(s) at position 0,
+// whatever the paradigm says, in training and inference alike.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "model/kv_cache.h"
 #include "util/error.h"
 
 namespace gpstream {
@@ -44,6 +49,20 @@ inline bool arrival_positions(Paradigm p) {
 // Target positions restart at φ.
 inline bool phi_positions(Paradigm p) {
   return p == Paradigm::Offline || p == Paradigm::Group;
+}
+
+// Which groups lose their positions (every such row at position 0).
+enum class PositionsRemoved { None, Source, Target, All };
+
+std::optional<PositionsRemoved> parse_positions_removed(std::string_view name);  // none, source, target, all
+const char* positions_removed_name(PositionsRemoved r);
+
+// A row's position once the removal applies: 0 for a removed group, else `pos`.
+inline float kept_position(PositionsRemoved r, model::Group g, float pos) {
+  const bool removed = r == PositionsRemoved::All ||
+                       (r == PositionsRemoved::Source && g == model::Group::Source) ||
+                       (r == PositionsRemoved::Target && g == model::Group::Target);
+  return removed ? 0.0f : pos;
 }
 
 // φ, the target group's start position: a number, or "S" = the number of source rows when the header

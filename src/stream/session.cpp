@@ -145,6 +145,12 @@ Result<std::unique_ptr<Session>> Session::create(model::ForwardModel& model, con
   GPS_TRY(check_memory_budget(worst_case_cache_bytes(model.config(), options.max_cache_rows),
                               "a session's cache of " + std::to_string(options.max_cache_rows) +
                                   " rows per region (max_cache_rows)"));
+  if (options.positions_removed == PositionsRemoved::Source ||
+      options.positions_removed == PositionsRemoved::All) {
+    // Both hold rows computed at the source's own positions.
+    options.prompt_cache = nullptr;
+    options.sentence_ends = nullptr;
+  }
   auto s = std::unique_ptr<Session>(new Session(model, codec, std::move(options)));
   GPS_ASSIGN(s->prompt_ids_, codec.encode(SegmentKind::Prompt, "", true));
   GPS_ASSIGN(s->header_ids_, codec.encode(SegmentKind::Header, "", true));
@@ -407,7 +413,9 @@ Result<bool> Session::model_ends_segment_before(int unit, std::optional<std::str
 void Session::queue_source(int32_t id, int unit, int row) {
   const int src_rows = cache_.rows(model::Group::Source) + pending_src_;
   const int tgt_rows = cache_.rows(model::Group::Target) + pending_tgt_;
-  const float pos = static_cast<float>(arrival_positions(opts_.paradigm) ? src_rows + tgt_rows : src_rows);
+  const float pos =
+      kept_position(opts_.positions_removed, model::Group::Source,
+                    static_cast<float>(arrival_positions(opts_.paradigm) ? src_rows + tgt_rows : src_rows));
   const int n_tgt = source_sees_target(opts_.paradigm) ? tgt_rows : 0;
   pending_.push_back(
       {.id = id, .pos = pos, .group = model::Group::Source, .n_src = src_rows + 1, .n_tgt = n_tgt});
@@ -426,7 +434,7 @@ model::BatchToken Session::target_token(int32_t id, int idx, bool logits) const 
   else
     pos = static_cast<float>(src_rows + idx);
   return {.id = id,
-          .pos = pos,
+          .pos = kept_position(opts_.positions_removed, model::Group::Target, pos),
           .group = model::Group::Target,
           .n_src = src_rows,
           .n_tgt = idx + 1,
@@ -519,7 +527,9 @@ Result<bool> Session::poll() {
         if (opts_.paradigm == Paradigm::ReencodePos) {
           const int n = cache_.rows(model::Group::Target);
           std::vector<float> pos(n);
-          for (int i = 0; i < n; ++i) pos[i] = static_cast<float>(src_rows + i);
+          for (int i = 0; i < n; ++i)
+            pos[i] = kept_position(opts_.positions_removed, model::Group::Target,
+                                   static_cast<float>(src_rows + i));
           cache_.rerotate(model::Group::Target, 0, pos.data(), n, model_.rope());
         }
         queue_target(last, true);

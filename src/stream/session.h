@@ -51,6 +51,10 @@ struct SessionOptions {
   // with the group, batch-stream and interleaved-blocked paradigms only; local-agreement needs greedy
   // decoding (no temperature) and beam 1.
   PolicySpec policy;
+  // Groups whose rows all sit at position 0 (the paper's Table 2 ablation; gpstream.json's
+  // "positions_removed"). With the source's positions removed the prompt cache and the model's sentence
+  // ends (both computed at the source's positions) are not used.
+  PositionsRemoved positions_removed = PositionsRemoved::None;
   // The target end marker only once the whole source (its end marker included) is read, instead of
   // wait-k's min(k + N, M + 1) units: when the model ends early, the rest is read and it decides again.
   // For audio sources (a transcript ends with the audio); gpstream.json's "end_after_source".

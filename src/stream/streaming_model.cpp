@@ -29,6 +29,7 @@ SessionOptions StreamingModel::default_options() const {
   SessionOptions o;
   o.paradigm = meta.paradigm;
   o.phi = meta.phi;
+  o.positions_removed = meta.positions_removed;
   o.k = meta.k;
   o.end_after_source = meta.end_after_source;
   o.beam = meta.beam;

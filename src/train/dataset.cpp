@@ -75,12 +75,13 @@ stream::Paradigm train_mode_paradigm(TrainMode m) {
   return stream::Paradigm::Group;
 }
 
-LayoutFn codec_layout_fn(const stream::SegmentCodec& codec) {
-  return [&codec](const Pair& p, stream::Paradigm paradigm, int k, stream::Phi phi) {
+LayoutFn codec_layout_fn(const stream::SegmentCodec& codec, stream::PositionsRemoved positions_removed) {
+  return [&codec, positions_removed](const Pair& p, stream::Paradigm paradigm, int k, stream::Phi phi) {
     stream::LayoutOptions o;
     o.paradigm = paradigm;
     o.k = k;
     o.phi = phi;
+    o.positions_removed = positions_removed;
     o.n_vocab = codec.vocab_size();
     return stream::make_layout(codec, p.source, p.target, o);
   };
@@ -113,6 +114,8 @@ Result<Dataset> Dataset::create(std::vector<Pair> pairs, LayoutFn layout, DataOp
   if (o.max_seq < 2 || o.batch_tokens < o.max_seq)
     return invalid_argument("data: need max_seq >= 2 and batch_tokens >= max_seq");
   if (o.pack && o.mode != TrainMode::Batch) return invalid_argument("data: packing is for batch mode only");
+  if (o.positions_removed != stream::PositionsRemoved::None && o.mode == TrainMode::Batch)
+    return invalid_argument("data: positions_removed is for the streaming modes, not batch");
   Dataset d;
   d.layout_ = std::move(layout);
   d.opts_ = o;

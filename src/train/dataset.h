@@ -40,7 +40,8 @@ stream::Paradigm train_mode_paradigm(TrainMode m);  // batch → offline
 
 // The plug point for layouts: (pair, paradigm, k, φ) → layout. Default: stream::make_layout over a codec.
 using LayoutFn = std::function<Result<stream::Layout>(const Pair&, stream::Paradigm, int k, stream::Phi)>;
-LayoutFn codec_layout_fn(const stream::SegmentCodec& codec);
+LayoutFn codec_layout_fn(const stream::SegmentCodec& codec,
+                         stream::PositionsRemoved positions_removed = stream::PositionsRemoved::None);
 
 struct DataOptions {
   TrainMode mode = TrainMode::Batch;
@@ -50,6 +51,9 @@ struct DataOptions {
   int64_t max_seq = 512;  // longest sequence; longer examples are dropped (counted)
   int64_t batch_tokens = 2048;  // tokens per micro-batch (sum of sequence lengths)
   bool loss_on_all = false;     // batch mode: loss on every next token (pretraining), not only the target
+  // Streaming modes: groups whose rows all sit at position 0 (the paper's Table 2 ablation); the layout
+  // function must apply it (codec_layout_fn does).
+  stream::PositionsRemoved positions_removed = stream::PositionsRemoved::None;
   uint64_t seed = 1;
 };
 

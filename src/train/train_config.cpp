@@ -83,6 +83,11 @@ Result<TrainConfig> parse_train_config(const std::string& text, const std::strin
     if (auto phi = d.find("phi")) {
       GPS_ASSIGN(c.data.phi, stream::phi_from_json(*phi));
     }
+    std::string positions_removed = "none";
+    GPS_TRY(d.optional("positions_removed", positions_removed));
+    auto removed = stream::parse_positions_removed(positions_removed);
+    if (!removed) return d.error("positions_removed", "must be one of none, source, target, all");
+    c.data.positions_removed = *removed;
     GPS_TRY(d.optional("pack", c.data.pack));
     GPS_TRY(d.optional("max_seq", c.data.max_seq, 2, 1'000'000));
     GPS_TRY(d.optional("batch_tokens", c.data.batch_tokens, 2, 100'000'000));

@@ -150,6 +150,7 @@ class TextTrainingJob final : public TrainingJob {
     eo.meta.k_min = cfg_.data.k_min;
     eo.meta.k_max = cfg_.data.k_max;
     eo.meta.paradigm = train_mode_paradigm(cfg_.data.mode);
+    eo.meta.positions_removed = cfg_.data.positions_removed;
     {
       nlohmann::ordered_json t;
       t["mode"] = train_mode_name(cfg_.data.mode);
@@ -256,7 +257,7 @@ Result<TrainResult> run_training(const TrainConfig& cfg, const TrainRunOptions& 
 
   // Data.
   GPS_ASSIGN(PairFile train_pairs, read_pairs_tsv(cfg.train_tsv, cfg.max_train_pairs));
-  const LayoutFn layout = codec_layout_fn(*codec.codec);
+  const LayoutFn layout = codec_layout_fn(*codec.codec, cfg.data.positions_removed);
   GPS_ASSIGN(Dataset train, Dataset::create(std::move(train_pairs.pairs), layout, cfg.data));
   std::vector<TrainBatch> dev_batches;
   if (!cfg.dev_tsv.empty()) {

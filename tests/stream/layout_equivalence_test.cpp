@@ -119,6 +119,64 @@ INSTANTIATE_TEST_SUITE_P(Paradigms, Equivalence,
                            return n + "_" + std::get<1>(info.param);
                          });
 
+// Positions removed (the paper's Table 2): the layout is the same rows, ids, visibility and labels as with
+// every position kept, each row of a removed group at position 0 and the others where they were; a forced
+// session over it still equals one full forward over that layout.
+TEST(PositionsRemoved, RemovedGroupsSitAtZeroAndTrainEqualsInfer) {
+  auto cfg = family_config("llama");
+  auto tf = testing::tiny_transformer(cfg, model::random_tensors(cfg, testing::tiny_init(23)), 2);
+  testing::CharCodec codec;
+  const std::string source = "hello big world .", target = "bonjour le monde .";
+  for (Paradigm paradigm : {Paradigm::Group, Paradigm::BatchStream, Paradigm::InterleavedBlocked}) {
+    stream::LayoutOptions kept{paradigm, 2, stream::Phi{0.5f, false}, cfg.n_vocab};
+    auto base = stream::make_layout(codec, source, target, kept);
+    ASSERT_TRUE(base.ok());
+    for (auto removed : {stream::PositionsRemoved::Source, stream::PositionsRemoved::Target,
+                         stream::PositionsRemoved::All}) {
+      SCOPED_TRACE(std::string(stream::paradigm_name(paradigm)) + " removed " +
+                   stream::positions_removed_name(removed));
+      stream::LayoutOptions lo = kept;
+      lo.positions_removed = removed;
+      auto layout = stream::make_layout(codec, source, target, lo);
+      ASSERT_TRUE(layout.ok());
+      ASSERT_EQ(layout->rows.size(), base->rows.size());
+      EXPECT_EQ(layout->delays, base->delays);
+      for (size_t i = 0; i < layout->rows.size(); ++i) {
+        const auto &r = layout->rows[i], &b = base->rows[i];
+        EXPECT_EQ(r.id, b.id);
+        EXPECT_EQ(r.group, b.group);
+        EXPECT_EQ(r.n_src, b.n_src);
+        EXPECT_EQ(r.n_tgt, b.n_tgt);
+        EXPECT_EQ(r.label, b.label);
+        const bool gone = removed == stream::PositionsRemoved::All ||
+                          (removed == stream::PositionsRemoved::Source) == (r.group == Group::Source);
+        EXPECT_EQ(r.pos, gone ? 0.0f : b.pos) << "row " << i;
+      }
+      model::KvCache full_cache(cfg);
+      std::vector<float> full;
+      ASSERT_TRUE(tf->forward(layout->to_batch(), full_cache, full).ok());
+      Recorder rec(*tf);
+      stream::SessionOptions so;
+      so.paradigm = paradigm;
+      so.k = 2;
+      so.phi = kept.phi;
+      so.positions_removed = removed;
+      so.forced_target = testing::forced_target(*layout, testing::CharCodec::kEos);
+      auto session = stream::Session::create(rec, codec, so);
+      ASSERT_TRUE(session.ok());
+      ASSERT_TRUE((*session)->push_source(source).ok());
+      ASSERT_TRUE((*session)->end_source().ok());
+      for (int guard = 0; guard < 1000; ++guard) {
+        auto e = (*session)->step();
+        ASSERT_TRUE(e.ok()) << e.error().message();
+        if (e->kind == stream::EventKind::Finished) break;
+      }
+      testing::expect_session_matches_full_forward(*layout, full_cache, full, (*session)->cache(), rec, cfg,
+                                                   tf->weights());
+    }
+  }
+}
+
 class OfflineEquality : public ::testing::TestWithParam<std::string> {};
 
 // gpe.md §8.2 for every family. Reencode's single causal sequence counts a window over all its rows while

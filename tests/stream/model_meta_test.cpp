@@ -32,6 +32,27 @@ TEST(ModelMeta, EndAfterSourceRoundTrips) {
             std::string::npos);
 }
 
+TEST(ModelMeta, PositionsRemovedRoundTrips) {
+  auto kept = ModelMeta::parse(R"({"k": 3})", "t");
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept->positions_removed, PositionsRemoved::None);
+  EXPECT_EQ(kept->to_json().find("positions_removed"), std::string::npos);
+  for (const char* name : {"source", "target", "all", "none"}) {
+    auto m = ModelMeta::parse(std::string(R"({"positions_removed": ")") + name + "\"}", "t");
+    ASSERT_TRUE(m.ok()) << name;
+    EXPECT_STREQ(positions_removed_name(m->positions_removed), name);
+    auto again = ModelMeta::parse(m->to_json(), "t2");
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again->positions_removed, m->positions_removed);
+  }
+  auto bad = ModelMeta::parse(R"({"positions_removed": "both"})", "t.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find(
+                "t.json: field 'positions_removed' must be one of none, source, target, all"),
+            std::string::npos)
+      << bad.error().message();
+}
+
 TEST(ModelMeta, BeamRoundTrips) {
   auto plain = ModelMeta::parse(R"({"k": 7})", "t");
   ASSERT_TRUE(plain.ok());
@@ -190,10 +211,11 @@ TEST(ModelMeta, EveryWrittenKeyAndTheShippedFilesAreAccepted) {
   all.k_min = 2;
   all.k_max = 6;
   all.phi = *Phi::parse("S");
+  all.positions_removed = PositionsRemoved::Target;
   all.trained_json = R"({"steps": 10})";
   const std::string text = all.to_json();
   for (const char* key : {"template", "source_lang", "target_lang", "phi", "k", "k_min", "k_max", "paradigm",
-                          "end_after_source", "beam", "trained"})
+                          "positions_removed", "end_after_source", "beam", "trained"})
     EXPECT_NE(text.find(std::string("\"") + key + "\":"), std::string::npos) << key << " not written:\n"
                                                                              << text;
   auto back = ModelMeta::parse(text, "written");

@@ -178,6 +178,9 @@ TEST(Dataset, RefusesBadOptions) {
   o.max_seq = 4;
   o.batch_tokens = 4;
   EXPECT_FALSE(Dataset::create(some_pairs(2), codec_layout_fn(codec), o).ok());  // nothing fits
+  o = {};
+  o.positions_removed = stream::PositionsRemoved::All;  // batch mode has no groups to remove
+  EXPECT_FALSE(Dataset::create(some_pairs(2), codec_layout_fn(codec), o).ok());
 }
 
 }  // namespace

@@ -42,6 +42,16 @@ TEST(TrainConfig, RefusesBadKeysAndValues) {
     EXPECT_NE(r.error().message().find(expect), std::string::npos) << r.error().message();
   };
   bad("\"mode\": \"batch\"", "\"mode\": \"reencode\"", "mode");
+  bad("\"mode\": \"batch\"", "\"mode\": \"group\", \"positions_removed\": \"both\"",
+      "field 'data.positions_removed' must be one of none, source, target, all");
+  {
+    std::string t = ok;
+    const std::string mode = "\"mode\": \"batch\"";
+    t.replace(t.find(mode), mode.size(), "\"mode\": \"group\", \"positions_removed\": \"source\"");
+    auto r = parse_train_config(t);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    EXPECT_EQ(r->data.positions_removed, stream::PositionsRemoved::Source);
+  }
   // Errors name the file and the field's path in it.
   bad("\"lr\": 0.005", "\"lr\": \"fast\"", "train config: field 'optimizer.lr' must be a number, got string");
   bad("\"lr\": 0.005", "\"lr\": 11", "field 'optimizer.lr' must be a number in [0, 10], got 11");
