@@ -424,7 +424,7 @@ void Session::queue_source(int32_t id, int unit, int row) {
   ++stats_.source_tokens;
 }
 
-model::BatchToken Session::target_token(int32_t id, int idx, bool logits) const {
+model::BatchToken Session::target_token(int32_t id, int idx, bool logits, bool attention) const {
   const int src_rows = cache_.rows(model::Group::Source) + pending_src_;
   float pos;
   if (arrival_positions(opts_.paradigm))
@@ -439,12 +439,12 @@ model::BatchToken Session::target_token(int32_t id, int idx, bool logits) const 
           .n_src = src_rows,
           .n_tgt = idx + 1,
           .logits = logits,
-          .attention = logits && policy_->reads_attention()};
+          .attention = attention};
 }
 
 void Session::queue_target(int32_t id, bool logits) {
   const int idx = cache_.rows(model::Group::Target) + pending_tgt_;
-  pending_.push_back(target_token(id, idx, logits));
+  pending_.push_back(target_token(id, idx, logits, logits && policy_->reads_attention()));
   pending_rows_.push_back({-1, -1});
   ++pending_tgt_;
   pending_logits_ = pending_logits_ || logits;

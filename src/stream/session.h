@@ -248,7 +248,9 @@ class Session {
   void queue_source(int32_t id, int unit = -1, int row = -1);
   void queue_target(int32_t id, bool logits);
   // The batch row of target token `id` at target row `idx` (positions and visibility of the paradigm).
-  model::BatchToken target_token(int32_t id, int idx, bool logits) const;
+  // `attention`: the row asks for the attention tap (only rows whose decision the policy reads do; the
+  // tentative and word-search rows never).
+  model::BatchToken target_token(int32_t id, int idx, bool logits, bool attention = false) const;
   // The next token after `history` (the target tokens so far): the forced target's, else the sampler's,
   // restricted to a word start or the end marker when `word_start` (an error for a forced id outside the
   // vocabulary).
