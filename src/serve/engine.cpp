@@ -311,7 +311,9 @@ Engine::PromptModels Engine::prompt_models_for(const stream::SegmentCodec& codec
   if (!built) return {};  // the session forwards its prompt itself (and reports what is wrong)
   PromptModels m;
   m.prompt = std::move(built).value();
-  if (auto ends = stream::SentenceEndModel::build(*model_.model, codec, m.prompt))
+  if (!end_marks_)
+    end_marks_ = stream::SentenceEndModel::scan_end_marks(codec, model_.model->config().n_vocab);
+  if (auto ends = stream::SentenceEndModel::build(*model_.model, codec, m.prompt, &*end_marks_))
     m.sentence_ends = std::move(ends).value();
   if (prompt_models_.size() >= static_cast<size_t>(limits_.max_language_pairs)) prompt_models_.clear();
   return prompt_models_[*ids] = std::move(m);

@@ -178,6 +178,8 @@ class Engine {
   std::map<int, Stream*> by_handle_;
   // Per distinct prompt, built at the first stream that needs it.
   std::map<std::vector<int32_t>, PromptModels> prompt_models_;
+  // The vocabulary's sentence-end marks, scanned once for every language pair's sentence-end model.
+  std::optional<std::vector<int32_t>> end_marks_;
   double rate_window_start_ = 0;
   int64_t rate_window_tokens_ = 0;
   DeadlineSchedule deadline_;

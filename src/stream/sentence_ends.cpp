@@ -32,8 +32,20 @@ bool is_end_mark_text(std::string_view text) {
 
 }  // namespace
 
+std::vector<int32_t> SentenceEndModel::scan_end_marks(const SegmentCodec& codec, int32_t n_vocab) {
+  std::vector<int32_t> ids;
+  const int32_t n = std::min(codec.vocab_size(), n_vocab);
+  for (int32_t id = 0; id < n; ++id) {
+    if (codec.is_special(id)) continue;
+    const int32_t one[] = {id};
+    if (is_end_mark_text(codec.decode(one))) ids.push_back(id);
+  }
+  return ids;
+}
+
 Result<std::shared_ptr<const SentenceEndModel>> SentenceEndModel::build(
-    model::ForwardModel& model, const SegmentCodec& codec, std::shared_ptr<const PromptCache> prompt) {
+    model::ForwardModel& model, const SegmentCodec& codec, std::shared_ptr<const PromptCache> prompt,
+    const std::vector<int32_t>* end_marks) {
   auto m = std::shared_ptr<SentenceEndModel>(new SentenceEndModel());
   m->model_ = &model;
   if (prompt && prompt->model() != &model)
@@ -47,12 +59,7 @@ Result<std::shared_ptr<const SentenceEndModel>> SentenceEndModel::build(
         "sentence ends: the template has no prompt, so no row predicts a segment's first word");
   const std::vector<float>& start = m->prompt_->next_log_probs();
   m->start_log_probs_.assign(start.begin(), start.end());
-  const int32_t n = std::min(codec.vocab_size(), model.config().n_vocab);
-  for (int32_t id = 0; id < n; ++id) {
-    if (codec.is_special(id)) continue;
-    const int32_t one[] = {id};
-    if (is_end_mark_text(codec.decode(one))) m->end_mark_ids_.push_back(id);
-  }
+  m->end_mark_ids_ = end_marks ? *end_marks : scan_end_marks(codec, model.config().n_vocab);
   if (m->end_mark_ids_.empty())
     return invalid_argument("sentence ends: the vocabulary has no token that is a sentence-end mark (. ! ?)");
   return std::shared_ptr<const SentenceEndModel>(std::move(m));

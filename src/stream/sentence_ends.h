@@ -37,11 +37,14 @@ constexpr double kDefaultSentenceEndBias = -2.0;
 
 class SentenceEndModel {
  public:
-  // Scans the vocabulary for end marks: the tokens, not special, whose text (spaces trimmed) is a run of
-  // . ! ? and … only. prompt: codec's prompt rows for model (built here when null).
+  // The vocabulary's end marks: the tokens below n_vocab, not special, whose text (spaces trimmed) is a run
+  // of . ! ? and … only. They depend on the tokenizer alone, not on the language pair or the prompt.
+  static std::vector<int32_t> scan_end_marks(const SegmentCodec& codec, int32_t n_vocab);
+  // prompt: codec's prompt rows for model (built here when null); end_marks: scan_end_marks's result for
+  // this model's tokenizer (scanned here when null).
   static Result<std::shared_ptr<const SentenceEndModel>> build(
       model::ForwardModel& model, const SegmentCodec& codec,
-      std::shared_ptr<const PromptCache> prompt = nullptr);
+      std::shared_ptr<const PromptCache> prompt = nullptr, const std::vector<int32_t>* end_marks = nullptr);
 
   const model::ForwardModel* model() const { return model_; }
   const PromptCache& prompt() const { return *prompt_; }
