@@ -34,7 +34,7 @@ JSON
 train_resumable() {
   local config=$1 output=$2; shift 2
   [ -f "$output/model/config.json" ] && return 0
-  if [ -d "$output/checkpoints" ] && ls "$output/checkpoints" | grep -q .; then
+  if compgen -G "$output/checkpoints/*" > /dev/null; then
     "$GPS" train "$config" --resume "$output" "$@"
   else
     "$GPS" train "$config" "$@"

@@ -85,9 +85,10 @@ std::string json_names(const std::vector<std::string>& names) {
 // two-level bootstrap interval of the difference; JSON lines with --json.
 int print_seed_bootstrap(const std::vector<std::vector<std::string>>& names,
                          const std::vector<std::vector<std::vector<eval::BleuStats>>>& runs,
-                         const eval::BleuOptions& o, int n_samples, uint64_t seed, int width, bool json) {
+                         const eval::BleuOptions& o, int n_samples, uint64_t seed, bool paired_seeds,
+                         int width, bool json) {
   for (size_t i = 1; i < runs.size(); ++i) {
-    auto r = eval::seed_bootstrap_bleu(runs[0], runs[i], o, n_samples, seed);
+    auto r = eval::seed_bootstrap_bleu(runs[0], runs[i], o, n_samples, seed, paired_seeds);
     if (!r.ok()) return cli::fail("bleu", r.error());
     if (json) {
       if (i == 1) {
@@ -136,6 +137,7 @@ int run_bleu(int argc, char** argv) {
   uint64_t paired_bs_seed = 12345;
   bool paired_bs = false;
   std::vector<int> seed_bs;
+  bool seed_bs_paired = false;
   app.add_option("refs", ref_paths, "reference file(s), one segment per line")->required();
   app.add_option(
       "-i,--input", hyp_paths,
@@ -162,6 +164,9 @@ int run_bleu(int argc, char** argv) {
                  "system in order (e.g. 3,3); each system against the first")
       ->delimiter(',')
       ->check(CLI::Range(1, 1000));
+  app.add_flag("--seed-bs-paired", seed_bs_paired,
+               "with --seed-bs: the systems' runs are evaluations of the same trained models, run r against "
+               "run r (equal counts), so one draw of seeds serves all");
   app.add_option("--paired-bs-n", paired_bs_n, "bootstrap resamples (default 1000)")
       ->check(CLI::Range(1, 1000000));
   app.add_option("--paired-bs-seed", paired_bs_seed, "resampling seed (default 12345, as SACREBLEU_SEED)");
@@ -188,6 +193,10 @@ int run_bleu(int argc, char** argv) {
   if (!refs.ok()) return cli::fail("bleu", refs.error());
   if (hyp_paths.empty()) hyp_paths.push_back("-");
   const bool seed_bootstrap = !seed_bs.empty();
+  if (seed_bs_paired && !seed_bootstrap) {
+    std::fprintf(stderr, "gpstream bleu: --seed-bs-paired goes with --seed-bs\n");
+    return cli::kExitUsage;
+  }
   if (paired_bs && seed_bootstrap) {
     std::fprintf(stderr, "gpstream bleu: --paired-bs and --seed-bs exclude each other\n");
     return cli::kExitUsage;
@@ -238,7 +247,7 @@ int run_bleu(int argc, char** argv) {
                                                 static_cast<std::ptrdiff_t>(next + static_cast<size_t>(c))));
       next += static_cast<size_t>(c);
     }
-    return print_seed_bootstrap(names, runs, o, paired_bs_n, paired_bs_seed, width, json);
+    return print_seed_bootstrap(names, runs, o, paired_bs_n, paired_bs_seed, seed_bs_paired, width, json);
   }
   const std::string hyp_path = hyp_paths[0];
   auto hyps = eval::read_text_lines(hyp_path, true);

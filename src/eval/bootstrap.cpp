@@ -104,9 +104,14 @@ double sample_sd(const std::vector<double>& xs) {
 
 Result<SeedBootstrapResult> seed_bootstrap_bleu(const std::vector<std::vector<BleuStats>>& baseline_runs,
                                                 const std::vector<std::vector<BleuStats>>& system_runs,
-                                                const BleuOptions& options, int n_samples, uint64_t seed) {
+                                                const BleuOptions& options, int n_samples, uint64_t seed,
+                                                bool paired_seeds) {
   if (baseline_runs.empty() || system_runs.empty())
     return invalid_argument("seed bootstrap: each system needs at least one run");
+  if (paired_seeds && baseline_runs.size() != system_runs.size())
+    return invalid_argument("seed bootstrap: paired seeds need as many runs of the system (" +
+                            std::to_string(system_runs.size()) + ") as of the baseline (" +
+                            std::to_string(baseline_runs.size()) + ")");
   if (n_samples < 1) return invalid_argument("seed bootstrap: n_samples must be >= 1");
   const size_t n = baseline_runs[0].size();
   if (n == 0) return invalid_argument("seed bootstrap: no segments");
@@ -137,23 +142,35 @@ Result<SeedBootstrapResult> seed_bootstrap_bleu(const std::vector<std::vector<Bl
 
   SplitMix64 rng(seed);
   std::vector<size_t> indices(n);
-  // The resampled corpus BLEU of each run, then the mean over a draw of the runs.
-  auto resampled_mean = [&](const std::vector<std::vector<BleuStats>>& runs) {
+  // The resampled corpus BLEU of each run.
+  auto resampled_scores = [&](const std::vector<std::vector<BleuStats>>& runs) {
     std::vector<double> score(runs.size());
     for (size_t k = 0; k < runs.size(); ++k) {
       BleuStats total = zero_stats(order);
       for (size_t i : indices) total += runs[k][i];
       score[k] = compute_bleu(total, options).score;
     }
-    double s = 0.0;
-    for (size_t k = 0; k < runs.size(); ++k) s += score[static_cast<size_t>(rng.below(runs.size()))];
-    return s / static_cast<double>(runs.size());
+    return score;
   };
+  auto draw_runs = [&](std::vector<size_t>& drawn) {
+    for (auto& k : drawn) k = static_cast<size_t>(rng.below(drawn.size()));
+  };
+  auto mean_over = [](const std::vector<double>& score, const std::vector<size_t>& drawn) {
+    double s = 0.0;
+    for (size_t k : drawn) s += score[k];
+    return s / static_cast<double>(drawn.size());
+  };
+  std::vector<size_t> base_drawn(baseline_runs.size()), sys_drawn(system_runs.size());
   std::vector<double> d(static_cast<size_t>(n_samples));
   for (auto& x : d) {
     for (auto& i : indices) i = static_cast<size_t>(rng.below(n));
-    const double base = resampled_mean(baseline_runs);
-    x = resampled_mean(system_runs) - base;
+    draw_runs(base_drawn);
+    if (paired_seeds)
+      sys_drawn = base_drawn;
+    else
+      draw_runs(sys_drawn);
+    x = mean_over(resampled_scores(system_runs), sys_drawn) -
+        mean_over(resampled_scores(baseline_runs), base_drawn);
   }
   std::tie(r.diff_lower, r.diff_upper) = interval95(std::move(d));
   return r;

@@ -45,7 +45,9 @@ Result<PairedBootstrapResult> paired_bootstrap_bleu(const std::vector<BleuStats>
 // systems), then each system's seeds are drawn with replacement (as many as it has), and the resample's
 // value is the mean corpus BLEU of the system's drawn seeds minus the baseline's. The interval has the same
 // order statistics as paired_bootstrap_bleu's. Draw order per resample: the N indices, then the baseline's
-// seeds, then the system's (SplitMix64::below). runs[r][i]: the statistics of segment i in run (seed) r.
+// seeds, then the system's (SplitMix64::below). With paired_seeds (both systems evaluate the same trained
+// models, run r of one against run r of the other: equal counts) one draw of seeds serves both, so the
+// training noise they share cancels. runs[r][i]: the statistics of segment i in run (seed) r.
 struct SeedBootstrapResult {
   std::vector<double> baseline_scores;  // corpus BLEU of each baseline run
   std::vector<double> system_scores;
@@ -61,7 +63,7 @@ struct SeedBootstrapResult {
 Result<SeedBootstrapResult> seed_bootstrap_bleu(const std::vector<std::vector<BleuStats>>& baseline_runs,
                                                 const std::vector<std::vector<BleuStats>>& system_runs,
                                                 const BleuOptions& options, int n_samples = 1000,
-                                                uint64_t seed = 12345);
+                                                uint64_t seed = 12345, bool paired_seeds = false);
 
 // The sample standard deviation (n − 1) of xs; 0 for fewer than two values.
 double sample_sd(const std::vector<double>& xs);

@@ -342,6 +342,7 @@ class SpeechTrainingJob final : public train::TrainingJob {
     eo.meta.k = cfg_.export_k > 0 ? cfg_.export_k : cfg_.k_max;
     eo.meta.beam = cfg_.export_beam;
     eo.meta.paradigm = stream::Paradigm::Group;
+    eo.meta.positions_removed = stream::PositionsRemoved::None;  // the speech layouts keep every position
     eo.meta.end_after_source = cfg_.end_after_source;
     {
       nlohmann::ordered_json t;

@@ -145,6 +145,12 @@ TEST_F(EvalCli, BleuSeedBootstrap) {
   EXPECT_EQ(run("bleu ref1.txt -i hyp.txt ref1.txt --seed-bs 1,2").code, 2);  // 3 runs named, 2 given
   EXPECT_EQ(run("bleu ref1.txt -i hyp.txt ref1.txt --seed-bs 2").code, 2);    // one system
   EXPECT_EQ(run("bleu ref1.txt -i hyp.txt ref1.txt --seed-bs 1,1 --paired-bs").code, 2);
+  EXPECT_EQ(run("bleu ref1.txt -i hyp.txt ref1.txt --paired-bs --seed-bs-paired").code, 2);
+  // The same runs on both sides, paired: no difference in any resample.
+  auto same = run(
+      "bleu ref1.txt ref2.txt -i hyp.txt ref1.txt hyp.txt ref1.txt --seed-bs 2,2 --seed-bs-paired --json");
+  ASSERT_EQ(same.code, 0) << same.err;
+  EXPECT_NE(same.out.find("\"diff_lower\": 0.0, \"diff_upper\": 0.0"), std::string::npos) << same.out;
 }
 
 TEST_F(EvalCli, Chrf) {

@@ -1,4 +1,4 @@
-// scripts/reproduce-paper end to end at toy scale: two seeds of one row fine-tuned for two steps from the
+// scripts/reproduce-paper end to end at toy scale: two seeds of two rows fine-tuned for two steps from the
 // committed checkpoint and evaluated on six dev pairs, their outputs stored, the chunks skipped when stored,
 // and the report written from the stored outputs alone (seed means ± sd, seed-bootstrap intervals, compute).
 #include <gtest/gtest.h>
@@ -31,8 +31,8 @@ TEST(ReproducePaper, StoresChunksAndReportsFromThem) {
   std::filesystem::remove_all(tmp);
   std::filesystem::create_directories(tmp);
   const std::string script = "GPS=" + kGpstreamBin + " FT_TOKENS=8000 " + src +
-                             "/scripts/reproduce-paper --rows phi0.5 --seeds 1,2 --limit 6 --run " + tmp +
-                             "/run --results " + tmp + "/results --out " + tmp + "/report/results.md";
+                             "/scripts/reproduce-paper --rows group,phi0.5 --seeds 1,2 --limit 6 --run " +
+                             tmp + "/run --results " + tmp + "/results --out " + tmp + "/report/results.md";
   std::filesystem::create_directories(tmp + "/report");
   auto first = run_command(script, tmp + "/stderr.txt");
   ASSERT_EQ(first.code, 0) << first.err;
@@ -59,6 +59,11 @@ TEST(ReproducePaper, StoresChunksAndReportsFromThem) {
   const std::string md = read_all(tmp + "/report/results.md");
   EXPECT_NE(md.find("| phi0.5 | 1,2 |"), std::string::npos) << md;
   EXPECT_NE(md.find("| 0.5 | "), std::string::npos) << md;
+  // φ = 0.5 against the group row, both at two seeds: a seed-bootstrap interval.
+  const auto phi_row = md.find("| 0.5 | ");
+  ASSERT_NE(phi_row, std::string::npos);
+  const std::string phi_line = md.substr(phi_row, md.find('\n', phi_row) - phi_row);
+  EXPECT_NE(phi_line.find(" ["), std::string::npos) << phi_line;
   EXPECT_NE(md.find(" ± "), std::string::npos) << md;
   EXPECT_NE(md.find("| phi0.5 | 2 | "), std::string::npos) << md;  // the compute table's second seed
   EXPECT_EQ(run_command(script + " --rows nonesuch", tmp + "/stderr.txt").code, 2);

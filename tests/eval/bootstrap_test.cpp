@@ -161,6 +161,29 @@ TEST(SeedBootstrap, MatchesAnImplementationOnTheTexts) {
   EXPECT_GT(r->diff_upper, r->diff_lower);
 }
 
+// Paired seeds, one segment: the system's runs are the baseline's runs (the same models), b1 ≠ b2. Paired,
+// both sides draw the same runs, so every resampled difference is exactly 0. Apart, each side's mean of two
+// draws is min b, the midpoint or max b with probabilities 1/4, 1/2, 1/4, so the difference is −Δ or +Δ
+// (Δ = |b1 − b2|) with probability 1/16 each: about 62 of 1000 resamples, more than the 25 the interval
+// skips on each side, so the interval is exactly [−Δ, +Δ].
+TEST(SeedBootstrap, PairedSeedsCancelTheTrainingNoiseTheSystemsShare) {
+  const std::vector<std::vector<BleuStats>> runs = {stats_of({"the cat sat on a mat"}, {kRefs[0]}),
+                                                    stats_of({"a cat sat on the mat"}, {kRefs[0]})};
+  const double delta =
+      std::abs(compute_bleu(runs[0][0], BleuOptions{}).score - compute_bleu(runs[1][0], BleuOptions{}).score);
+  ASSERT_GT(delta, 1.0);
+  auto paired = seed_bootstrap_bleu(runs, runs, BleuOptions{}, 1000, 12345, true);
+  ASSERT_TRUE(paired.ok());
+  EXPECT_EQ(paired->diff_lower, 0.0);
+  EXPECT_EQ(paired->diff_upper, 0.0);
+  auto apart = seed_bootstrap_bleu(runs, runs, BleuOptions{}, 1000, 12345, false);
+  ASSERT_TRUE(apart.ok());
+  // Means of two BLEU values ≤ 100: rounding below 2 ulps of 100 (≈ 3e-14) on each side.
+  EXPECT_NEAR(apart->diff_lower, -delta, 1e-12);
+  EXPECT_NEAR(apart->diff_upper, delta, 1e-12);
+  EXPECT_FALSE(seed_bootstrap_bleu(runs, {runs[0]}, BleuOptions{}, 100, 1, true).ok());  // 2 runs against 1
+}
+
 TEST(SeedBootstrap, RejectsMismatchedRuns) {
   const auto a = stats_of(kRefs, kRefs);
   EXPECT_FALSE(seed_bootstrap_bleu({a}, {{a[0]}}, BleuOptions{}).ok());

@@ -127,7 +127,8 @@ TEST(PositionsRemoved, RemovedGroupsSitAtZeroAndTrainEqualsInfer) {
   auto tf = testing::tiny_transformer(cfg, model::random_tensors(cfg, testing::tiny_init(23)), 2);
   testing::CharCodec codec;
   const std::string source = "hello big world .", target = "bonjour le monde .";
-  for (Paradigm paradigm : {Paradigm::Group, Paradigm::BatchStream, Paradigm::InterleavedBlocked}) {
+  for (Paradigm paradigm :
+       {Paradigm::Group, Paradigm::BatchStream, Paradigm::Interleaved, Paradigm::InterleavedBlocked}) {
     stream::LayoutOptions kept{paradigm, 2, stream::Phi{0.5f, false}, cfg.n_vocab};
     auto base = stream::make_layout(codec, source, target, kept);
     ASSERT_TRUE(base.ok());
@@ -175,6 +176,43 @@ TEST(PositionsRemoved, RemovedGroupsSitAtZeroAndTrainEqualsInfer) {
                                                    tf->weights());
     }
   }
+}
+
+// reencode-pos and batch-stream differ only in where the target rows sit (S now + i against S at feed + i);
+// with the target's positions removed both put them at 0, so greedy decoding writes the same words at the
+// same delays and leaves the same target keys in the cache (re-rotating a row from 0 to 0 changes nothing).
+TEST(PositionsRemoved, TargetRemovedMakesReencodePosBatchStream) {
+  auto cfg = family_config("llama");
+  auto tf = testing::tiny_transformer(cfg, model::random_tensors(cfg, testing::tiny_init(29)), 2);
+  testing::CharCodec codec;
+  auto run = [&](Paradigm paradigm, std::vector<std::string>& words, std::vector<int>& delays) {
+    stream::SessionOptions so;
+    so.paradigm = paradigm;
+    so.k = 2;
+    so.positions_removed = stream::PositionsRemoved::Target;
+    so.max_target_tokens = 24;
+    auto session = stream::Session::create(*tf, codec, so);
+    EXPECT_TRUE(session.ok());
+    EXPECT_TRUE((*session)->push_source("ab cd ef gh ij").ok());
+    EXPECT_TRUE((*session)->end_source().ok());
+    for (int guard = 0; guard < 1000; ++guard) {
+      auto e = (*session)->step();
+      EXPECT_TRUE(e.ok());
+      if (e->kind == stream::EventKind::Word) words.push_back(e->word), delays.push_back(e->delay);
+      if (e->kind == stream::EventKind::Finished) break;
+    }
+    const auto& c = (*session)->cache();
+    const int n = c.rows(Group::Target) * cfg.n_head_kv * cfg.head_dim;
+    return std::vector<float>(c.k(0, Group::Target), c.k(0, Group::Target) + n);
+  };
+  std::vector<std::string> words_bs, words_rp;
+  std::vector<int> delays_bs, delays_rp;
+  const auto keys_bs = run(Paradigm::BatchStream, words_bs, delays_bs);
+  const auto keys_rp = run(Paradigm::ReencodePos, words_rp, delays_rp);
+  ASSERT_FALSE(words_bs.empty());
+  EXPECT_EQ(words_rp, words_bs);
+  EXPECT_EQ(delays_rp, delays_bs);
+  EXPECT_EQ(keys_rp, keys_bs);
 }
 
 class OfflineEquality : public ::testing::TestWithParam<std::string> {};
