@@ -40,3 +40,15 @@ train_resumable() {
     "$GPS" train "$config" "$@"
   fi
 }
+
+# The speech recipe's data (scripts/make-speech-data; docs/speech.md, "A wider training voice set"): the 73
+# espeak-ng voice variants heard in training (make-speech-data's default dev variants stay unheard), the
+# folder, and the dev set: every eligible dev sentence. scripts/train-speech-model trains on it and
+# scripts/reproduce-paper evaluates the shipped speech model on its dev split.
+SPEECH_DATA=runs/speech-data-v2
+SPEECH_DEV_UTTERANCES=766
+SPEECH_TRAIN_VARIANTS="m1 m2 m4 m5 m6 m8 f1 f2 f4 f5 klatt klatt2 klatt4 klatt5 Alex Alicia Andrea Andy Annie AnxiousAndy
+Denis Diogo Gene Gene2 Henrique Hugo Jacky Lee Marco Mario Michael Nguyen Storm adam anika announcer
+antonio aunty belinda benjamin boris david ed edward edward2 grandma grandpa gustave iven iven2
+iven3 iven4 john kaukovalta marcelo max michel miguel norbert pablo paul pedro quincy rob robert
+sandro shelby steph steph2 steph3 travis victor zac"

@@ -119,7 +119,7 @@ int run_score(int argc, char** argv) {
   bool no_ref_len = false, ca = false, json = false, quirks = false, no_quality = false;
   std::optional<double> pace;
   bool speech = false, no_ca = false;
-  std::string wer_norm = "basic";
+  std::string wer_norm = "basic", latency_def = "simuleval";
   app.add_option("--instances", path, "instances.log (SimulEval JSON lines)");
   app.add_option("--long-form", long_form,
                  "score one unsegmented run (JSON: sentences, references, hypothesis words with delays; "
@@ -131,6 +131,10 @@ int run_score(int argc, char** argv) {
   app.add_flag("--no-computation-aware", no_ca, "with --speech: no _CA metrics (elapsed not needed)");
   app.add_flag("--no-use-ref-len", no_ref_len,
                "target length = hypothesis length instead of the reference's");
+  app.add_option("--latency-def", latency_def,
+                 "simuleval (default) or paper: AL and LAAL as the paper's lagging code computes them, from "
+                 "the log's unit_delays (docs/evaluation.md)")
+      ->check(CLI::IsMember({"simuleval", "paper"}));
   app.add_option("--latency-unit", unit, "word (default) or char")->check(CLI::IsMember({"word", "char"}));
   app.add_flag("--computation-aware", ca, "also compute <METRIC>_CA from elapsed times");
   app.add_option("--latency-metrics", metrics, "metrics to compute (default: LAAL AL AP DAL ATD)");
@@ -170,8 +174,8 @@ int run_score(int argc, char** argv) {
       std::fprintf(stderr, "gpstream score: --computation-aware and --no-computation-aware contradict\n");
       return cli::kExitUsage;
     }
-    for (const char* opt :
-         {"--pace", "--source-type", "--simuleval-output-quirks", "--sacrebleu-tokenizer", "--no-quality"}) {
+    for (const char* opt : {"--pace", "--source-type", "--simuleval-output-quirks", "--sacrebleu-tokenizer",
+                            "--no-quality", "--latency-def"}) {
       if (app.count(opt)) {
         std::fprintf(stderr, "gpstream score: %s does not apply to --speech\n", opt);
         return cli::kExitUsage;
@@ -205,6 +209,9 @@ int run_score(int argc, char** argv) {
   o.latency.source_type = source_type == "speech" ? eval::SourceType::Speech : eval::SourceType::Text;
   if (pace) o.latency.text_word_ms = 1000.0 / *pace;
   o.latency.log_instance_quirks = quirks;
+  o.latency.definition = *eval::parse_latency_definition(latency_def);
+  if (o.latency.definition == eval::LatencyDefinition::Paper && !app.count("--latency-metrics"))
+    o.latency.metrics = {"AL", "LAAL"};
 
   auto log = eval::read_instances_log(path);
   if (!log.ok()) return cli::fail("score", log.error());

@@ -174,6 +174,10 @@ std::string InstanceRecord::to_json_line() const {
     out += python_json_string(source);
   }
   out += ", \"source_length\": " + python_repr(PyNumber{source_length, source_length_int});
+  if (!unit_delays.empty()) {
+    out += ", \"unit_delays\": ";
+    append_number_list(out, unit_delays, true);
+  }
   out += '}';
   return out;
 }
@@ -206,6 +210,12 @@ Result<InstanceRecord> parse_instance_line(std::string_view line, std::string_vi
   it = j.find("elapsed");
   if (it != j.end() && !it->is_null())
     GPS_TRY(read_number_list(*it, "elapsed", where, &r.elapsed, &r.elapsed_int));
+  it = j.find("unit_delays");
+  if (it != j.end() && !it->is_null()) {
+    bool whole = true;
+    GPS_TRY(read_number_list(*it, "unit_delays", where, &r.unit_delays, &whole));
+    if (!whole) return format_error(std::string(where) + ": \"unit_delays\" must be whole numbers");
+  }
   it = j.find("prediction_length");
   if (it != j.end() && it->is_number_integer()) r.prediction_length = it->get<int64_t>();
   it = j.find("reference");

@@ -34,6 +34,10 @@ struct InstanceRecord {
   double source_length = 0;              // words (text) or ms (speech)
   bool source_length_int = true;
   bool has_delays_key = true;  // false: the line had no "delays" (SimulEval skips such instances)
+  // gpstream's own key, after SimulEval's (absent when empty): per target word, the source units read when it
+  // was written, the end-of-source marker counting as one unit once read — the delays of the paper's lagging
+  // code (eval/latency.h, LatencyDefinition::Paper). Text input only.
+  std::vector<double> unit_delays;
 
   // The record as SimulEval's json.dumps writes it (no trailing newline).
   std::string to_json_line() const;

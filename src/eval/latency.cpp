@@ -27,6 +27,25 @@ double latency_laal(std::span<const double> delays, double source_length, double
   return latency_al(delays, source_length, std::max(static_cast<double>(delays.size()), target_length));
 }
 
+PaperLagging latency_paper(std::span<const double> unit_delays, double source_units, double target_length) {
+  GPS_ASSERT(!unit_delays.empty() && target_length > 0,
+             "paper lagging of empty delays or an empty hypothesis");
+  if (unit_delays[0] > source_units) return {unit_delays[0], unit_delays[0]};
+  const double gamma_al = target_length / source_units;
+  const double gamma_laal = std::max(static_cast<double>(unit_delays.size()), target_length) / source_units;
+  double al = 0.0, laal = 0.0;
+  size_t tau = 0;
+  for (size_t t = 0; t < unit_delays.size(); ++t) {
+    const double d = unit_delays[t];
+    if (d > source_units) continue;
+    al += d - static_cast<double>(t) / gamma_al;
+    laal += d - static_cast<double>(t) / gamma_laal;
+    tau = t + 1;
+    if (d == source_units) break;
+  }
+  return {al / static_cast<double>(tau), laal / static_cast<double>(tau)};
+}
+
 double latency_ap(std::span<const double> delays, double source_length, double target_length) {
   double sum = 0.0;
   for (double d : delays) sum += d;  // Python sum(): left to right
@@ -236,6 +255,12 @@ int64_t reference_length(std::string_view reference, LatencyUnit unit) {
   return static_cast<int64_t>(utf8_length(python_strip(reference)));
 }
 
+Result<LatencyDefinition> parse_latency_definition(std::string_view name) {
+  if (name == "simuleval") return LatencyDefinition::SimulEval;
+  if (name == "paper") return LatencyDefinition::Paper;
+  return invalid_argument("unknown latency definition '" + std::string(name) + "' (simuleval or paper)");
+}
+
 std::vector<std::string> default_latency_metrics() {
   return {"LAAL", "AL", "AP", "DAL", "ATD"};
 }
@@ -259,11 +284,44 @@ MetricFn metric_fn(const std::string& name) {
   return nullptr;
 }
 
+// The paper's AL or LAAL of one instance (latency_paper): nullopt for an empty hypothesis, which the paper's
+// code cannot score (it indexes delays[0]) and which is left out here as SimulEval leaves out empty delays.
+Result<std::optional<PyNumber>> paper_instance_value(const InstanceRecord& ins, const std::string& metric) {
+  const std::string where = "instance " + std::to_string(ins.index);
+  const size_t hypothesis_words = python_split(ins.prediction).size();
+  if (hypothesis_words == 0) return std::optional<PyNumber>{};
+  if (ins.unit_delays.empty()) {
+    return invalid_argument(
+        where +
+        ": no \"unit_delays\" (the paper's latency counts the end marker as a source unit; "
+        "gpstream eval records them, SimulEval and older gpstream logs do not)");
+  }
+  const size_t n = std::min(ins.unit_delays.size(), hypothesis_words);  // wait_lagging[:tgt_len]
+  const double source_units = static_cast<double>(python_split(ins.source).size()) + 1;
+  const PaperLagging lag =
+      latency_paper(std::span(ins.unit_delays).first(n), source_units, static_cast<double>(hypothesis_words));
+  const bool early = ins.unit_delays[0] > source_units;  // the paper returns delays[0], an int
+  return std::optional<PyNumber>{PyNumber{metric == "AL" ? lag.al : lag.laal, early}};
+}
+
+Status check_paper_options(const std::vector<std::string>& metrics, bool computation_aware,
+                           const LatencyOptions& options) {
+  for (const auto& m : metrics)
+    if (m != "AL" && m != "LAAL")
+      return invalid_argument("the paper's latency definition has AL and LAAL only, not " + m);
+  if (computation_aware)
+    return invalid_argument("the paper's latency definition has no computation-aware variant");
+  if (options.unit != LatencyUnit::Word || options.source_type != SourceType::Text)
+    return invalid_argument("the paper's latency definition counts words of text input");
+  return {};
+}
+
 // One instance's value of a metric other than ATD over `delays` (or `elapsed`, computation-aware): nullopt
 // when those are empty (SimulEval skips the instance). name = the metric's reported name, for messages.
 Result<std::optional<PyNumber>> instance_value(const InstanceRecord& ins, const std::string& metric,
                                                const std::string& name, bool ca,
                                                const LatencyOptions& options) {
+  if (options.definition == LatencyDefinition::Paper) return paper_instance_value(ins, metric);
   const std::string where = "instance " + std::to_string(ins.index);
   const LatencyUnit ref_unit = options.log_instance_quirks ? LatencyUnit::Word : options.unit;
   const auto& ts = ca ? ins.elapsed : ins.delays;
@@ -304,6 +362,8 @@ Result<std::vector<std::optional<PyNumber>>> instance_latencies(const std::vecto
         "' has no per-instance value here (known: AL LAAL AP DAL StartOffset EndOffset RTF "
         "NumChunks)");
   }
+  if (options.definition == LatencyDefinition::Paper)
+    GPS_TRY(check_paper_options({metric}, computation_aware, options));
   const std::string name = computation_aware ? metric + "_CA" : metric;
   std::vector<std::optional<PyNumber>> out;
   out.reserve(instances.size());
@@ -322,6 +382,8 @@ Result<LatencyReport> compute_latency(const std::vector<InstanceRecord>& instanc
                               "' (known: AL LAAL AP DAL ATD StartOffset EndOffset RTF NumChunks)");
     }
   }
+  if (options.definition == LatencyDefinition::Paper)
+    GPS_TRY(check_paper_options(options.metrics, options.computation_aware, options));
   if (options.text_word_ms && !(*options.text_word_ms > 0))
     return invalid_argument("pace: ms per word must be positive");
   if (options.computation_aware && options.source_type == SourceType::Text && !options.text_word_ms &&
@@ -381,7 +443,13 @@ Result<LatencyReport> compute_latency(const std::vector<InstanceRecord>& instanc
         return invalid_argument(name + ": no instance has delays to score (" +
                                 std::to_string(instances.size()) + " instances)");
       }
-      report.scores.emplace_back(name, python_mean(values));
+      if (options.definition == LatencyDefinition::Paper) {  // sum(LAAL) / len(LAAL), left to right
+        double sum = 0;
+        for (const PyNumber& v : values) sum += v.value;
+        report.scores.emplace_back(name, PyNumber{sum / static_cast<double>(values.size()), false});
+      } else {
+        report.scores.emplace_back(name, python_mean(values));
+      }
     }
   }
   return report;

@@ -29,6 +29,17 @@ double latency_ap(std::span<const double> delays, double source_length, double t
 // Differentiable AL (Arivazhagan et al. 2019, arXiv 1906.05218): always the hypothesis length,
 // γ = |Y*|/|X|, g'_1 = d_1, g'_i = max(d_i, g'_{i−1} + 1/γ), DAL = (1/|Y*|) Σ (g'_i − (i−1)/γ).
 double latency_dal(std::span<const double> delays, double source_length, double target_length);
+// AL and LAAL as the paper's released lagging code computes them (Tong et al. 2025, StreamingLLM_GPE
+// evaluate/lagging.py; metrics.md A.9), over `unit_delays` (source units read per target word, the end
+// marker counting as one) truncated to the hypothesis length: |X| = source words + 1 (the end marker);
+// if d_1 > |X| both are d_1; γ_AL = |Y*|/|X|, γ_LAAL = max(len(delays), |Y*|)/|X|; delays > |X| are
+// passed over, the sum stops after the first d_i = |X|, and divides by the last index summed. With the
+// delays truncated to |Y*|, γ_LAAL = γ_AL, so AL = LAAL: the hypothesis length in both.
+struct PaperLagging {
+  double al = 0, laal = 0;
+};
+PaperLagging latency_paper(std::span<const double> unit_delays, double source_units, double target_length);
+
 // StartOffset = d_1; EndOffset = d_last − |X|; RTF = d_last/|X|; NumChunks = |Y*| (text output).
 double latency_start_offset(std::span<const double> delays, double source_length, double target_length);
 double latency_end_offset(std::span<const double> delays, double source_length, double target_length);
@@ -51,6 +62,11 @@ std::vector<double> atd_compute_times(std::span<const double> delays, std::span<
 
 enum class SourceType { Text, Speech };
 
+// Which definition AL and LAAL follow: SimulEval's (the default) or the paper's lagging code
+// (latency_paper over InstanceRecord::unit_delays; no other metric is defined there).
+enum class LatencyDefinition { SimulEval, Paper };
+Result<LatencyDefinition> parse_latency_definition(std::string_view name);
+
 // Reference length (metrics.md A.2): word → len(reference.split(" ")) (the "\n" SimulEval keeps
 // stays attached; double spaces count), char → len(reference.strip()) in code points, spaces included.
 int64_t reference_length(std::string_view reference, LatencyUnit unit);
@@ -72,6 +88,9 @@ struct LatencyOptions {
   // Reproduce `simuleval --output/--score-only`, which re-reads instances.log as LogInstances: ATD
   // takes the speech-input branch (A.5.1) and the reference length is always counted in words.
   bool log_instance_quirks = false;
+  // Paper: AL and LAAL only, from unit_delays (a log without them is an error), word unit, text input, no
+  // _CA.
+  LatencyDefinition definition = LatencyDefinition::SimulEval;
 };
 
 struct LatencyReport {

@@ -62,6 +62,7 @@ Result<InstanceRecord> evaluate_sentence(model::ForwardModel& model, const strea
   rec.source_length_int = !paced;
   size_t pushed = 0;
   std::vector<std::string> out;
+  std::vector<bool> end_read;  // per word: Event::segment_end_read
   for (;;) {
     GPS_ASSIGN(stream::Event e, session->step());
     if (e.kind == stream::EventKind::NeedSource) {
@@ -79,6 +80,8 @@ Result<InstanceRecord> evaluate_sentence(model::ForwardModel& model, const strea
       out.push_back(e.word);
       rec.delays.push_back(paced ? e.stream_delay * word_ms : e.stream_delay);
       rec.elapsed.push_back(clock());
+      rec.unit_delays.push_back(e.stream_delay);
+      end_read.push_back(e.segment_end_read);
     } else if (e.kind == stream::EventKind::Finished) {
       break;
     }
@@ -86,6 +89,10 @@ Result<InstanceRecord> evaluate_sentence(model::ForwardModel& model, const strea
   if (const int read = session->stream_words_read(); so.continuous && read < static_cast<int>(words.size()))
     return invalid_argument("the model left " + std::to_string(words.size() - read) + " of the line's " +
                             std::to_string(words.size()) + " words unread, from '" + words[read] + "'");
+  // The end marker counts as a unit where it follows the line's last word (the paper's source length is the
+  // line's words plus its end).
+  for (size_t i = 0; i < end_read.size(); ++i)
+    if (end_read[i] && rec.unit_delays[i] == static_cast<double>(words.size())) rec.unit_delays[i] += 1;
   for (size_t i = 0; i < out.size(); ++i) rec.prediction += (i ? " " : "") + out[i];
   rec.prediction_length = static_cast<int64_t>(out.size());
   return rec;

@@ -621,6 +621,7 @@ void Session::emit_current_word() {
     e.elapsed_ms = elapsed;
     e.stream_elapsed_ms = stream_elapsed;
     e.arrival_ms = arrival;
+    e.segment_end_read = units_read_ > words_read_;
     events_.push_back(std::move(e));
   }
   word_ids_.clear();

@@ -124,6 +124,9 @@ struct Event {
   // the end marker that end_source() added, the later of that and end_source's arrival time. Unset where
   // no such time was given (no unit read, or units pushed without one).
   std::optional<double> arrival_ms;
+  // Word: written after the end marker of its segment was read (the source units read are then
+  // stream_delay words plus that marker: the unit count of the paper's lagging code, eval/latency.h).
+  bool segment_end_read = false;
   bool truncated = false;  // Finished/SegmentEnd: stopped by max_target_tokens
   // SegmentEnd: source units of the segment it had not read, which start the next segment instead.
   int units_carried = 0;

@@ -422,6 +422,20 @@ Result<double> TrainModel::forward(const TrainBatch& batch, const ForwardOptions
   return sum;
 }
 
+std::vector<float> TrainModel::attention_probabilities(size_t seq, int layer) const {
+  GPS_ASSERT(batch_ != nullptr && seq + 1 < seq_begin_.size() && layer >= 0 && layer < config_.n_layer,
+             "attention_probabilities: no such sequence or layer in the last forward");
+  const int64_t H = config_.n_head, t0 = seq_begin_[seq], T = seq_begin_[seq + 1] - t0;
+  const float* probs = acts_.data() + layer_acts_[static_cast<size_t>(layer)].probs + H * mask_off_[seq];
+  // Past a row's last visible key the kernel leaves whatever was there: only [0, row_end) is read.
+  const int32_t* row_end = (config_.layer_slides(layer) ? row_end_sw_ : row_end_).data() + t0;
+  std::vector<float> out(static_cast<size_t>(H * T * T), 0.0f);
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t i = 0; i < T; ++i)
+      std::copy_n(probs + (h * T + i) * T, row_end[i], out.begin() + (h * T + i) * T);
+  return out;
+}
+
 void TrainModel::zero_grad() {
   std::fill(grads_.begin(), grads_.end(), 0.0f);
 }

@@ -99,6 +99,11 @@ class TrainModel {
   const float* logits() const { return acts_.data() + glob_.logits; }
   int64_t n_logit_rows() const { return n_out_; }
 
+  // After forward(): the attention probabilities of sequence `seq` of the batch at layer `layer`,
+  // [n_head][T][T] with T its rows: entry (h, i, j) is how much row i attends to row j (cache order), 0 where
+  // row i does not see row j. What `gpstream attention` draws (train/attention_map.h).
+  std::vector<float> attention_probabilities(size_t seq, int layer) const;
+
   void zero_grad();
   // Adds d(loss_scale · loss_sum)/dθ into grads() (loss_scale = 1 / labels of the whole optimizer step
   // for a token mean under gradient accumulation). Must follow forward() on the same batch.

@@ -164,7 +164,7 @@ TEST_F(CliConventions, MissingOptionsValuesAndBadValuesAreUsageErrors) {
         std::string("average-checkpoints a.bin"), std::string("bleu"), std::string("chrf"),
         std::string("score"), std::string("logits") + m, std::string("generate") + m, std::string("tokenize"),
         std::string("train-tokenizer -o d"), std::string("plot"), std::string("compare-curves"),
-        std::string("compare-curves --baseline a --system b"),
+        std::string("compare-curves --baseline a --system b"), std::string("attention") + m,
         // an option without its value
         std::string("translate -m"), "translate" + m + " -k", "eval" + m + " --tsv",
         std::string("score --instances"), std::string("bleu ref.txt -i"),

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "eval/scores.h"
@@ -30,6 +31,20 @@ TEST(InstanceLog, SimulEvalLineRoundTrips) {
   EXPECT_EQ(*r->reference, "a b c d e\n");
   EXPECT_EQ(r->source_length, 5);
   EXPECT_EQ(r->to_json_line(), kSimulEvalLine);
+}
+
+// gpstream's unit_delays follow SimulEval's keys, round trip, and must be whole numbers.
+TEST(InstanceLog, UnitDelaysAfterSimulEvalKeys) {
+  const std::string line =
+      std::string(kSimulEvalLine, std::strlen(kSimulEvalLine) - 1) + ", \"unit_delays\": [2, 3, 4, 5, 6]}";
+  auto r = parse_instance_line(line, "x:1");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->unit_delays, (std::vector<double>{2, 3, 4, 5, 6}));
+  EXPECT_EQ(r->to_json_line(), line);
+  auto bad = parse_instance_line(
+      std::string(kSimulEvalLine, std::strlen(kSimulEvalLine) - 1) + ", \"unit_delays\": [2, 3.5]}", "x:2");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("x:2"), std::string::npos);
 }
 
 // Expected text printed by CPython 3.11: json.dumps({... 'prediction': 'Zürich “q” 東京 😀 \\ "x" \t\x7f',

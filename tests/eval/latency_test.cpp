@@ -1,6 +1,7 @@
 // Latency tests: metrics.md A.4 vectors ([calc] and [ran] on SimulEval), the speech #4 and
 // computation-aware examples, the --output (LogInstance) ATD quirk (A.5.1), hand derivations, and ATD
-// against a line-by-line transcription of SimulEval's ATDScorer, then on 1,000,000 delays.
+// against a line-by-line transcription of SimulEval's ATDScorer, then on 1,000,000 delays; the paper's
+// lagging code (AL = LAAL over unit delays) by hand.
 #include "eval/latency.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,8 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+
+#include "eval/unicode_text.h"
 
 namespace gpstream::eval {
 namespace {
@@ -360,6 +363,104 @@ TEST(LatencyAtd, LongStreamsScoreInLinearTime) {
   auto speech = latency_atd_speech(delays, zeros);
   ASSERT_TRUE(speech.ok()) << speech.error().message();
   EXPECT_EQ(*speech, 0.0);
+}
+
+}  // namespace
+}  // namespace gpstream::eval
+
+namespace gpstream::eval {
+namespace {
+
+// The paper's lagging code (metrics.md A.9), by hand. Exact binary fractions where the sums allow; else
+// a tolerance of 8 ulp of the sum's magnitude (a handful of additions of values ≤ 10).
+constexpr double kPaperTol = 8 * 10 * 2.220446049250313e-16;
+
+TEST(PaperLatency, HandDerivations) {
+  // wait-2 over 3 words, 4 hypothesis words; the end marker is unit 4 = |X|: γ = 4/4;
+  // (2−0) + (3−1) + (4−2), stop at d = |X| → 6/3 = 2 (SimulEval on the capped delays 2,3,3,3 with |X| = 3
+  // and a 4-word reference: (2) + (3 − 0.75) → 2.125).
+  auto a = latency_paper(std::vector<double>{2, 3, 4, 4}, 4, 4);
+  EXPECT_EQ(a.al, 2.0);
+  EXPECT_EQ(a.laal, 2.0);
+  EXPECT_EQ(latency_al(std::vector<double>{2, 3, 3, 3}, 3, 4), 2.125);
+  // A delay beyond |X| is passed over, not a stop: |X| 5, γ = 4/5: 1 + (2 − 2.5) + (5 − 3.75) = 1.75, τ = 4.
+  auto c = latency_paper(std::vector<double>{1, 7, 2, 5}, 5, 4);
+  EXPECT_NEAR(c.al, 1.75 / 4, kPaperTol);
+  EXPECT_NEAR(c.laal, 1.75 / 4, kPaperTol);
+  // More delays than hypothesis words: γ_AL = 2/3, γ_LAAL = 3/3:
+  // AL (1) + (2 − 1.5) + (3 − 3) = 1.5 → 0.5; LAAL (1) + (2 − 1) + (3 − 2) = 3 → 1.
+  auto d = latency_paper(std::vector<double>{1, 2, 3}, 3, 2);
+  EXPECT_NEAR(d.al, 0.5, kPaperTol);
+  EXPECT_NEAR(d.laal, 1.0, kPaperTol);
+  // d_1 > |X|: d_1 for both.
+  auto e = latency_paper(std::vector<double>{6, 6}, 5, 2);
+  EXPECT_EQ(e.al, 6.0);
+  EXPECT_EQ(e.laal, 6.0);
+  // metrics.md A.4 #2 (|X| 4, delays 2,2,4,4,4,4): the paper's AL = SimulEval's AL without the reference
+  // length = 2.0 (A.9), not SimulEval's 1.666667.
+  auto f = latency_paper(std::vector<double>{2, 2, 4, 4, 4, 4}, 4, 6);
+  EXPECT_NEAR(f.al, 2.0, kPaperTol);
+  EXPECT_NEAR(f.laal, 2.0, kPaperTol);
+}
+
+InstanceRecord paper_record(int64_t index, const std::string& source, const std::string& prediction,
+                            std::vector<double> delays, std::vector<double> unit_delays) {
+  InstanceRecord r;
+  r.index = index;
+  r.source = source;
+  r.prediction = prediction;
+  r.prediction_length = static_cast<int64_t>(delays.size());
+  r.delays = std::move(delays);
+  r.unit_delays = std::move(unit_delays);
+  r.source_length = static_cast<double>(python_split(source).size());
+  r.reference = "a reference of six words here\n";
+  return r;
+}
+
+TEST(PaperLatency, CorpusMeanFromUnitDelays) {
+  // Sentence 1: 3 words, |X| 4, "a b c d" written at units 2,3,4,4 → 2 (above). Sentence 2: 2 words, |X| 3,
+  // 3 words written at 1, 2, 3: γ = 3/3: (1) + (1) + (1) = 3 → 1. An empty hypothesis is left out.
+  // sum / len = (2 + 1) / 2 = 1.5 for both (the reference length plays no part).
+  std::vector<InstanceRecord> inst = {paper_record(0, "x y z", "a b c d", {2, 3, 3, 3}, {2, 3, 4, 4}),
+                                      paper_record(1, "x y", "a b c", {1, 2, 2}, {1, 2, 3}),
+                                      paper_record(2, "x", "", {}, {})};
+  LatencyOptions o;
+  o.definition = LatencyDefinition::Paper;
+  o.metrics = {"AL", "LAAL"};
+  auto r = compute_latency(inst, o);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_EQ(r->scores.size(), 2u);
+  EXPECT_EQ(r->scores[0].first, "AL");
+  EXPECT_EQ(r->scores[0].second.value, 1.5);
+  EXPECT_EQ(r->scores[1].second.value, 1.5);
+  EXPECT_EQ(r->skipped, (std::vector<int64_t>{2}));
+  // SimulEval's AL on the same log differs (reference length 6, capped delays).
+  o.definition = LatencyDefinition::SimulEval;
+  auto s = compute_latency(inst, o);
+  ASSERT_TRUE(s.ok());
+  EXPECT_NE(s->scores[0].second.value, 1.5);
+}
+
+TEST(PaperLatency, RefusesWhatItCannotCompute) {
+  std::vector<InstanceRecord> inst = {paper_record(0, "x y z", "a b c d", {2, 3, 3, 3}, {})};
+  LatencyOptions o;
+  o.definition = LatencyDefinition::Paper;
+  o.metrics = {"AL"};
+  auto r = compute_latency(inst, o);  // no unit_delays: a SimulEval or older log
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("unit_delays"), std::string::npos);
+  inst[0].unit_delays = {2, 3, 4, 4};
+  o.metrics = {"AL", "AP"};
+  EXPECT_FALSE(compute_latency(inst, o).ok());
+  o.metrics = {"AL"};
+  o.computation_aware = true;
+  o.text_word_ms = 400;
+  EXPECT_FALSE(compute_latency(inst, o).ok());
+  o.computation_aware = false;
+  o.unit = LatencyUnit::Char;
+  EXPECT_FALSE(compute_latency(inst, o).ok());
+  EXPECT_TRUE(parse_latency_definition("paper").ok());
+  EXPECT_FALSE(parse_latency_definition("Paper").ok());
 }
 
 }  // namespace

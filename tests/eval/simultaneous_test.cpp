@@ -26,6 +26,10 @@ TEST(Simultaneous, WaitKDelaysInstancesLogAndRescoring) {
   // By hand: word j after min(2 + j − 1, M) words.
   EXPECT_EQ((*recs)[0].delays, (std::vector<double>{2, 3, 4, 5, 6, 6}));
   EXPECT_EQ((*recs)[1].delays, (std::vector<double>{2, 2}));
+  // Units read, the end marker counted: the last word of each needs k + j = 7 (3) units, which only the end
+  // marker after the 6 (2) words supplies.
+  EXPECT_EQ((*recs)[0].unit_delays, (std::vector<double>{2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ((*recs)[1].unit_delays, (std::vector<double>{2, 3}));
   EXPECT_EQ((*recs)[0].prediction, "the cat sat on the mat");
   EXPECT_EQ((*recs)[0].source_length, 6);
 
@@ -34,7 +38,7 @@ TEST(Simultaneous, WaitKDelaysInstancesLogAndRescoring) {
   std::vector<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"index", "prediction", "delays", "elapsed", "prediction_length",
-                                            "reference", "source", "source_length"}));
+                                            "reference", "source", "source_length", "unit_delays"}));
   EXPECT_EQ(j["index"], 1);
   EXPECT_EQ(j["prediction"], "hello world");
 
@@ -48,6 +52,18 @@ TEST(Simultaneous, WaitKDelaysInstancesLogAndRescoring) {
   EXPECT_EQ(eval::format_scores_tsv(a->scores), eval::format_scores_tsv(b->scores));
   // Sentence 2: AL with reference length 3: γ = 3/2; d = 2, 2; τ = 1 (d_1 ≥ |X|) → AL = 2.
   EXPECT_EQ(eval::latency_al(std::vector<double>{2, 2}, 2, 3), 2.0);
+
+  // The paper's definition from the re-read log: |X| 7, γ = 6/7: Σd − (7/6)·Σt = 27 − 17.5 → 9.5/6; |X| 3,
+  // γ = 2/3: (2) + (3 − 1.5) → 1.75; sum / len = (19/12 + 7/4) / 2 = 5/3. Tolerance: a few ulp of 10.
+  eval::ScoreOptions paper;
+  paper.quality = false;
+  paper.latency.definition = eval::LatencyDefinition::Paper;
+  paper.latency.metrics = {"AL", "LAAL"};
+  auto p = eval::score_instances(parsed->records, paper);
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  ASSERT_EQ(p->scores.size(), 2u);
+  EXPECT_NEAR(p->scores[0].second.value, 5.0 / 3.0, 8 * 10 * 2.220446049250313e-16);
+  EXPECT_NEAR(p->scores[1].second.value, 5.0 / 3.0, 8 * 10 * 2.220446049250313e-16);
 }
 
 TEST(Simultaneous, PacedRunsReportMilliseconds) {

@@ -501,3 +501,45 @@ TEST(TrainModel, GradientsMatchPyTorchFixtures) {
 
 }  // namespace
 }  // namespace gpstream::train
+
+namespace gpstream::train {
+namespace {
+
+// attention_probabilities against the double-precision reference forward's
+// (tests/model/reference_transformer.h, independent of src/train and src/kernels), over every pair of rows —
+// the source and target rows a row sees and the zeros of those it does not — within forward_order_bound's
+// per-layer attention bound for one fp32 forward against the reference.
+TEST(TrainModel, AttentionProbabilitiesEqualTheReference) {
+  const auto c = testing::tiny_config(true, true, false);
+  const io::TensorMap t = model::random_tensors(c, testing::tiny_init(5));
+  auto tm = make_model(c, t, LoraOptions{});
+  TrainBatch b;
+  b.seqs.push_back(group_sequence(3, c.n_vocab, 0.5f));
+  b.seqs.push_back(group_sequence(4, c.n_vocab, 0.0f));
+  ForwardOptions fo;
+  fo.training = false;
+  ASSERT_TRUE(tm->forward(b, fo).ok());
+  auto inf = testing::tiny_transformer(c, t);
+  for (size_t s = 0; s < b.seqs.size(); ++s) {
+    const TrainSequence& seq = b.seqs[s];
+    std::vector<testing::RefToken> rt;
+    for (size_t i = 0; i < seq.size(); ++i) rt.push_back({seq.ids[i], seq.positions[i]});
+    testing::RefAttention want;
+    testing::reference_forward(c, t, rt, testing::dense_mask(seq), &want);
+    const testing::ForwardOrderBound bound = testing::forward_order_bound(
+        c, inf->weights(), {.against_reference = true, .max_rows = static_cast<int64_t>(seq.size())});
+    const auto T = static_cast<int64_t>(seq.size());
+    for (int l = 0; l < c.n_layer; ++l) {
+      const std::vector<float> got = tm->attention_probabilities(s, l);
+      ASSERT_EQ(got.size(), static_cast<size_t>(c.n_head * T * T));
+      for (int h = 0; h < c.n_head; ++h)
+        for (int64_t i = 0; i < T; ++i)
+          for (int64_t j = 0; j < T; ++j)
+            ASSERT_NEAR(got[static_cast<size_t>((h * T + i) * T + j)], want[l][h][i][j], bound.attention[l])
+                << "sequence " << s << " layer " << l << " head " << h << " row " << i << " key " << j;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpstream::train
