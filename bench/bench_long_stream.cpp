@@ -13,7 +13,9 @@
 // against after the first 5 minutes, StreamLAAL of the last window against the first, the real-time factor;
 // --tsv FILE writes the samples and --svg PREFIX two plots (RSS, StreamLAAL over stream time).
 //   bench_long_stream --text -m models/gpstream-en-fr --tsv data/corpus/en-fr.dev.tsv [--hours 2]
-//                     [--pace 2.5] [-k K]
+//                     [--pace 2.5] [-k K] [--no-punctuation] [--sentence-ends model|punctuation]
+//           (--no-punctuation takes the sources' punctuation off; sentence ends are the model's where there
+//           is none, as `eval --long-form` decides them, unless --sentence-ends punctuation)
 //   bench_long_stream --speech -m models/gpstream-speech-en --manifest M [--hours 2] [--gap-ms 800]
 //   common: [--sample-minutes 5] [--window-minutes 10] [--tsv FILE] [--svg PREFIX] [-t THREADS]
 #include <malloc.h>
@@ -50,6 +52,8 @@ struct Args {
   std::string model, tsv, manifest, tsv_out, svg_prefix;
   double hours = 2, pace = 2.5, gap_ms = 800, sample_min = 5, window_min = 10;
   int k = 0, threads = 1;
+  bool no_punctuation = false;      // text: the sources' punctuation taken off (as live ASR output comes)
+  bool model_sentence_ends = true;  // text: the model decides sentence ends where there is no punctuation
 };
 
 // A field of /proc/self/status in MB: VmRSS (resident), RssAnon (resident and not backed by a file: what the
@@ -161,12 +165,15 @@ int run_text(const Args& a, Sampler& sampler, eval::LongFormRun& run, double& st
     const double n = static_cast<double>(tokenizer::split_words((*pairs)[i].source).size());
     if (n == 0 || eval::long_form_words((*pairs)[i].reference).empty()) continue;
     talk.push_back((*pairs)[i]);
+    if (a.no_punctuation) talk.back().source = eval::strip_punctuation(talk.back().source);
     words += n;
   }
   stream::SessionOptions so = m->default_options();
+  if (a.model_sentence_ends) so.sentence_ends = m->sentence_ends();  // as `eval --long-form` by default
   if (a.k > 0) so.k = a.k;
-  std::fprintf(stderr, "text: %zu sentences, %.0f words, %.1f minutes at %g words/s\n", talk.size(), words,
-               words / a.pace / 60.0, a.pace);
+  std::fprintf(stderr, "text: %zu sentences, %.0f words, %.1f minutes at %g words/s%s; sentence ends: %s\n",
+               talk.size(), words, words / a.pace / 60.0, a.pace, a.no_punctuation ? ", no punctuation" : "",
+               so.sentence_ends ? "the model's and punctuation" : "punctuation and the word limit");
   auto r = eval::translate_talk(*m->model, *m->codec, so, talk, a.pace, [&](size_t done, size_t) {
     sampler.at(static_cast<double>(done) / a.pace / 60.0);
   });
@@ -260,6 +267,11 @@ bool parse(int argc, char** argv, Args& a) {
       ok = num(a.window_min);
     else if (s == "-k")
       ok = (next() && (a.k = std::atoi(argv[i])) > 0);
+    else if (s == "--no-punctuation")
+      a.no_punctuation = true;
+    else if (s == "--sentence-ends")
+      ok = next() && (std::string(argv[i]) == "model" || std::string(argv[i]) == "punctuation") &&
+           ((a.model_sentence_ends = std::string(argv[i]) == "model"), true);
     else if (s == "-t")
       ok = (next() && (a.threads = std::atoi(argv[i])) > 0);
     else
@@ -272,7 +284,8 @@ bool parse(int argc, char** argv, Args& a) {
         stderr,
         "usage: bench_long_stream --text -m MODEL --tsv FILE | --speech -m MODEL --manifest FILE\n"
         "       [--hours H] [--pace W] [--gap-ms MS] [-k K] [--sample-minutes M] [--window-minutes M]\n"
-        "       [--tsv-out FILE] [--svg PREFIX] [-t THREADS]\n");
+        "       [--tsv-out FILE] [--svg PREFIX] [-t THREADS]\n"
+        "       text: [--no-punctuation] [--sentence-ends model|punctuation]\n");
     return false;
   }
   return true;
