@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "kernels/attention_backward.h"
 #include "train/dataset.h"
 #include "util/svg.h"
 #include "util/text_wrap.h"
@@ -60,16 +61,14 @@ Result<AttentionMap> attention_map(TrainModel& model, const stream::SegmentCodec
   const double count = static_cast<double>(last - first + 1) * c.n_head;
   map.weights.resize(n * n);
   for (size_t ij = 0; ij < n * n; ++ij) map.weights[ij] = static_cast<float>(sum[ij] / count);
-  // Visibility from the layout (gpe.md §4): row i sees the first n_src source rows and the first n_tgt target
-  // rows, counted in cache order within each group.
-  map.visible.assign(n * n, false);
-  for (size_t i = 0; i < n; ++i) {
-    int seen_src = 0, seen_tgt = 0;
-    for (size_t j = 0; j < n; ++j) {
-      const bool source = layout.rows[j].group == model::Group::Source;
-      map.visible[i * n + j] = source ? seen_src++ < layout.rows[i].n_src : seen_tgt++ < layout.rows[i].n_tgt;
-    }
-  }
+  // Visibility from the layout (gpe.md §4), by the trainer's own mask builder (no sliding window: the map
+  // shows what the paradigm lets a row see).
+  const TrainSequence& seq = batch.seqs.front();
+  std::vector<float> mask(n * n);
+  kernels::attention_mask_build(mask.data(), seq.groups.data(), seq.n_src.data(), seq.n_tgt.data(),
+                                static_cast<int64_t>(n));
+  map.visible.resize(n * n);
+  for (size_t ij = 0; ij < n * n; ++ij) map.visible[ij] = mask[ij] == 0.0f;
   return map;
 }
 
