@@ -380,72 +380,12 @@ Result<stream::SessionOptions> session_options(const StreamCli& o, const stream:
 
 Result<stream::SessionOptions> session_options(const StreamCli& o, const stream::StreamingModel& m,
                                                const SweepPoint& point, const std::string& paradigm) {
-  stream::SessionOptions so = m.default_options();
-  if (o.sentence_ends == "model") so.sentence_ends = m.sentence_ends();
-  so.sentence_end_bias = o.sentence_end_bias;
-  so.sentence_end_lookahead = o.sentence_end_lookahead == "on";
-  if (!o.policy.empty()) so.policy.kind = *stream::parse_policy_name(o.policy);  // checked by --policy
-  const int k = point.k;
-  const double tau = point.tau >= 0 ? point.tau : o.tau;
-  const int frames = point.frames > 0 ? point.frames : o.frames;
-  const std::string name = stream::policy_name(so.policy.kind);
-  if (so.policy.kind == stream::PolicyKind::WaitK) {
-    if (tau >= 0 || o.min_lag >= 0 || o.max_lag >= 0 || frames > 0 || !o.layers.empty())
-      return invalid_argument(
-          "--tau, --frames, --layers, --min-lag and --max-lag set the adaptive policies (--tau confidence's, "
-          "--frames and --layers alignatt's), and the policy is wait-k: add --policy");
-  } else {
-    if (k >= 1)
-      return invalid_argument("-k sets wait-k's lag, and the policy is " + name +
-                              ": give --min-lag and --max-lag, or --policy wait-k");
-    if (tau >= 0 && so.policy.kind != stream::PolicyKind::Confidence)
-      return invalid_argument("--tau sets the confidence policy, and the policy is " + name +
-                              ": give --min-lag and --max-lag, or --policy confidence");
-    if ((frames > 0 || !o.layers.empty()) && so.policy.kind != stream::PolicyKind::AlignAtt)
-      return invalid_argument("--frames and --layers set the alignatt policy, and the policy is " + name +
-                              ": add --policy alignatt");
-    if (tau >= 0) so.policy.tau = tau;
-    if (frames > 0) so.policy.frames = frames;
-    if (!o.layers.empty()) so.policy.layers = o.layers;
-    for (int l : so.policy.layers)
-      if (l >= m.model->config().n_layer)
-        return invalid_argument("--layers: layer " + std::to_string(l) + " of a model with " +
-                                std::to_string(m.model->config().n_layer) + " layers (0 to " +
-                                std::to_string(m.model->config().n_layer - 1) + ")");
-    if (o.min_lag >= 0) so.policy.min_lag = o.min_lag;
-    if (o.max_lag >= 0) so.policy.max_lag = o.max_lag;
-  }
-  if (k >= 1) so.k = k;
-  if (!paradigm.empty()) {
-    auto p = stream::parse_paradigm(paradigm);
-    if (!p)
-      return invalid_argument("--paradigm: unknown '" + paradigm + "' (known: " + stream::paradigm_names() +
-                              ")");
-    so.paradigm = *p;
-  }
-  if (!o.phi.empty()) {
-    auto phi = stream::Phi::parse(o.phi);
-    if (!phi) return invalid_argument("--phi: expected a number >= 0 or S, got '" + o.phi + "'");
-    so.phi = *phi;
-  }
-  if (Status st = stream::check_policy(so.policy, so.paradigm); !st.ok()) return st.error();
-  if (!o.end_after_source.empty()) so.end_after_source = o.end_after_source == "on";
-  so.max_target_tokens = o.max_tokens;
-  so.decoding = {o.temperature, o.top_k, o.top_p, o.repetition_penalty, o.seed};
-  if (o.beam > 0) so.beam = o.beam;
-  if (so.beam > 1 && (o.temperature > 0 || o.repetition_penalty != 1.0f))
-    return invalid_argument(
-        "--beam " + std::to_string(so.beam) +
-        " (word beam search) needs greedy decoding: no --temperature, no --repetition-penalty" +
-        (o.beam > 0 ? "" : " (the beam is the model's default; --beam 1 turns it off)"));
-  if (so.policy.kind == stream::PolicyKind::LocalAgreement && so.paradigm != stream::Paradigm::Offline &&
-      (o.temperature > 0 || so.beam > 1))
-    return invalid_argument(
-        std::string(
-            "the local-agreement policy compares greedy continuations: no --temperature, and --beam 1") +
-        (so.beam > 1 && o.beam <= 0 ? " (the beam " + std::to_string(so.beam) + " is the model's default)"
-                                    : ""));
-  return so;
+  stream::SessionSettings s = o;
+  s.k = point.k;
+  if (point.tau >= 0) s.tau = point.tau;
+  if (point.frames > 0) s.frames = point.frames;
+  s.paradigm = paradigm;
+  return stream::session_options(m, s);
 }
 
 }  // namespace gpstream::cli

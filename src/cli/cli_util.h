@@ -30,34 +30,18 @@ void progress_bar(const std::string& label, size_t done, size_t total, double st
 
 #include <CLI/CLI.hpp>
 
+#include "stream/session_settings.h"
 #include "stream/streaming_model.h"
 
 namespace gpstream::cli {
 
 // Options every streaming command shares (translate, eval, serve).
-struct StreamCli {
+// The settings over the model's own (stream/session_settings.h), plus which model and how to load it.
+struct StreamCli : stream::SessionSettings {
   std::string model;
-  std::string phi;               // "" = model default
-  std::string paradigm;          // "" = model default
-  std::string template_name;     // "" = model default
-  std::string end_after_source;  // "" = model default, else "on" or "off"
+  std::string template_name;  // "" = model default
   std::string src_lang, tgt_lang;
   int threads = 0;
-  int max_tokens = 256;
-  int beam = 0;                    // 0 = model default
-  std::string policy;              // "" = model default, else a stream::parse_policy_name name
-  double tau = -1;                 // confidence: < 0 = model default
-  int min_lag = -1, max_lag = -1;  // confidence, local-agreement, alignatt: < 0 = model default
-  int frames = 0;                  // alignatt: 0 = model default
-  std::vector<int> layers;         // alignatt: empty = model default
-  // Continuous text: "model" (sentence ends of unpunctuated text decided by the model, the default) or
-  // "punctuation" (only punctuation and the word limit).
-  std::string sentence_ends = "model";
-  double sentence_end_bias = stream::kDefaultSentenceEndBias;
-  std::string sentence_end_lookahead = "on";  // "on" or "off": SessionOptions::sentence_end_lookahead
-  float temperature = 0, top_p = 1, repetition_penalty = 1;
-  int top_k = 0;
-  uint64_t seed = 0;
 };
 
 void add_stream_options(CLI::App& app, StreamCli& o, bool with_paradigm = true);
