@@ -52,6 +52,19 @@ TEST(Install, TheInstalledTreeRunsFromAnywhere) {
           " for i in $(seq 100); do [ -s port.txt ] && break; sleep 0.1; done;"
           " curl -s -H 'Accept: text/html' http://127.0.0.1:$(cat port.txt)/ ; kill $(cat pid.txt)");
   EXPECT_EQ(page, testing::read_bytes(moved + "/share/gpstream/web/index.html"));
+
+  // The Python package, where the build made it (docs/python.md): imported from the installed tree, it
+  // translates as the binary does.
+  if (fs::exists(std::string(GPSTREAM_BINARY_DIR) + "/python/gpstream/__init__.py")) {
+    const std::string python =
+        run("PYTHONPATH=" + moved +
+            "/lib/python3/dist-packages /usr/bin/python3 -c \"import gpstream; "
+            "m = gpstream.Model('" +
+            moved +
+            "/share/gpstream/models/gpstream-en-fr', threads=1); "
+            "print(m.translate('Click the button to save the document.', k=3)['translation'])\" 2>&1");
+    EXPECT_EQ(python, built);
+  }
 }
 
 }  // namespace

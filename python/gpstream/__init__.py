@@ -1,0 +1,36 @@
+"""gpstream from Python: streaming LLMs with group position encoding.
+
+Load a model, run live Sessions (alone or batched by a Scheduler), lay out training pairs exactly as the
+C++ trainer does, tokenize, and score with sacreBLEU- and SimulEval-exact metrics. docs/python.md has the
+reference and examples.
+"""
+
+from ._gpstream import (  # noqa: F401  (the package's public names)
+    Error,
+    Event,
+    MissingFileError,
+    Model,
+    Scheduler,
+    Session,
+    __version__,
+    corpus_bleu,
+    corpus_chrf,
+    latency,
+    layout,
+    sentence_bleu,
+)
+
+__all__ = [
+    "Error",
+    "Event",
+    "MissingFileError",
+    "Model",
+    "Scheduler",
+    "Session",
+    "__version__",
+    "corpus_bleu",
+    "corpus_chrf",
+    "latency",
+    "layout",
+    "sentence_bleu",
+]

@@ -1,0 +1,481 @@
+// The Python extension module `gpstream._gpstream` (docs/python.md): models, Sessions and the Scheduler, the
+// layout function the C++ trainer uses (gpe.md §8.1) as numpy arrays, the tokenizer, and the BLEU, chrF and
+// latency scorers. Errors become Python exceptions carrying the C++ message (ValueError for invalid
+// arguments, FileNotFoundError for missing files, gpstream.Error otherwise). Forwards run with the GIL
+// released, one at a time per model (a model's forward keeps scratch state).
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eval/bleu.h"
+#include "eval/chrf.h"
+#include "eval/latency.h"
+#include "eval/simultaneous.h"
+#include "kernels/attention_backward.h"
+#include "stream/layout.h"
+#include "stream/scheduler.h"
+#include "stream/session_settings.h"
+#include "stream/streaming_model.h"
+#include "train/dataset.h"
+#include "util/version.h"
+
+namespace py = pybind11;
+
+namespace gpstream::python {
+namespace {
+
+// C++ exceptions that pybind11 turns into Python's at the module boundary (so they may be thrown with the
+// GIL released): gpstream.Error for every failure that is not a bad argument or a missing file.
+struct GpstreamError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+struct MissingFile : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void raise(const Error& e) {
+  switch (e.code()) {
+    case ErrorCode::InvalidArgument:
+    case ErrorCode::OutOfRange:
+      throw py::value_error(e.message());
+    case ErrorCode::NotFound:
+      throw MissingFile(e.message());
+    default:
+      throw GpstreamError(e.message());
+  }
+}
+
+template <typename T>
+T take(Result<T> r) {
+  if (!r) raise(r.error());
+  return std::move(r).value();
+}
+
+void check(const Status& st) {
+  if (!st.ok()) raise(st.error());
+}
+
+// A loaded model and the lock its forwards take (the GIL is released during them).
+struct Model {
+  stream::StreamingModel streaming;
+  std::mutex forward_mutex;
+  std::string path;
+};
+
+// The keyword arguments every streaming entry point takes, as the command line's options (SessionSettings).
+stream::SessionSettings settings_from(const py::kwargs& kw) {
+  stream::SessionSettings s;
+  for (auto [key, value] : kw) {
+    const std::string name = py::str(key);
+    if (value.is_none()) continue;
+    if (name == "paradigm")
+      s.paradigm = value.cast<std::string>();
+    else if (name == "k")
+      s.k = value.cast<int>();
+    else if (name == "phi")
+      s.phi = py::str(value);
+    else if (name == "end_after_source")
+      s.end_after_source = value.cast<bool>() ? "on" : "off";
+    else if (name == "max_tokens")
+      s.max_tokens = value.cast<int>();
+    else if (name == "beam")
+      s.beam = value.cast<int>();
+    else if (name == "policy")
+      s.policy = value.cast<std::string>();
+    else if (name == "tau")
+      s.tau = value.cast<double>();
+    else if (name == "min_lag")
+      s.min_lag = value.cast<int>();
+    else if (name == "max_lag")
+      s.max_lag = value.cast<int>();
+    else if (name == "frames")
+      s.frames = value.cast<int>();
+    else if (name == "layers")
+      s.layers = value.cast<std::vector<int>>();
+    else if (name == "sentence_ends")
+      s.sentence_ends = value.cast<std::string>();
+    else if (name == "sentence_end_bias")
+      s.sentence_end_bias = value.cast<double>();
+    else if (name == "sentence_end_lookahead")
+      s.sentence_end_lookahead = value.cast<bool>() ? "on" : "off";
+    else if (name == "temperature")
+      s.temperature = value.cast<float>();
+    else if (name == "top_k")
+      s.top_k = value.cast<int>();
+    else if (name == "top_p")
+      s.top_p = value.cast<float>();
+    else if (name == "repetition_penalty")
+      s.repetition_penalty = value.cast<float>();
+    else if (name == "seed")
+      s.seed = value.cast<uint64_t>();
+    else
+      throw py::type_error("unexpected keyword argument '" + name + "'");
+  }
+  return s;
+}
+
+const char* event_kind_name(stream::EventKind k) {
+  switch (k) {
+    case stream::EventKind::Word:
+      return "word";
+    case stream::EventKind::NeedSource:
+      return "need_source";
+    case stream::EventKind::SegmentEnd:
+      return "segment_end";
+    case stream::EventKind::Finished:
+      return "finished";
+    case stream::EventKind::Tentative:
+      return "tentative";
+  }
+  return "?";
+}
+
+// One live stream over a model: the Session and the model it runs on (kept alive by the Python object).
+struct PySession {
+  std::shared_ptr<Model> model;
+  std::unique_ptr<stream::Session> session;
+
+  PySession(std::shared_ptr<Model> m, const py::kwargs& kw, bool continuous) : model(std::move(m)) {
+    stream::SessionOptions so = take(stream::session_options(model->streaming, settings_from(kw)));
+    so.continuous = continuous;
+    session = take(stream::Session::create(*model->streaming.model, *model->streaming.codec, so));
+  }
+  stream::Event step() {
+    py::gil_scoped_release release;
+    std::lock_guard lock(model->forward_mutex);
+    return take(session->step());
+  }
+};
+
+struct PyScheduler {
+  std::shared_ptr<Model> model;
+  stream::Scheduler scheduler;
+  std::vector<py::object> members;  // the sessions added, kept alive while scheduled
+
+  explicit PyScheduler(std::shared_ptr<Model> m) : model(std::move(m)), scheduler(*model->streaming.model) {}
+  int add(py::object session) {
+    PySession& s = session.cast<PySession&>();
+    if (s.model != model) throw py::value_error("the session runs on another model than the scheduler's");
+    const int handle = scheduler.add(s.session.get());
+    if (members.size() <= static_cast<size_t>(handle)) members.resize(handle + 1);
+    members[handle] = std::move(session);
+    return handle;
+  }
+  void remove(int handle) {
+    if (handle < 0 || static_cast<size_t>(handle) >= members.size() || members[handle].is_none())
+      throw py::value_error("no session with handle " + std::to_string(handle));
+    scheduler.remove(handle);
+    members[handle] = py::none();
+  }
+  std::vector<std::pair<int, stream::Event>> round() {
+    std::vector<std::pair<int, stream::Event>> events;
+    std::optional<Error> failed;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(model->forward_mutex);
+      auto r = scheduler.round([&](int h, const stream::Event& e) { events.emplace_back(h, e); });
+      if (!r) failed = r.error();
+    }
+    if (failed) raise(*failed);
+    return events;
+  }
+};
+
+template <typename T>
+py::array_t<T> to_array(const std::vector<T>& v) {
+  py::array_t<T> a(static_cast<py::ssize_t>(v.size()));
+  std::copy(v.begin(), v.end(), a.mutable_data());
+  return a;
+}
+
+// layout(): the training sequence of one pair, as the C++ trainer builds it (train::sequence_from_layout).
+py::dict layout(Model& m, const std::string& source, const std::string& target, const std::string& paradigm,
+                int k, const std::string& phi, bool end_after_source, const std::string& positions_removed,
+                bool dense_mask) {
+  stream::LayoutOptions lo;
+  const auto p = stream::parse_paradigm(paradigm);
+  if (!p)
+    throw py::value_error("paradigm: unknown '" + paradigm + "' (known: " + stream::paradigm_names() + ")");
+  lo.paradigm = *p;
+  if (k < 1) throw py::value_error("k: wait-k's lag is at least 1");
+  lo.k = k;
+  const auto parsed_phi = stream::Phi::parse(phi);
+  if (!parsed_phi) throw py::value_error("phi: expected a number >= 0 or S, got '" + phi + "'");
+  lo.phi = *parsed_phi;
+  lo.end_after_source = end_after_source;
+  const auto removed = stream::parse_positions_removed(positions_removed);
+  if (!removed)
+    throw py::value_error("positions_removed: none, source, target or all, not '" + positions_removed + "'");
+  lo.positions_removed = *removed;
+  lo.n_vocab = m.streaming.model->config().n_vocab;
+  const stream::Layout l = take(stream::make_layout(*m.streaming.codec, source, target, lo));
+  const train::TrainSequence seq = train::sequence_from_layout(l);
+  const size_t n = seq.size();
+  py::dict out;
+  out["ids"] = to_array(seq.ids);
+  out["positions"] = to_array(seq.positions);
+  out["groups"] = to_array(seq.groups);
+  out["n_src"] = to_array(seq.n_src);
+  out["n_tgt"] = to_array(seq.n_tgt);
+  out["labels"] = to_array(seq.labels);
+  std::vector<float> weights(n);
+  for (size_t i = 0; i < n; ++i) weights[i] = seq.labels[i] >= 0 ? 1.0f : 0.0f;
+  out["loss_weights"] = to_array(weights);
+  out["delays"] = to_array(l.delays);
+  out["n_source_rows"] = l.n_source_rows;
+  out["n_target_rows"] = l.n_target_rows;
+  if (dense_mask) {
+    std::vector<float> additive(n * n);
+    kernels::attention_mask_build(additive.data(), seq.groups.data(), seq.n_src.data(), seq.n_tgt.data(),
+                                  static_cast<int64_t>(n));
+    py::array_t<bool> mask({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(n)});
+    bool* d = mask.mutable_data();
+    for (size_t ij = 0; ij < n * n; ++ij) d[ij] = additive[ij] == 0.0f;
+    out["mask"] = mask;
+  }
+  return out;
+}
+
+// sacreBLEU's reference streams: refs[k][i] is reference k of segment i.
+std::vector<std::vector<std::string>> reference_streams(const std::vector<std::vector<std::string>>& refs,
+                                                        size_t n_hyps) {
+  if (refs.empty()) throw py::value_error("no reference stream");
+  for (const auto& r : refs)
+    if (r.size() != n_hyps)
+      throw py::value_error("a reference stream has " + std::to_string(r.size()) +
+                            " segments and there are " + std::to_string(n_hyps) + " hypotheses");
+  return refs;
+}
+
+py::dict bleu_dict(const eval::BleuScore& s, const std::string& signature) {
+  py::dict d;
+  d["score"] = s.score;
+  d["counts"] = s.counts;
+  d["totals"] = s.totals;
+  d["precisions"] = s.precisions;
+  d["bp"] = s.bp;
+  d["sys_len"] = s.sys_len;
+  d["ref_len"] = s.ref_len;
+  d["signature"] = signature;
+  return d;
+}
+
+eval::BleuOptions bleu_options(const std::string& tokenize, bool lowercase, const std::string& smooth) {
+  eval::BleuOptions o;
+  o.tokenize = take(eval::parse_tokenizer(tokenize));
+  o.lowercase = lowercase;
+  o.smooth_method = take(eval::parse_smooth_method(smooth));
+  return o;
+}
+
+double latency(const std::vector<double>& delays, double source_length, double target_length,
+               const std::string& metric) {
+  using Fn = double (*)(std::span<const double>, double, double);
+  static const std::vector<std::pair<std::string, Fn>> metrics = {{"AL", eval::latency_al},
+                                                                  {"LAAL", eval::latency_laal},
+                                                                  {"AP", eval::latency_ap},
+                                                                  {"DAL", eval::latency_dal},
+                                                                  {"StartOffset", eval::latency_start_offset},
+                                                                  {"EndOffset", eval::latency_end_offset}};
+  for (const auto& [name, fn] : metrics)
+    if (name == metric) {
+      if (delays.empty()) throw py::value_error("no delays: the metric is undefined for an empty hypothesis");
+      return fn(delays, source_length, target_length);
+    }
+  throw py::value_error("metric: AL, LAAL, AP, DAL, StartOffset or EndOffset, not '" + metric + "'");
+}
+
+}  // namespace
+}  // namespace gpstream::python
+
+PYBIND11_MODULE(_gpstream, m) {
+  using namespace gpstream;
+  using namespace gpstream::python;
+  m.doc() = "gpstream: streaming LLMs with group position encoding (docs/python.md)";
+  m.attr("__version__") = version();
+  py::register_exception<GpstreamError>(m, "Error", PyExc_RuntimeError);
+  py::register_exception<MissingFile>(m, "MissingFileError", PyExc_FileNotFoundError);
+
+  py::class_<stream::Event>(m, "Event", "What a Session's step() produced")
+      .def_property_readonly("kind", [](const stream::Event& e) { return event_kind_name(e.kind); })
+      .def_readonly("word", &stream::Event::word)
+      .def_readonly("delay", &stream::Event::delay)
+      .def_readonly("delay_ms", &stream::Event::delay_ms)
+      .def_readonly("elapsed_ms", &stream::Event::elapsed_ms)
+      .def_readonly("stream_delay", &stream::Event::stream_delay)
+      .def_readonly("stream_elapsed_ms", &stream::Event::stream_elapsed_ms)
+      .def_readonly("segment_end_read", &stream::Event::segment_end_read)
+      .def_readonly("truncated", &stream::Event::truncated)
+      .def_readonly("units_carried", &stream::Event::units_carried)
+      .def_readonly("words", &stream::Event::words)
+      .def("__repr__", [](const stream::Event& e) {
+        return "Event(" + std::string(event_kind_name(e.kind)) +
+               (e.kind == stream::EventKind::Word ? ", '" + e.word + "', delay=" + std::to_string(e.delay)
+                                                  : "") +
+               ")";
+      });
+
+  py::class_<Model, std::shared_ptr<Model>>(m, "Model", "A model directory loaded for streaming")
+      .def(py::init([](const std::string& path, int threads, const std::string& template_name,
+                       const std::string& src_lang, const std::string& tgt_lang) {
+             if (!std::filesystem::exists(path))
+               throw MissingFile(path + ": no such model directory or file");
+             auto model = std::make_shared<Model>();
+             model->path = path;
+             py::gil_scoped_release release;
+             model->streaming =
+                 take(stream::StreamingModel::load(path, threads, template_name, src_lang, tgt_lang));
+             return model;
+           }),
+           py::arg("path"), py::arg("threads") = 0, py::arg("template") = "", py::arg("src_lang") = "",
+           py::arg("tgt_lang") = "")
+      .def_readonly("path", &Model::path)
+      .def_property_readonly("n_vocab", [](const Model& x) { return x.streaming.model->config().n_vocab; })
+      .def_property_readonly("n_layer", [](const Model& x) { return x.streaming.model->config().n_layer; })
+      .def_property_readonly("paradigm",
+                             [](const Model& x) { return stream::paradigm_name(x.streaming.meta.paradigm); })
+      .def_property_readonly("k", [](const Model& x) { return x.streaming.meta.k; })
+      .def(
+          "tokenize",
+          [](const Model& x, const std::string& text) { return x.streaming.tokenizer->encode(text); },
+          py::arg("text"), "token ids of text (no special tokens)")
+      .def(
+          "detokenize",
+          [](const Model& x, const std::vector<int32_t>& ids) {
+            for (int32_t id : ids)
+              if (id < 0 || id >= x.streaming.model->config().n_vocab)
+                throw py::value_error("token id " + std::to_string(id) + " outside the vocabulary");
+            return x.streaming.tokenizer->decode(ids);
+          },
+          py::arg("ids"))
+      .def(
+          "translate",
+          [](std::shared_ptr<Model> x, const std::string& source, const py::kwargs& kw) {
+            stream::SessionOptions so = take(stream::session_options(x->streaming, settings_from(kw)));
+            eval::InstanceRecord rec;
+            {
+              py::gil_scoped_release release;
+              std::lock_guard lock(x->forward_mutex);
+              rec = take(
+                  eval::evaluate_sentence(*x->streaming.model, *x->streaming.codec, so, {source, ""}, {}));
+            }
+            py::dict d;
+            d["translation"] = rec.prediction;
+            // Text delays are whole source words: ints, as instances.log has them.
+            d["delays"] = std::vector<int64_t>(rec.delays.begin(), rec.delays.end());
+            d["elapsed_ms"] = rec.elapsed;
+            d["unit_delays"] = std::vector<int64_t>(rec.unit_delays.begin(), rec.unit_delays.end());
+            return d;
+          },
+          py::arg("source"),
+          "translates one line as `gpstream eval` does (every word read): translation, delays (source words "
+          "read per target word), elapsed_ms, unit_delays; keyword arguments as Session's");
+
+  py::class_<PySession>(m, "Session", "One live stream (continuous=True: sentence by sentence, unbounded)")
+      .def(py::init([](std::shared_ptr<Model> model, bool continuous, const py::kwargs& kw) {
+             return std::make_unique<PySession>(std::move(model), kw, continuous);
+           }),
+           py::arg("model"), py::arg("continuous") = false)
+      .def(
+          "push_source",
+          [](PySession& s, const std::string& text, std::optional<double> arrival_ms) {
+            check(s.session->push_source(text, arrival_ms));
+          },
+          py::arg("text"), py::arg("arrival_ms") = py::none())
+      .def("end_source", [](PySession& s) { check(s.session->end_source()); })
+      .def("end_segment", [](PySession& s) { check(s.session->end_segment()); })
+      .def("step", &PySession::step, "runs until a word, a need for source, a segment end or the end")
+      .def_property_readonly("finished", [](const PySession& s) { return s.session->finished(); })
+      .def_property_readonly("words_read", [](const PySession& s) { return s.session->words_read(); })
+      .def_property_readonly("units_read", [](const PySession& s) { return s.session->units_read(); })
+      .def_property_readonly("stats", [](const PySession& s) {
+        const stream::SessionStats& st = s.session->stats();
+        py::dict d;
+        d["source_tokens"] = st.source_tokens;
+        d["target_tokens"] = st.target_tokens;
+        d["refeeds"] = st.refeeds;
+        d["forwards"] = st.forwards;
+        return d;
+      });
+
+  py::class_<PyScheduler>(m, "Scheduler", "Steps many Sessions of one model in one batched forward per round")
+      .def(py::init<std::shared_ptr<Model>>(), py::arg("model"))
+      .def("add", &PyScheduler::add, py::arg("session"), "adds a session; returns its handle")
+      .def("remove", &PyScheduler::remove, py::arg("handle"))
+      .def("round", &PyScheduler::round,
+           "one batched forward over every session with work: [(handle, Event)] ([] when none has any)");
+
+  m.def(
+      "layout",
+      [](std::shared_ptr<Model> model, const std::string& source, const std::string& target,
+         const std::string& paradigm, int k, py::object phi, bool end_after_source,
+         const std::string& positions_removed, bool dense_mask) {
+        return layout(*model, source, target, paradigm, k, py::str(phi), end_after_source, positions_removed,
+                      dense_mask);
+      },
+      py::arg("model"), py::arg("source"), py::arg("target"), py::arg("paradigm") = "group", py::arg("k") = 5,
+      py::arg("phi") = "0", py::arg("end_after_source") = false, py::arg("positions_removed") = "none",
+      py::arg("dense_mask") = false,
+      "one pair laid out as the paradigm streams it and the C++ trainer trains it (gpe.md §8.1): ids, "
+      "positions, groups (0 source, 1 target), n_src/n_tgt (each row's visible source and target rows), "
+      "labels (-1: none), loss_weights, delays; mask[i, j] (row i sees row j) with dense_mask");
+
+  m.def(
+      "corpus_bleu",
+      [](const std::vector<std::string>& hyps, const std::vector<std::vector<std::string>>& refs,
+         const std::string& tokenize, bool lowercase, const std::string& smooth) {
+        const eval::BleuOptions o = bleu_options(tokenize, lowercase, smooth);
+        const eval::BleuResult r = take(eval::corpus_bleu(hyps, reference_streams(refs, hyps.size()), o));
+        return bleu_dict(r.score, eval::bleu_signature(o, r.num_refs));
+      },
+      py::arg("hypotheses"), py::arg("references"), py::arg("tokenize") = "13a", py::arg("lowercase") = false,
+      py::arg("smooth") = "exp",
+      "sacreBLEU's corpus BLEU; references as sacreBLEU takes them: a list of streams, each one reference "
+      "per "
+      "hypothesis");
+  m.def(
+      "sentence_bleu",
+      [](const std::string& hyp, const std::vector<std::string>& refs, const std::string& tokenize,
+         bool lowercase, const std::string& smooth) {
+        const eval::BleuOptions o = eval::sentence_bleu_options(bleu_options(tokenize, lowercase, smooth));
+        const std::vector<std::string_view> views(refs.begin(), refs.end());
+        return bleu_dict(take(eval::sentence_bleu(hyp, views, o)),
+                         eval::bleu_signature(o, static_cast<int>(refs.size())));
+      },
+      py::arg("hypothesis"), py::arg("references"), py::arg("tokenize") = "13a", py::arg("lowercase") = false,
+      py::arg("smooth") = "exp", "sacreBLEU's sentence_bleu (effective order on)");
+  m.def(
+      "corpus_chrf",
+      [](const std::vector<std::string>& hyps, const std::vector<std::vector<std::string>>& refs,
+         int word_order, int char_order, int beta, bool lowercase, bool eps_smoothing) {
+        if (char_order < 0 || word_order < 0 || char_order > 100 || word_order > 100 || beta < 0 ||
+            beta > 100)
+          throw py::value_error("char_order, word_order and beta: 0 to 100");
+        eval::ChrfOptions o;
+        o.word_order = word_order;
+        o.char_order = char_order;
+        o.beta = beta;
+        o.lowercase = lowercase;
+        o.eps_smoothing = eps_smoothing;
+        const eval::ChrfResult r = take(eval::corpus_chrf(hyps, reference_streams(refs, hyps.size()), o));
+        py::dict d;
+        d["score"] = r.score;
+        d["name"] = eval::chrf_name(o);
+        d["signature"] = eval::chrf_signature(o, r.num_refs);
+        return d;
+      },
+      py::arg("hypotheses"), py::arg("references"), py::arg("word_order") = 0, py::arg("char_order") = 6,
+      py::arg("beta") = 2, py::arg("lowercase") = false, py::arg("eps_smoothing") = false,
+      "sacreBLEU's corpus chrF (word_order=2: chrF++)");
+  m.def("latency", &latency, py::arg("delays"), py::arg("source_length"), py::arg("target_length"),
+        py::arg("metric") = "LAAL",
+        "SimulEval's latency of one instance: delays per target word, source and target lengths");
+}
