@@ -8,9 +8,11 @@ RUNTIME_PACKAGES=(g++ cmake make pkg-config libopenblas-openmp-dev nlohmann-json
 # check on an emulated older CPU; curl: the installed server test; clang, libclang-rt-14-dev: the libFuzzer
 # build (scripts/fuzz); clang-format: the format check of every tracked C++ file; openssl: the deployment
 # test's throwaway certificate (its nginx is fetched by fetch_nginx below, not installed); pybind11-dev,
-# python3-dev, python3-numpy, python3-pytest: the Python package and its tests (docs/python.md).
+# python3-dev, python3-numpy, python3-pytest, python3-torch: the Python package, the PyTorch recipe and their tests
+# (docs/python.md, docs/training.md).
 TEST_PACKAGES=(libgtest-dev libbenchmark-dev clang libclang-rt-14-dev clang-format jq espeak-ng sox libsox-fmt-mp3
-               librsvg2-bin tmux qemu-user curl openssl pybind11-dev python3-dev python3-numpy python3-pytest)
+               librsvg2-bin tmux qemu-user curl openssl pybind11-dev python3-dev python3-numpy python3-pytest
+               python3-torch)
 
 # install_packages NAME...: apt-get installs those not installed yet (as root, or through sudo).
 install_packages() {

@@ -18,6 +18,7 @@ from ._gpstream import (  # noqa: F401  (the package's public names)
     latency,
     layout,
     sentence_bleu,
+    trainer_gradients,
 )
 
 __all__ = [
@@ -33,4 +34,5 @@ __all__ = [
     "latency",
     "layout",
     "sentence_bleu",
+    "trainer_gradients",
 ]

@@ -9,14 +9,16 @@
 namespace gpstream::kernels {
 namespace {
 
-// max and log-sum-exp of one row.
+// max and log-sum-exp of one row. The sum is kept in double: in float, the lane that holds the largest
+// term (1) drops every term below half its ulp (6e-8), and a vocabulary of thousands of such terms lowers a
+// confident row's loss by ~1e-5 (tens of percent of it), a bias a PyTorch trainer does not have.
 void row_stats(const float* z, int64_t n, float& mx, double& lse) {
   mx = z[0];
   for (int64_t j = 1; j < n; ++j) mx = std::max(mx, z[j]);
-  float sum = 0.0f;
+  double sum = 0.0;
 #pragma omp simd reduction(+ : sum)
-  for (int64_t j = 0; j < n; ++j) sum += fast_exp(z[j] - mx);
-  lse = static_cast<double>(mx) + std::log(static_cast<double>(sum));
+  for (int64_t j = 0; j < n; ++j) sum += static_cast<double>(fast_exp(z[j] - mx));
+  lse = static_cast<double>(mx) + std::log(sum);
 }
 
 }  // namespace

@@ -19,12 +19,15 @@
 #include "eval/chrf.h"
 #include "eval/latency.h"
 #include "eval/simultaneous.h"
+#include "io/safetensors.h"
 #include "kernels/attention_backward.h"
+#include "model/model_config.h"
 #include "stream/layout.h"
 #include "stream/scheduler.h"
 #include "stream/session_settings.h"
 #include "stream/streaming_model.h"
 #include "train/dataset.h"
+#include "train/train_model.h"
 #include "util/version.h"
 
 namespace py = pybind11;
@@ -293,6 +296,66 @@ double latency(const std::vector<double>& delays, double source_length, double t
   throw py::value_error("metric: AL, LAAL, AP, DAL, StartOffset or EndOffset, not '" + metric + "'");
 }
 
+// One sequence of the trainer from a layout dict (the arrays layout() returns), checked against the model.
+template <typename T>
+std::vector<T> array_field(const py::dict& d, const char* key) {
+  if (!d.contains(key)) throw py::value_error(std::string("a layout without '") + key + "'");
+  const auto a = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(d[key]);
+  if (!a || a.ndim() != 1)
+    throw py::value_error(std::string("layout '") + key + "': a one-dimensional array");
+  return std::vector<T>(a.data(), a.data() + a.size());
+}
+
+train::TrainSequence sequence_from_dict(const py::dict& d) {
+  train::TrainSequence s;
+  s.ids = array_field<int32_t>(d, "ids");
+  s.positions = array_field<float>(d, "positions");
+  s.groups = array_field<uint8_t>(d, "groups");
+  s.n_src = array_field<int32_t>(d, "n_src");
+  s.n_tgt = array_field<int32_t>(d, "n_tgt");
+  s.labels = array_field<int32_t>(d, "labels");
+  return s;
+}
+
+// The C++ trainer's loss and gradients over a batch of layouts: the reference a second trainer (the PyTorch
+// recipe) is checked against. Every base parameter is trained (no LoRA), no dropout.
+py::dict trainer_gradients(const std::string& model_dir, const std::vector<py::dict>& layouts, int threads) {
+  if (layouts.empty()) throw py::value_error("no layouts");
+  train::TrainBatch batch;
+  int64_t longest = 0;
+  for (const py::dict& d : layouts) {
+    batch.seqs.push_back(sequence_from_dict(d));
+    longest = std::max<int64_t>(longest, static_cast<int64_t>(batch.seqs.back().size()));
+  }
+  double loss_sum = 0;
+  std::unique_ptr<train::TrainModel> tm;
+  {
+    py::gil_scoped_release release;
+    const model::ModelConfig config = take(model::load_hf_config(model_dir));
+    const io::TensorMap tensors = take(io::read_safetensors_dir(model_dir));
+    for (const train::TrainSequence& s : batch.seqs) check(s.validate(config.n_vocab, config.n_embd));
+    tm = take(train::TrainModel::create(config, tensors, train::LoraOptions{}, 0,
+                                        train::TrainShape{batch.n_tokens(), longest}, threads));
+    train::ForwardOptions fo;
+    fo.training = false;
+    loss_sum = take(tm->forward(batch, fo));
+    tm->zero_grad();
+    tm->backward(1.0f);
+  }
+  py::dict grads;
+  for (const train::ParamTensor& t : tm->base().tensors) {
+    std::vector<py::ssize_t> shape(t.shape.begin(), t.shape.end());
+    py::array_t<float> a(shape);
+    std::copy_n(tm->grads().data() + t.offset, t.numel, a.mutable_data());
+    grads[py::str(t.name)] = a;
+  }
+  py::dict out;
+  out["loss_sum"] = loss_sum;
+  out["n_labels"] = batch.n_labels();
+  out["gradients"] = grads;
+  return out;
+}
+
 }  // namespace
 }  // namespace gpstream::python
 
@@ -428,6 +491,11 @@ PYBIND11_MODULE(_gpstream, m) {
       "positions, groups (0 source, 1 target), n_src/n_tgt (each row's visible source and target rows), "
       "labels (-1: none), loss_weights, delays; mask[i, j] (row i sees row j) with dense_mask");
 
+  m.def("trainer_gradients", &trainer_gradients, py::arg("model_dir"), py::arg("layouts"),
+        py::arg("threads") = 1,
+        "the C++ trainer over a batch of layouts (dicts as layout() returns): loss_sum (cross-entropy summed "
+        "over "
+        "the labelled rows), n_labels, and gradients of loss_sum by Hugging Face tensor name");
   m.def(
       "corpus_bleu",
       [](const std::vector<std::string>& hyps, const std::vector<std::vector<std::string>>& refs,
