@@ -69,6 +69,31 @@ def write_safetensors(path, tensors, dtype=torch.bfloat16):
     os.replace(tmp, path)
 
 
+LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")  # the projections LoRA can adapt, as gpstream's
+
+
+def _module_name(layer, target):
+    """The Hugging Face name of a projection: model.layers.3.self_attn.q_proj, model.layers.3.mlp.up_proj."""
+    part = "self_attn" if target in ("q", "k", "v", "o") else "mlp"
+    return f"model.layers.{layer}.{part}.{target}_proj"
+
+
+def _lora_key(layer, target, which):
+    return (_module_name(layer, target) + f".lora_{which}.weight").replace(".", "/")
+
+
+def write_peft_adapter(folder, decoder, base_model=""):
+    """A PEFT LoRA folder (adapter_config.json, adapter_model.safetensors in F32), as PEFT and gpstream read."""
+    os.makedirs(folder, exist_ok=True)
+    config = {"peft_type": "LORA", "task_type": "CAUSAL_LM", "base_model_name_or_path": base_model,
+              "r": decoder.lora_rank, "lora_alpha": decoder.lora_alpha, "lora_dropout": 0.0, "bias": "none",
+              "fan_in_fan_out": False, "inference_mode": True,
+              "target_modules": [t + "_proj" for t in decoder.lora_targets]}
+    with open(os.path.join(folder, "adapter_config.json"), "w", encoding="utf-8") as f:
+        json.dump(config, f, indent=2)
+    write_safetensors(os.path.join(folder, "adapter_model.safetensors"), decoder.adapter_tensors(), torch.float32)
+
+
 class Config:
     """The fields of a Llama or Qwen2 config.json the model needs."""
 
@@ -132,6 +157,58 @@ class Decoder(torch.nn.Module):
     def p(self, name):
         return self.params[name.replace(".", "/")]
 
+    def add_lora(self, rank, alpha, targets=LORA_TARGETS, seed=0):
+        """LoRA on the listed projections (PEFT's: y += (alpha / rank) · B · A · x, A Kaiming-uniform, B zero);
+        the base is frozen. Adapter tensors are named as PEFT names them."""
+        if rank < 1 or not targets or any(t not in LORA_TARGETS for t in targets):
+            raise ValueError(f"LoRA: rank >= 1 and targets among {', '.join(LORA_TARGETS)}")
+        for param in self.params.values():
+            param.requires_grad_(False)
+        self.lora_scale = alpha / rank
+        self.lora_rank, self.lora_alpha, self.lora_targets = rank, alpha, list(targets)
+        self.lora = torch.nn.ParameterDict()
+        generator = torch.Generator().manual_seed(seed)
+        for i in range(self.config.n_layer):
+            for target in targets:
+                weight = self.p(_module_name(i, target) + ".weight")
+                out_features, in_features = weight.shape
+                bound = 1.0 / math.sqrt(in_features)
+                a = (torch.rand(rank, in_features, generator=generator) * 2 - 1) * bound
+                self.lora[_lora_key(i, target, "A")] = torch.nn.Parameter(a)
+                self.lora[_lora_key(i, target, "B")] = torch.nn.Parameter(torch.zeros(out_features, rank))
+
+    def adapter_tensors(self):
+        """{PEFT name: tensor} of the adapters."""
+        return {"base_model.model." + k.replace("/", "."): v for k, v in self.lora.items()}
+
+    def load_adapter(self, tensors):
+        """Sets the adapters from PEFT-named tensors (an adapter_model.safetensors)."""
+        with torch.no_grad():
+            for name, param in self.adapter_tensors().items():
+                if name not in tensors or tuple(tensors[name].shape) != tuple(param.shape):
+                    raise ValueError(f"adapter: no tensor {name} of shape {tuple(param.shape)}")
+                param.copy_(tensors[name])
+
+    def merged_tensors(self):
+        """{Hugging Face name: weight} with every adapter merged in (W + (alpha / rank) · B · A)."""
+        merged = {name: p.detach().clone() for name, p in self.named_tensors().items()}
+        if getattr(self, "lora", None) is not None:
+            for i in range(self.config.n_layer):
+                for target in self.lora_targets:
+                    a = self.lora[_lora_key(i, target, "A")].detach()
+                    b = self.lora[_lora_key(i, target, "B")].detach()
+                    merged[_module_name(i, target) + ".weight"] += self.lora_scale * (b @ a)
+        return merged
+
+    def _linear(self, x, layer, target, bias=None):
+        name = _module_name(layer, target)
+        y = F.linear(x, self.p(name + ".weight"), bias)
+        if getattr(self, "lora", None) is not None and target in self.lora_targets:
+            a = self.lora[_lora_key(layer, target, "A")]
+            b = self.lora[_lora_key(layer, target, "B")]
+            y = y + self.lora_scale * F.linear(F.linear(x, a), b)
+        return y
+
     def named_tensors(self):
         """{Hugging Face name: parameter}."""
         return {k.replace("/", "."): v for k, v in self.params.items()}
@@ -171,22 +248,22 @@ class Decoder(torch.nn.Module):
             p = f"model.layers.{i}."
             h = self._norm(x, self.p(p + "input_layernorm.weight"))
 
-            def proj(name, heads):
-                bias = self.p(p + f"self_attn.{name}.bias") if c.qkv_bias else None
-                return F.linear(h, self.p(p + f"self_attn.{name}.weight"), bias).view(B, T, heads, c.head_dim)
+            def proj(target, heads):
+                bias = self.p(p + f"self_attn.{target}_proj.bias") if c.qkv_bias else None
+                return self._linear(h, i, target, bias).view(B, T, heads, c.head_dim)
 
-            q = self._rope(proj("q_proj", c.n_head).transpose(1, 2), cos, sin)
-            k = self._rope(proj("k_proj", c.n_kv).transpose(1, 2), cos, sin)
-            v = proj("v_proj", c.n_kv).transpose(1, 2)
+            q = self._rope(proj("q", c.n_head).transpose(1, 2), cos, sin)
+            k = self._rope(proj("k", c.n_kv).transpose(1, 2), cos, sin)
+            v = proj("v", c.n_kv).transpose(1, 2)
             k = k.repeat_interleave(group, dim=1)
             v = v.repeat_interleave(group, dim=1)
             scores = (q @ k.transpose(-1, -2)) / math.sqrt(c.head_dim)
             scores = scores.masked_fill(~allowed, float("-inf"))
             attn = torch.softmax(scores, dim=-1) @ v
-            x = x + F.linear(attn.transpose(1, 2).reshape(B, T, -1), self.p(p + "self_attn.o_proj.weight"))
+            x = x + self._linear(attn.transpose(1, 2).reshape(B, T, -1), i, "o")
             h = self._norm(x, self.p(p + "post_attention_layernorm.weight"))
-            gate = F.silu(F.linear(h, self.p(p + "mlp.gate_proj.weight")))
-            x = x + F.linear(gate * F.linear(h, self.p(p + "mlp.up_proj.weight")), self.p(p + "mlp.down_proj.weight"))
+            gate = F.silu(self._linear(h, i, "gate"))
+            x = x + self._linear(gate * self._linear(h, i, "up"), i, "down")
         x = self._norm(x, self.p("model.norm.weight"))
         head = self.p("model.embed_tokens.weight") if c.tied else self.p("lm_head.weight")
         return F.linear(x, head)

@@ -16,7 +16,8 @@ take the same steps as one. DDP averages the gradients over the ranks, so each r
 N first.
 
 At the end, --output/model is a Hugging Face directory: model.safetensors, config.json, the tokenizer, and
-gpstream.json with the paradigm, φ and k trained. `gpstream translate -m` runs it unchanged. Checkpoints go
+gpstream.json with the paradigm, φ and k trained. With --lora-rank, only PEFT-style adapters are trained;
+--output/adapter holds them as a PEFT folder, and --output/model has them merged in. `gpstream translate -m` runs it unchanged. Checkpoints go
 to --output/checkpoint.pt every --checkpoint-every steps, and a rerun resumes from the last one.
 docs/training.md has the commands and what was tested.
 """
@@ -37,7 +38,7 @@ import torch.distributed as dist
 import gpstream
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpstream_torch import Decoder, collate, loss_sum, write_safetensors  # noqa: E402
+from gpstream_torch import Decoder, collate, loss_sum, write_peft_adapter, write_safetensors  # noqa: E402
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "generation_config.json")
 
@@ -68,6 +69,10 @@ def parse_args(argv=None):
     p.add_argument("--checkpoint-every", type=int, default=100, help="steps between checkpoints (default 100)")
     p.add_argument("--export-dtype", choices=["bf16", "f32"], default="bf16",
                    help="weights of the exported model (default bf16)")
+    p.add_argument("--lora-rank", type=int, default=0, help="LoRA rank (default 0: every parameter is trained)")
+    p.add_argument("--lora-alpha", type=float, default=16, help="LoRA alpha (default 16)")
+    p.add_argument("--lora-targets", default="q,k,v,o,gate,up,down",
+                   help="the projections LoRA adapts (default q,k,v,o,gate,up,down)")
     p.add_argument("--threads", type=int, default=0, help="CPU threads per process (default: torch's)")
     p.add_argument("--timeout-minutes", type=float, default=30,
                    help="how long a process waits for the others in a collective (default 30, torch's)")
@@ -149,7 +154,9 @@ def export(decoder, args, steps, dev_loss=None):
     folder = os.path.join(args.output, "model")
     os.makedirs(folder, exist_ok=True)
     dtype = torch.bfloat16 if args.export_dtype == "bf16" else torch.float32
-    weights = {name: p.detach() for name, p in decoder.named_tensors().items()}
+    weights = decoder.merged_tensors()  # LoRA adapters merged in
+    if args.lora_rank > 0:
+        write_peft_adapter(os.path.join(args.output, "adapter"), decoder, args.model)
     write_safetensors(os.path.join(folder, "model.safetensors"), weights, dtype)
     with open(os.path.join(args.model, "config.json"), encoding="utf-8") as f:
         config = json.load(f)
@@ -165,7 +172,7 @@ def export(decoder, args, steps, dev_loss=None):
     meta.update({"paradigm": args.paradigm, "phi": phi, "k_min": args.k_min, "k_max": args.k_max,
                  "k": (args.k_min + args.k_max) // 2})
     meta["trained"] = {"mode": args.paradigm, "steps": steps, "seed": args.seed, "trainer": "pytorch",
-                       "parameters": sum(p.numel() for p in decoder.parameters())}
+                       "parameters": sum(p.numel() for p in decoder.parameters()), "lora_rank": args.lora_rank}
     with open(os.path.join(folder, "gpstream.json"), "w", encoding="utf-8") as f:
         json.dump(meta, f, indent=2)
     return folder
@@ -188,14 +195,18 @@ def main(argv=None):
 
     layout_model = gpstream.Model(args.model, threads=1)
     batches = Batches(layout_model, read_pairs(args.train), args)
-    decoder = Decoder.from_pretrained(args.model).to(device)
+    decoder = Decoder.from_pretrained(args.model)
+    if args.lora_rank > 0:
+        decoder.add_lora(args.lora_rank, args.lora_alpha, args.lora_targets.split(","), seed=args.seed)
+    decoder = decoder.to(device)
+    trainable = [p for p in decoder.parameters() if p.requires_grad]
     trained = torch.nn.parallel.DistributedDataParallel(decoder) if world > 1 else decoder
     if args.optimizer == "adamw":  # decay on the matrices only, as gpstream's trainer does
-        groups = [{"params": [p for p in decoder.parameters() if p.dim() >= 2], "weight_decay": args.weight_decay},
-                  {"params": [p for p in decoder.parameters() if p.dim() < 2], "weight_decay": 0.0}]
+        groups = [{"params": [p for p in trainable if p.dim() >= 2], "weight_decay": args.weight_decay},
+                  {"params": [p for p in trainable if p.dim() < 2], "weight_decay": 0.0}]
         optimizer = torch.optim.AdamW(groups, lr=args.lr, betas=(0.9, 0.95), eps=1e-8)
     else:
-        optimizer = torch.optim.SGD(decoder.parameters(), lr=args.lr)
+        optimizer = torch.optim.SGD(trainable, lr=args.lr)
     os.makedirs(args.output, exist_ok=True)
     checkpoint = os.path.join(args.output, "checkpoint.pt")
     step = 0
@@ -225,7 +236,7 @@ def main(argv=None):
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=args.bf16):
             loss, _ = loss_sum(trained, (ids, positions, mask, labels))
         (loss * world / count.clamp(min=1.0)).backward()
-        norm = torch.nn.utils.clip_grad_norm_(decoder.parameters(), args.clip if args.clip > 0 else float("inf"))
+        norm = torch.nn.utils.clip_grad_norm_(trainable, args.clip if args.clip > 0 else float("inf"))
         optimizer.step()
         step += 1
         total = loss.detach().clone()

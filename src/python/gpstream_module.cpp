@@ -9,8 +9,10 @@
 #include <pybind11/stl.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +29,7 @@
 #include "stream/session_settings.h"
 #include "stream/streaming_model.h"
 #include "train/dataset.h"
+#include "train/export.h"
 #include "train/train_model.h"
 #include "util/version.h"
 
@@ -318,9 +321,23 @@ train::TrainSequence sequence_from_dict(const py::dict& d) {
 }
 
 // The C++ trainer's loss and gradients over a batch of layouts: the reference a second trainer (the PyTorch
-// recipe) is checked against. Every base parameter is trained (no LoRA), no dropout.
-py::dict trainer_gradients(const std::string& model_dir, const std::vector<py::dict>& layouts, int threads) {
+// recipe) is checked against. No dropout. Every base parameter is trained, or with lora_adapter (a PEFT
+// adapter folder) only those adapters, at rank and alpha of its adapter_config.json on every projection.
+py::dict trainer_gradients(const std::string& model_dir, const std::vector<py::dict>& layouts, int threads,
+                           const std::string& lora_adapter) {
   if (layouts.empty()) throw py::value_error("no layouts");
+  train::LoraOptions lora;
+  if (!lora_adapter.empty()) {
+    std::ifstream in(lora_adapter + "/adapter_config.json");
+    const nlohmann::json config = nlohmann::json::parse(in, nullptr, false);
+    if (config.is_discarded() || !config.is_object() || !config.contains("r") ||
+        !config["r"].is_number_integer() || !config.contains("lora_alpha") ||
+        !config["lora_alpha"].is_number())
+      throw py::value_error(lora_adapter + "/adapter_config.json: no PEFT config with r and lora_alpha");
+    lora.rank = config["r"].get<int>();
+    lora.alpha = config["lora_alpha"].get<float>();
+    if (lora.rank < 1 || lora.rank > 4096) throw py::value_error("adapter_config.json: r of 1 to 4096");
+  }
   train::TrainBatch batch;
   int64_t longest = 0;
   for (const py::dict& d : layouts) {
@@ -334,8 +351,9 @@ py::dict trainer_gradients(const std::string& model_dir, const std::vector<py::d
     const model::ModelConfig config = take(model::load_hf_config(model_dir));
     const io::TensorMap tensors = take(io::read_safetensors_dir(model_dir));
     for (const train::TrainSequence& s : batch.seqs) check(s.validate(config.n_vocab, config.n_embd));
-    tm = take(train::TrainModel::create(config, tensors, train::LoraOptions{}, 0,
+    tm = take(train::TrainModel::create(config, tensors, lora, 0,
                                         train::TrainShape{batch.n_tokens(), longest}, threads));
+    if (lora.rank > 0) check(train::load_peft_adapter(*tm, lora_adapter));
     train::ForwardOptions fo;
     fo.training = false;
     loss_sum = take(tm->forward(batch, fo));
@@ -343,7 +361,7 @@ py::dict trainer_gradients(const std::string& model_dir, const std::vector<py::d
     tm->backward(1.0f);
   }
   py::dict grads;
-  for (const train::ParamTensor& t : tm->base().tensors) {
+  for (const train::ParamTensor& t : tm->trainable().tensors) {
     std::vector<py::ssize_t> shape(t.shape.begin(), t.shape.end());
     py::array_t<float> a(shape);
     std::copy_n(tm->grads().data() + t.offset, t.numel, a.mutable_data());
@@ -492,10 +510,11 @@ PYBIND11_MODULE(_gpstream, m) {
       "labels (-1: none), loss_weights, delays; mask[i, j] (row i sees row j) with dense_mask");
 
   m.def("trainer_gradients", &trainer_gradients, py::arg("model_dir"), py::arg("layouts"),
-        py::arg("threads") = 1,
+        py::arg("threads") = 1, py::arg("lora_adapter") = "",
         "the C++ trainer over a batch of layouts (dicts as layout() returns): loss_sum (cross-entropy summed "
         "over "
-        "the labelled rows), n_labels, and gradients of loss_sum by Hugging Face tensor name");
+        "the labelled rows), n_labels, and gradients of loss_sum by tensor name (Hugging Face names; with "
+        "lora_adapter, a PEFT adapter folder, the adapters' PEFT names)");
   m.def(
       "corpus_bleu",
       [](const std::vector<std::string>& hyps, const std::vector<std::vector<std::string>>& refs,

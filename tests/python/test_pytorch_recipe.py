@@ -129,3 +129,52 @@ def test_an_exported_model_runs_in_gpstream_with_the_pytorch_logits(tmp_path, tr
                                  input="Click the button to save the document.\n", check=True,
                                  capture_output=True, text=True).stdout
     assert translation.strip()
+
+
+def test_lora_gradients_equal_the_cpp_trainers(model, model_dir, tmp_path):
+    from gpstream_torch import write_peft_adapter
+
+    torch.set_num_threads(1)
+    decoder = Decoder.from_pretrained(model_dir)
+    decoder.add_lora(rank=4, alpha=8, seed=3)
+    with torch.no_grad():  # B is zero after PEFT's init, which would leave A without gradient: give it values
+        generator = torch.Generator().manual_seed(4)
+        for name, param in decoder.adapter_tensors().items():
+            if "lora_B" in name:
+                param.copy_(torch.randn(param.shape, generator=generator) * 0.02)
+    adapter = tmp_path / "adapter"
+    write_peft_adapter(str(adapter), decoder)
+    layouts = [gpstream.layout(model, s, t, k=2) for s, t in PAIRS]
+    reference = gpstream.trainer_gradients(model_dir, layouts, lora_adapter=str(adapter))
+    loss, _ = loss_sum(decoder, collate(layouts))
+    loss.backward()
+    assert float(loss) == pytest.approx(reference["loss_sum"], rel=1e-5)
+    c = decoder.config
+    bound = (c.n_layer + 2) * max(c.n_embd, c.n_ff, c.n_vocab) * UNIT_ROUNDOFF  # as for the full gradients
+    assert set(reference["gradients"]) == set(decoder.adapter_tensors())
+    for name, param in decoder.adapter_tensors().items():
+        expected = reference["gradients"][name]
+        scale = float(np.abs(expected).max())
+        assert scale > 0, name
+        np.testing.assert_allclose(param.grad.numpy(), expected, rtol=0, atol=bound * scale, err_msg=name)
+    assert all(p.grad is None for p in decoder.named_tensors().values())  # the base stays frozen
+
+
+def test_a_lora_run_writes_a_peft_adapter_and_a_merged_model(tmp_path, train_tsv, model_dir, model):
+    weights = run_recipe(tmp_path / "run", train_tsv, model_dir, 1, ["--lora-rank", "4", "--lr", "1e-2"])
+    adapter = tmp_path / "run" / "adapter"
+    # gpstream's trainer reads the adapter, and the merged model equals the base plus (alpha / rank) · B · A.
+    layouts = [gpstream.layout(model, s, t, k=2) for s, t in PAIRS]
+    assert gpstream.trainer_gradients(model_dir, layouts, lora_adapter=str(adapter))["loss_sum"] > 0
+    from gpstream_torch import read_safetensors
+
+    tensors = read_safetensors(str(adapter / "adapter_model.safetensors"))
+    base = Decoder.from_pretrained(model_dir).named_tensors()
+    name = "model.layers.0.self_attn.q_proj"
+    a = tensors[f"base_model.model.{name}.lora_A.weight"]
+    b = tensors[f"base_model.model.{name}.lora_B.weight"]
+    expected = base[name + ".weight"].detach() + (16 / 4) * (b @ a)
+    assert float((b @ a).abs().max()) > 0  # the adapters trained
+    # Both sides compute W + (alpha / rank) · B · A in float32 from the same values: a few ulps of |W| < 1 apart.
+    np.testing.assert_allclose(weights[name + ".weight"].numpy(), expected.numpy(), rtol=0, atol=1e-6)
+    assert torch.equal(weights["model.norm.weight"], base["model.norm.weight"].detach())  # the base is frozen
