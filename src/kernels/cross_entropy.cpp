@@ -11,7 +11,7 @@ namespace {
 
 // max and log-sum-exp of one row. The sum is kept in double: in float, the lane that holds the largest
 // term (1) drops every term below half its ulp (6e-8), and a vocabulary of thousands of such terms lowers a
-// confident row's loss by ~1e-5 (tens of percent of it), a bias a PyTorch trainer does not have.
+// confident row's loss by ~1e-5 (tens of percent of it; docs/training.md, the PyTorch recipe).
 void row_stats(const float* z, int64_t n, float& mx, double& lse) {
   mx = z[0];
   for (int64_t j = 1; j < n; ++j) mx = std::max(mx, z[j]);

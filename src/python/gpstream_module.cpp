@@ -69,13 +69,6 @@ void check(const Status& st) {
   if (!st.ok()) raise(st.error());
 }
 
-// A loaded model and the lock its forwards take (the GIL is released during them).
-struct Model {
-  stream::StreamingModel streaming;
-  std::mutex forward_mutex;
-  std::string path;
-};
-
 // The keyword arguments every streaming entry point takes, as the command line's options (SessionSettings).
 stream::SessionSettings settings_from(const py::kwargs& kw) {
   stream::SessionSettings s;
@@ -128,6 +121,22 @@ stream::SessionSettings settings_from(const py::kwargs& kw) {
   return s;
 }
 
+// A loaded model and the lock its forwards take (the GIL is released during them).
+struct Model {
+  stream::StreamingModel streaming;
+  std::mutex forward_mutex;
+  std::string path;
+
+  // Session options from keyword settings. The model's sentence-end detector is built on first use by a
+  // forward, so this takes the forward lock too (with the GIL released while it waits).
+  stream::SessionOptions session_options(const py::kwargs& kw) {
+    const stream::SessionSettings settings = settings_from(kw);
+    py::gil_scoped_release release;
+    std::lock_guard lock(forward_mutex);
+    return take(stream::session_options(streaming, settings));
+  }
+};
+
 const char* event_kind_name(stream::EventKind k) {
   switch (k) {
     case stream::EventKind::Word:
@@ -150,7 +159,7 @@ struct PySession {
   std::unique_ptr<stream::Session> session;
 
   PySession(std::shared_ptr<Model> m, const py::kwargs& kw, bool continuous) : model(std::move(m)) {
-    stream::SessionOptions so = take(stream::session_options(model->streaming, settings_from(kw)));
+    stream::SessionOptions so = model->session_options(kw);
     so.continuous = continuous;
     session = take(stream::Session::create(*model->streaming.model, *model->streaming.codec, so));
   }
@@ -440,7 +449,7 @@ PYBIND11_MODULE(_gpstream, m) {
       .def(
           "translate",
           [](std::shared_ptr<Model> x, const std::string& source, const py::kwargs& kw) {
-            stream::SessionOptions so = take(stream::session_options(x->streaming, settings_from(kw)));
+            stream::SessionOptions so = x->session_options(kw);
             eval::InstanceRecord rec;
             {
               py::gil_scoped_release release;

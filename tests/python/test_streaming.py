@@ -82,3 +82,20 @@ def test_errors_carry_the_message(model, tmp_path):
         gpstream.Session(model, wait=3)
     with pytest.raises(FileNotFoundError):
         gpstream.Model(str(tmp_path / "no-such-model"))
+
+
+def test_forwards_release_the_gil_and_threads_share_a_model(model, dev_pairs):
+    import threading
+
+    source = " ".join(s for s, _ in dev_pairs[:6])  # a long line: a few hundred milliseconds of forwards
+    expected = model.translate(source, k=3)["translation"]
+    results = []
+    worker = threading.Thread(target=lambda: results.append(model.translate(source, k=3)["translation"]))
+    other = threading.Thread(target=lambda: results.append(model.translate(source, k=3)["translation"]))
+    spins = 0
+    worker.start()
+    other.start()
+    while worker.is_alive() or other.is_alive():
+        spins += 1  # runs only while no thread holds the GIL through a forward
+    assert results == [expected, expected]  # the two threads took turns on the model
+    assert spins > 20000  # ~400,000 measured; with the GIL held, only the moments between the two calls
