@@ -70,12 +70,19 @@ def run_recipe(output, train_tsv, model_dir, processes, extra=()):
             "--batch-tokens", "600", "--warmup", "1", "--threads", "1", "--export-dtype", "f32", *extra]
     if processes > 1:
         # Debian's torch 1.13 on Python 3.11 cannot parse torchrun's default --redirects/--tee ("0"): give 1.
+        # A port of its own (--standalone always takes 29400, which another torchrun may hold).
+        import socket
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
         launcher = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(processes),
-                    "--redirects", "1", "--tee", "1", "--standalone"]
+                    "--redirects", "1", "--tee", "1", "--nnodes", "1", "--master_addr", "127.0.0.1",
+                    "--master_port", str(port)]
     else:
         launcher = [sys.executable]
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    result = subprocess.run(launcher + args, capture_output=True, text=True, env=env, timeout=120)
+    result = subprocess.run(launcher + args, capture_output=True, text=True, env=env, timeout=90)
     assert result.returncode == 0, result.stdout + result.stderr
     from gpstream_torch import read_safetensors
 
