@@ -101,7 +101,7 @@ void add_stream_options(CLI::App& app, StreamCli& o, bool with_paradigm) {
                  "threads (default: all cores; one for models under 20M parameters)")
       ->check(CLI::Range(0, 1024));
   app.add_option("--max-tokens", o.max_tokens, "target tokens per sentence at most")
-      ->check(CLI::Range(1, 1 << 16))
+      ->check(CLI::Range(1, stream::kMaxTokensLimit))
       ->capture_default_str();
   app.add_option("--sentence-ends", o.sentence_ends,
                  "where sentences end in text without punctuation: model (once " +
@@ -114,7 +114,7 @@ void add_stream_options(CLI::App& app, StreamCli& o, bool with_paradigm) {
   app.add_option("--sentence-end-bias", o.sentence_end_bias,
                  "with --sentence-ends model: log-odds the model's sentence end must win by (higher: fewer "
                  "ends)")
-      ->check(CLI::Range(-50.0, 50.0))
+      ->check(CLI::Range(-stream::kMaxSentenceEndBias, stream::kMaxSentenceEndBias))
       ->capture_default_str();
   app.add_option("--sentence-end-lookahead", o.sentence_end_lookahead,
                  "with --sentence-ends model: on (the model also sees the word after the one it decides "
@@ -122,12 +122,12 @@ void add_stream_options(CLI::App& app, StreamCli& o, bool with_paradigm) {
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   app.add_option("--temperature", o.temperature, "sampling temperature (0 = greedy)")
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(CLI::Range(0.0, stream::kMaxTemperature));
   app.add_option("--top-k", o.top_k, "sample from the k most likely tokens (0 = off)")
-      ->check(CLI::Range(0, 1 << 24));
+      ->check(CLI::Range(0, stream::kMaxTopK));
   app.add_option("--top-p", o.top_p, "nucleus sampling mass (1 = off)")->check(CLI::Range(0.0, 1.0));
   app.add_option("--repetition-penalty", o.repetition_penalty, "penalty on generated tokens (1 = off)")
-      ->check(CLI::Range(0.01, 100.0));
+      ->check(CLI::Range(stream::kMinRepetitionPenalty, stream::kMaxRepetitionPenalty));
   app.add_option("--seed", o.seed, "sampling seed");
   add_end_after_source_option(app, o);
   add_beam_option(app, o);
@@ -138,7 +138,7 @@ void add_beam_option(CLI::App& app, StreamCli& o) {
          "--beam", o.beam,
          "word beam search: choose each word as the most probable of N hypotheses grown token by token "
          "(1 = token by token; needs greedy decoding; default: the model's)")
-      ->check(CLI::Range(1, 1024));
+      ->check(CLI::Range(1, stream::kMaxBeam));
 }
 
 Result<std::vector<SweepPoint>> eval_settings(const StreamCli& o, const stream::ModelMeta& meta,

@@ -268,10 +268,6 @@ std::vector<std::string> known_latency_metrics() {
   return {"AL", "LAAL", "AP", "DAL", "ATD", "StartOffset", "EndOffset", "RTF", "NumChunks"};
 }
 
-namespace {
-
-using MetricFn = double (*)(std::span<const double>, double, double);
-
 MetricFn metric_fn(const std::string& name) {
   if (name == "AL") return latency_al;
   if (name == "LAAL") return latency_laal;
@@ -283,6 +279,8 @@ MetricFn metric_fn(const std::string& name) {
   if (name == "NumChunks") return latency_num_chunks;
   return nullptr;
 }
+
+namespace {
 
 // The paper's AL or LAAL of one instance (latency_paper): nullopt for an empty hypothesis, which the paper's
 // code cannot score (it indexes delays[0]) and which is left out here as SimulEval leaves out empty delays.

@@ -46,6 +46,11 @@ double latency_end_offset(std::span<const double> delays, double source_length, 
 double latency_rtf(std::span<const double> delays, double source_length, double target_length);
 double latency_num_chunks(std::span<const double> delays, double source_length, double target_length);
 
+// One instance's latency by its SimulEval name: AL, LAAL, AP, DAL, StartOffset, EndOffset, RTF, NumChunks
+// (the functions above); nullptr for any other name.
+using MetricFn = double (*)(std::span<const double>, double, double);
+MetricFn metric_fn(const std::string& name);
+
 // Average Token Delay (Kano et al. 2022, arXiv 2211.13173), SimulEval's ATDScorer (metrics.md A.3).
 // compute_times: per target token compute time (zeros unless computation-aware); same length as delays.
 // Text-input branch: source and target tokens last `token_duration` (1 for word delays; the ms per

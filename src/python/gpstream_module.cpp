@@ -259,17 +259,6 @@ py::dict layout(Model& m, const std::string& source, const std::string& target, 
   return out;
 }
 
-// sacreBLEU's reference streams: refs[k][i] is reference k of segment i.
-std::vector<std::vector<std::string>> reference_streams(const std::vector<std::vector<std::string>>& refs,
-                                                        size_t n_hyps) {
-  if (refs.empty()) throw py::value_error("no reference stream");
-  for (const auto& r : refs)
-    if (r.size() != n_hyps)
-      throw py::value_error("a reference stream has " + std::to_string(r.size()) +
-                            " segments and there are " + std::to_string(n_hyps) + " hypotheses");
-  return refs;
-}
-
 py::dict bleu_dict(const eval::BleuScore& s, const std::string& signature) {
   py::dict d;
   d["score"] = s.score;
@@ -293,19 +282,12 @@ eval::BleuOptions bleu_options(const std::string& tokenize, bool lowercase, cons
 
 double latency(const std::vector<double>& delays, double source_length, double target_length,
                const std::string& metric) {
-  using Fn = double (*)(std::span<const double>, double, double);
-  static const std::vector<std::pair<std::string, Fn>> metrics = {{"AL", eval::latency_al},
-                                                                  {"LAAL", eval::latency_laal},
-                                                                  {"AP", eval::latency_ap},
-                                                                  {"DAL", eval::latency_dal},
-                                                                  {"StartOffset", eval::latency_start_offset},
-                                                                  {"EndOffset", eval::latency_end_offset}};
-  for (const auto& [name, fn] : metrics)
-    if (name == metric) {
-      if (delays.empty()) throw py::value_error("no delays: the metric is undefined for an empty hypothesis");
-      return fn(delays, source_length, target_length);
-    }
-  throw py::value_error("metric: AL, LAAL, AP, DAL, StartOffset or EndOffset, not '" + metric + "'");
+  const eval::MetricFn fn = eval::metric_fn(metric);
+  if (!fn)
+    throw py::value_error("metric: AL, LAAL, AP, DAL, StartOffset, EndOffset, RTF or NumChunks, not '" +
+                          metric + "'");
+  if (delays.empty()) throw py::value_error("no delays: the metric is undefined for an empty hypothesis");
+  return fn(delays, source_length, target_length);
 }
 
 // One sequence of the trainer from a layout dict (the arrays layout() returns), checked against the model.
@@ -529,7 +511,7 @@ PYBIND11_MODULE(_gpstream, m) {
       [](const std::vector<std::string>& hyps, const std::vector<std::vector<std::string>>& refs,
          const std::string& tokenize, bool lowercase, const std::string& smooth) {
         const eval::BleuOptions o = bleu_options(tokenize, lowercase, smooth);
-        const eval::BleuResult r = take(eval::corpus_bleu(hyps, reference_streams(refs, hyps.size()), o));
+        const eval::BleuResult r = take(eval::corpus_bleu(hyps, refs, o));
         return bleu_dict(r.score, eval::bleu_signature(o, r.num_refs));
       },
       py::arg("hypotheses"), py::arg("references"), py::arg("tokenize") = "13a", py::arg("lowercase") = false,
@@ -561,7 +543,7 @@ PYBIND11_MODULE(_gpstream, m) {
         o.beta = beta;
         o.lowercase = lowercase;
         o.eps_smoothing = eps_smoothing;
-        const eval::ChrfResult r = take(eval::corpus_chrf(hyps, reference_streams(refs, hyps.size()), o));
+        const eval::ChrfResult r = take(eval::corpus_chrf(hyps, refs, o));
         py::dict d;
         d["score"] = r.score;
         d["name"] = eval::chrf_name(o);

@@ -1,30 +1,43 @@
 #include "stream/session_settings.h"
 
+#include <charconv>
 #include <cmath>
 
 namespace gpstream::stream {
 
 namespace {
 
+std::string shortest(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
 // The checks the command line makes when it parses its options, for the front ends that do not parse one.
 Status check_ranges(const SessionSettings& s) {
   if (s.k < 0 || s.k > kMaxPolicyLag)
     return invalid_argument("-k: wait-k's lag is 1 to " + std::to_string(kMaxPolicyLag) +
                             " (0: the model's)");
-  if (s.max_tokens < 1 || s.max_tokens > (1 << 16)) return invalid_argument("--max-tokens: 1 to 65536");
-  if (s.beam < 0 || s.beam > 1024) return invalid_argument("--beam: 1 to 1024 (0: the model's)");
+  if (s.max_tokens < 1 || s.max_tokens > kMaxTokensLimit)
+    return invalid_argument("--max-tokens: 1 to " + std::to_string(kMaxTokensLimit));
+  if (s.beam < 0 || s.beam > kMaxBeam)
+    return invalid_argument("--beam: 1 to " + std::to_string(kMaxBeam) + " (0: the model's)");
   if (s.sentence_ends != "model" && s.sentence_ends != "punctuation")
     return invalid_argument("--sentence-ends: model or punctuation, not '" + s.sentence_ends + "'");
   if (s.sentence_end_lookahead != "on" && s.sentence_end_lookahead != "off")
     return invalid_argument("--sentence-end-lookahead: on or off, not '" + s.sentence_end_lookahead + "'");
   if (!s.end_after_source.empty() && s.end_after_source != "on" && s.end_after_source != "off")
     return invalid_argument("--end-after-source: on or off, not '" + s.end_after_source + "'");
-  if (!(std::abs(s.sentence_end_bias) <= 50)) return invalid_argument("--sentence-end-bias: -50 to 50");
-  if (!(s.temperature >= 0 && s.temperature <= 100)) return invalid_argument("--temperature: 0 to 100");
+  if (!(std::abs(s.sentence_end_bias) <= kMaxSentenceEndBias))
+    return invalid_argument("--sentence-end-bias: -" + shortest(kMaxSentenceEndBias) + " to " +
+                            shortest(kMaxSentenceEndBias));
+  if (!(s.temperature >= 0 && s.temperature <= kMaxTemperature))
+    return invalid_argument("--temperature: 0 to " + shortest(kMaxTemperature));
   if (!(s.top_p >= 0 && s.top_p <= 1)) return invalid_argument("--top-p: 0 to 1");
-  if (s.top_k < 0 || s.top_k > (1 << 24)) return invalid_argument("--top-k: 0 to 16777216");
-  if (!(s.repetition_penalty >= 0.01f && s.repetition_penalty <= 100))
-    return invalid_argument("--repetition-penalty: 0.01 to 100");
+  if (s.top_k < 0 || s.top_k > kMaxTopK) return invalid_argument("--top-k: 0 to " + std::to_string(kMaxTopK));
+  if (!(s.repetition_penalty >= kMinRepetitionPenalty && s.repetition_penalty <= kMaxRepetitionPenalty))
+    return invalid_argument("--repetition-penalty: " + shortest(kMinRepetitionPenalty) + " to " +
+                            shortest(kMaxRepetitionPenalty));
   if (!s.policy.empty() && !parse_policy_name(s.policy))
     return invalid_argument("--policy: unknown '" + s.policy + "' (known: " + policy_names() + ")");
   return {};

@@ -13,6 +13,14 @@
 
 namespace gpstream::stream {
 
+// The ranges of the settings below, checked by session_options() and by the command line's parser alike.
+inline constexpr int kMaxTokensLimit = 1 << 16;    // max_tokens: 1 to this
+inline constexpr int kMaxBeam = 1024;              // beam: 1 to this (0: the model's)
+inline constexpr double kMaxSentenceEndBias = 50;  // |sentence_end_bias| at most this
+inline constexpr double kMaxTemperature = 100;     // temperature: 0 to this
+inline constexpr int kMaxTopK = 1 << 24;           // top_k: 0 to this
+inline constexpr double kMinRepetitionPenalty = 0.01, kMaxRepetitionPenalty = 100;
+
 struct SessionSettings {
   std::string paradigm;            // "" = the model's
   int k = 0;                       // wait-k's lag; 0 = the model's

@@ -58,7 +58,7 @@ def test_latency_equals_simulevals_vectors(source_length, delays, ref_len, al, l
 def test_scorer_errors_are_python_exceptions_with_the_message():
     with pytest.raises(ValueError, match="metric"):
         gpstream.latency([1, 2], 2, 2, "XYZ")
-    with pytest.raises(ValueError, match="segments"):
+    with pytest.raises(ValueError, match="2 lines but reference 1 has 1"):
         gpstream.corpus_bleu(["a", "b"], [["a"]])
     with pytest.raises(ValueError, match="tokeni"):
         gpstream.corpus_bleu(["a"], [["a"]], tokenize="nope")
