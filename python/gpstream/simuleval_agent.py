@@ -21,6 +21,7 @@ _OPTIONS = [
     ("phi", "phi", str),
     ("policy", "policy", str),
     ("tau", "tau", float),
+    ("agreement", "agreement", int),
     ("min-lag", "min_lag", int),
     ("max-lag", "max_lag", int),
     ("beam", "beam", int),

@@ -188,6 +188,8 @@ std::string policy_json_members(const stream::PolicySpec& spec, int k) {
   if (spec.kind == stream::PolicyKind::WaitK) return "\"k\": " + std::to_string(k);
   std::string j = "\"policy\": \"" + std::string(stream::policy_name(spec.kind)) + "\"";
   if (spec.kind == stream::PolicyKind::Confidence) j += ", \"tau\": " + stream::policy_setting(spec, k);
+  if (spec.kind == stream::PolicyKind::LocalAgreement)
+    j += ", \"agreement\": " + std::to_string(spec.agreement);
   if (spec.kind == stream::PolicyKind::AlignAtt) {
     j += ", \"frames\": " + std::to_string(spec.frames);
     if (!spec.layers.empty()) {
@@ -205,8 +207,9 @@ void add_policy_options(CLI::App& app, StreamCli& o, PolicySweep* sweep) {
          "--policy", o.policy,
          "read/write policy: wait-k (fixed lag k), confidence (write once the model's probability of "
          "what it writes next is at least --tau, between --min-lag and --max-lag), local-agreement "
-         "(LocalAgreement-2: after each read decode a tentative continuation and write the words it "
-         "shares with the previous read's, between --min-lag and --max-lag; greedy, beam 1) or alignatt "
+         "(LocalAgreement-n: after each read decode a tentative continuation and write the words it "
+         "shares with the previous --agreement − 1 reads', between --min-lag and --max-lag; greedy, beam 1) "
+         "or alignatt "
          "(AlignAtt: write unless the model's attention peaks on the last --frames units read, between "
          "--min-lag and --max-lag) (default: the model's)")
       ->check(CLI::IsMember({"wait-k", "confidence", "local-agreement", "alignatt"}));
@@ -233,6 +236,11 @@ void add_policy_options(CLI::App& app, StreamCli& o, PolicySweep* sweep) {
                  "default: the model's, or every layer)")
       ->delimiter(',')
       ->check(CLI::Range(0, 1 << 16));
+  app.add_option("--agreement", o.agreement,
+                 "local-agreement: write a word once the continuations of this many successive reads begin "
+                 "with it (2: LocalAgreement-2, as whisper_streaming; more waits longer for surer words) "
+                 "(default: the model's)")
+      ->check(CLI::Range(2, stream::kMaxPolicyAgreement));
   app.add_option("--min-lag", o.min_lag,
                  "confidence, local-agreement, alignatt: below this lag (source units read minus words "
                  "written) always read (default: the model's)")
@@ -275,6 +283,7 @@ const ModelDefault kModelDefaults[] = {
     {"--min-lag", [](const stream::ModelMeta& m) { return std::to_string(m.policy.min_lag); }},
     {"--max-lag", [](const stream::ModelMeta& m) { return std::to_string(m.policy.max_lag); }},
     {"--frames", [](const stream::ModelMeta& m) { return std::to_string(m.policy.frames); }},
+    {"--agreement", [](const stream::ModelMeta& m) { return std::to_string(m.policy.agreement); }},
     {"--end-after-source",
      [](const stream::ModelMeta& m) { return std::string(m.end_after_source ? "on" : "off"); }},
 };

@@ -108,12 +108,7 @@ ordered_json info_json(const std::string& path, const ModelInfo& info) {
   j["k_max"] = m.k_max;
   j["beam"] = m.beam;
   j["end_after_source"] = m.end_after_source;
-  j["policy"] = {{"name", stream::policy_name(m.policy.kind)}};
-  if (m.policy.kind != stream::PolicyKind::WaitK) {
-    j["policy"]["tau"] = m.policy.tau;
-    j["policy"]["min_lag"] = m.policy.min_lag;
-    j["policy"]["max_lag"] = m.policy.max_lag;
-  }
+  j["policy"] = ordered_json::parse(stream::policy_json(m.policy));
   j["trained"] = ordered_json::parse(m.trained_json);
   return j;
 }
@@ -150,11 +145,7 @@ void print_text(const std::string& path, const ModelInfo& info) {
        std::to_string(m.k) + " (range " + std::to_string(m.k_min) + "-" + std::to_string(m.k_max) + ")");
   line("beam:", std::to_string(m.beam));
   line("end_after_source:", m.end_after_source ? "on" : "off");
-  line("policy:", m.policy.kind == stream::PolicyKind::WaitK
-                      ? std::string("wait-k")
-                      : std::string(stream::policy_name(m.policy.kind)) + " (tau " +
-                            format_float(static_cast<float>(m.policy.tau)) + ", lag " +
-                            std::to_string(m.policy.min_lag) + "-" + std::to_string(m.policy.max_lag) + ")");
+  line("policy:", stream::policy_json(m.policy));
   const auto trained = ordered_json::parse(m.trained_json);
   if (trained.empty()) {
     line("trained:", "no record");

@@ -97,6 +97,8 @@ stream::SessionSettings settings_from(const py::kwargs& kw) {
       s.max_lag = value.cast<int>();
     else if (name == "frames")
       s.frames = value.cast<int>();
+    else if (name == "agreement")
+      s.agreement = value.cast<int>();
     else if (name == "layers")
       s.layers = value.cast<std::vector<int>>();
     else if (name == "sentence_ends")

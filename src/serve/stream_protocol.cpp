@@ -74,7 +74,7 @@ Result<stream::PolicySpec> policy_field(const json& obj) {
   if (!v.is_object()) return field_error("policy", "an object", v);
   for (const auto& [key, _] : v.items())
     if (key != "name" && key != "tau" && key != "min_lag" && key != "max_lag" && key != "frames" &&
-        key != "layers")
+        key != "layers" && key != "agreement")
       return invalid_argument("'policy': unknown field '" + key.substr(0, 64) + "'");
   if (!v.contains("name")) return invalid_argument("'policy': no 'name' (" + stream::policy_names() + ")");
   const json& name = v["name"];
@@ -91,6 +91,9 @@ Result<stream::PolicySpec> policy_field(const json& obj) {
     return invalid_argument("'policy.tau': the " + n + " policy has no tau (the confidence policy's)");
   if (spec.kind == stream::PolicyKind::WaitK && (v.contains("min_lag") || v.contains("max_lag")))
     return invalid_argument("'policy': the wait-k policy has no min_lag or max_lag (its lag is 'k')");
+  if (v.contains("agreement") && spec.kind != stream::PolicyKind::LocalAgreement)
+    return invalid_argument("'policy.agreement': the " + n +
+                            " policy has no agreement (the local-agreement policy's)");
   if ((v.contains("frames") || v.contains("layers")) && spec.kind != stream::PolicyKind::AlignAtt)
     return invalid_argument("'policy': the " + n + " policy has no frames or layers (the alignatt policy's)");
   if (v.contains("layers")) {
@@ -112,17 +115,19 @@ Result<stream::PolicySpec> policy_field(const json& obj) {
     if (!std::isfinite(d) || d < 0 || d > 1) return invalid_argument("'policy.tau': must be between 0 and 1");
     spec.tau = d;
   }
-  for (auto [field, lo, out] :
-       {std::tuple{"min_lag", 0, &spec.min_lag}, std::tuple{"max_lag", 1, &spec.max_lag},
-        std::tuple{"frames", 1, &spec.frames}}) {
+  constexpr int kLag = stream::kMaxPolicyLag;
+  for (auto [field, lo, hi, out] :
+       {std::tuple{"min_lag", 0, kLag, &spec.min_lag}, std::tuple{"max_lag", 1, kLag, &spec.max_lag},
+        std::tuple{"frames", 1, kLag, &spec.frames},
+        std::tuple{"agreement", 2, stream::kMaxPolicyAgreement, &spec.agreement}}) {
     if (!v.contains(field)) continue;
     const std::string path = std::string("policy.") + field;
     const json& x = v[field];
     if (!x.is_number_integer()) return field_error(path, "an integer", x);
     const int64_t i = x.get<int64_t>();
-    if (i < lo || i > stream::kMaxPolicyLag)
+    if (i < lo || i > hi)
       return invalid_argument("'" + path + "': must be between " + std::to_string(lo) + " and " +
-                              std::to_string(stream::kMaxPolicyLag) + ", got " + std::to_string(i));
+                              std::to_string(hi) + ", got " + std::to_string(i));
     *out = static_cast<int>(i);
   }
   if (spec.min_lag > spec.max_lag)

@@ -30,7 +30,8 @@ struct StreamOptions {
   std::optional<bool> continuous;        // sentence by sentence (bounded memory); default true for streams
   std::optional<bool> end_after_source;  // wait-k: the end marker only once the whole source is read
   std::optional<int> beam;               // word beam search width (1 = token by token; stream/word_beam.h)
-  // "policy": {"name": "wait-k" | "confidence", "tau": 0..1, "min_lag": 0.., "max_lag": 1..}: the read/write
+  // "policy": {"name": "wait-k" | "confidence" | "local-agreement" | "alignatt", "tau": 0..1, "min_lag": 0..,
+  // "max_lag": 1.., "frames": 1.., "layers": [...], "agreement": 2..16}: the read/write
   // policy (stream/policy.h); fields left out keep their defaults (PolicySpec's).
   std::optional<stream::PolicySpec> policy;
 };

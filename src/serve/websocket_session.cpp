@@ -187,16 +187,7 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
                             {"continuous", so.continuous},
                             {"end_after_source", so.end_after_source},
                             {"beam", so.beam}};
-      ready["policy"] = {{"name", stream::policy_name(so.policy.kind)}};
-      if (so.policy.kind != stream::PolicyKind::WaitK) {
-        if (so.policy.kind == stream::PolicyKind::Confidence) ready["policy"]["tau"] = so.policy.tau;
-        if (so.policy.kind == stream::PolicyKind::AlignAtt) {
-          ready["policy"]["frames"] = so.policy.frames;
-          if (!so.policy.layers.empty()) ready["policy"]["layers"] = so.policy.layers;
-        }
-        ready["policy"]["min_lag"] = so.policy.min_lag;
-        ready["policy"]["max_lag"] = so.policy.max_lag;
-      }
+      ready["policy"] = ordered_json::parse(stream::policy_json(so.policy));
       if (audio_) {
         ready["input"] = "audio";
         ready["audio_format"] = pcm_format_name(format_);

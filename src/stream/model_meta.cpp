@@ -64,6 +64,7 @@ Result<ModelMeta> ModelMeta::parse(const std::string& text, const std::string& w
     GPS_TRY(pr.optional("min_lag", m.policy.min_lag, 0, kMaxPolicyLag));
     GPS_TRY(pr.optional("max_lag", m.policy.max_lag, 1, kMaxPolicyLag));
     GPS_TRY(pr.optional("frames", m.policy.frames, 1, kMaxPolicyLag));
+    GPS_TRY(pr.optional("agreement", m.policy.agreement, 2, kMaxPolicyAgreement));
     if (auto layers = pr.find("layers")) {
       GPS_ASSIGN(std::vector<JsonValue> items, layers->elements(kMaxPolicyLayers));
       for (const JsonValue& v : items) {
@@ -118,6 +119,20 @@ Result<ModelMeta> ModelMeta::load(const std::string& model_dir) {
   return m;
 }
 
+std::string policy_json(const PolicySpec& spec) {
+  nlohmann::ordered_json j = {{"name", policy_name(spec.kind)}};
+  if (spec.kind == PolicyKind::WaitK) return j.dump();
+  if (spec.kind == PolicyKind::Confidence) j["tau"] = spec.tau;
+  if (spec.kind == PolicyKind::LocalAgreement) j["agreement"] = spec.agreement;
+  if (spec.kind == PolicyKind::AlignAtt) {
+    j["frames"] = spec.frames;
+    if (!spec.layers.empty()) j["layers"] = spec.layers;
+  }
+  j["min_lag"] = spec.min_lag;
+  j["max_lag"] = spec.max_lag;
+  return j.dump();
+}
+
 std::string ModelMeta::to_json() const {
   nlohmann::ordered_json j;
   j["template"] = {{"name", prompt_template.name},
@@ -139,16 +154,7 @@ std::string ModelMeta::to_json() const {
     j["positions_removed"] = positions_removed_name(positions_removed);
   if (end_after_source) j["end_after_source"] = true;
   if (beam > 1) j["beam"] = beam;
-  if (!(policy == PolicySpec{})) {
-    j["policy"] = {{"name", policy_name(policy.kind)},
-                   {"tau", policy.tau},
-                   {"min_lag", policy.min_lag},
-                   {"max_lag", policy.max_lag}};
-    if (policy.kind == PolicyKind::AlignAtt) {
-      j["policy"]["frames"] = policy.frames;
-      if (!policy.layers.empty()) j["policy"]["layers"] = policy.layers;
-    }
-  }
+  if (!(policy == PolicySpec{})) j["policy"] = nlohmann::ordered_json::parse(policy_json(policy));
   j["trained"] = nlohmann::ordered_json::parse(trained_json);
   return j.dump(2) + "\n";
 }

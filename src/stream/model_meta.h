@@ -45,4 +45,8 @@ struct ModelMeta {
   std::string to_json() const;
 };
 
+// The "policy" object of gpstream.json, one line: {"name": ...} and, unless wait-k, the settings that policy
+// has (tau, agreement, frames and layers) and its lags. The server's ready message and `info` show the same.
+std::string policy_json(const PolicySpec& spec);
+
 }  // namespace gpstream::stream

@@ -123,6 +123,9 @@ Status validate_policy(const PolicySpec& spec) {
   if (spec.frames < 1 || spec.frames > kMaxPolicyLag)
     return invalid_argument("alignatt policy: frames must be in [1, " + bound + "], got " +
                             std::to_string(spec.frames));
+  if (spec.agreement < 2 || spec.agreement > kMaxPolicyAgreement)
+    return invalid_argument("local-agreement policy: agreement must be in [2, " +
+                            std::to_string(kMaxPolicyAgreement) + "], got " + std::to_string(spec.agreement));
   if (spec.layers.size() > static_cast<size_t>(kMaxPolicyLayers))
     return invalid_argument("alignatt policy: more than " + std::to_string(kMaxPolicyLayers) + " layers");
   for (size_t i = 0; i < spec.layers.size(); ++i) {
@@ -156,7 +159,8 @@ std::string policy_setting(const PolicySpec& spec, int k) {
     case PolicyKind::Confidence:
       return shortest(static_cast<float>(spec.tau));  // as given on the command line, not its double
     case PolicyKind::LocalAgreement:
-      return std::to_string(spec.min_lag) + "-" + std::to_string(spec.max_lag);
+      return std::to_string(spec.min_lag) + "-" + std::to_string(spec.max_lag) +
+             (spec.agreement != PolicySpec{}.agreement ? "-agree" + std::to_string(spec.agreement) : "");
     case PolicyKind::AlignAtt:
       return std::to_string(spec.frames);
     case PolicyKind::WaitK:

@@ -1,10 +1,10 @@
 // Read/write policies. A Policy looks at a stream's state and says READ (take one more source unit) or
 // WRITE (produce target text); it holds no stream state, so one policy object serves many sessions.
 // wait-k (Ma et al., 2019) lags a fixed number of units; `confidence` is adaptive: it writes once the
-// model is sure enough of what it is about to write, within a lag range; `local-agreement` (LocalAgreement-2,
-// as in whisper_streaming) writes the words on which the model's continuations after two successive reads
-// agree; `alignatt` (as in SimulStreaming) writes unless the model's attention is on the newest input
-// (docs/streaming.md, "Policies").
+// model is sure enough of what it is about to write, within a lag range; `local-agreement` (LocalAgreement-n,
+// as in whisper_streaming, which uses n = 2) writes the words on which the model's continuations after n
+// successive reads agree; `alignatt` (as in SimulStreaming) writes unless the model's attention is on the
+// newest input (docs/streaming.md, "Policies").
 #pragma once
 
 #include <memory>
@@ -42,9 +42,9 @@ struct PolicyState {
   // in hand. Empty where no row has seen the units read: at the start, and after each read.
   std::optional<double> confidence;
   // local-agreement: the session's tentative continuation (decoded greedily after the last read, then
-  // dropped again), beyond the words written: `agreed` of its words agree with the previous read's
-  // continuation, `available` words it has in all (0: it ended, or hit a bound, right there). Empty where
-  // no continuation has seen the units read: at the start, and after each read.
+  // dropped again), beyond the words written: `agreed` of its words agree with the continuations of the
+  // previous PolicySpec::agreement − 1 reads, `available` words it has in all (0: it ended, or hit a bound,
+  // right there). Empty where no continuation has seen the units read: at the start, and after each read.
   struct Agreement {
     int agreed = 0;
     int available = 0;
@@ -113,10 +113,10 @@ class ConfidencePolicy final : public Policy {
   bool end_after_source_;
 };
 
-// local-agreement (LocalAgreement-2): with lag = units read − words written, read while lag < min_lag
+// local-agreement (LocalAgreement-n): with lag = units read − words written, read while lag < min_lag
 // (a unit being there); with no continuation on the units read, write (the session decodes one, greedily,
-// and compares it with the previous read's: PolicyState::agreement); then write while words of the
-// continuation agree with the previous one, or while lag ≥ max_lag and the continuation has words; else read
+// and compares it with those of the previous n − 1 reads: PolicyState::agreement); then write while words
+// of the continuation agree with those, or while lag ≥ max_lag and the continuation has words; else read
 // one unit. With everything read (the end marker included) it writes: the rest is decoded as usual. The end
 // marker is never written before that, so end_after_source changes nothing.
 class LocalAgreementPolicy final : public Policy {
@@ -162,19 +162,24 @@ struct PolicySpec {
       1;  // confidence, local-agreement, alignatt: below this lag always read, in [0, kMaxPolicyLag]
   int max_lag = 8;  // ...: at or above this lag always write, in [max(min_lag, 1), kMaxPolicyLag]
   int frames = 1;   // alignatt: read while the attention peaks on one of the last `frames` units read, ≥ 1
+  // local-agreement: a word is agreed when the continuations of this many successive reads begin with it,
+  // in [2, kMaxPolicyAgreement] (LocalAgreement-2 as in whisper_streaming by default)
+  int agreement = 2;
   std::vector<int> layers = {};  // alignatt: the layers whose heads' attention is summed (empty: every layer)
   bool operator==(const PolicySpec&) const = default;
 };
 
-inline constexpr int kMaxPolicyLag = 1000000;  // as wait-k's k
-inline constexpr int kMaxPolicyLayers = 4096;  // alignatt: layer indexes and their count, below this
+inline constexpr int kMaxPolicyLag = 1000000;   // as wait-k's k
+inline constexpr int kMaxPolicyLayers = 4096;   // alignatt: layer indexes and their count, below this
+inline constexpr int kMaxPolicyAgreement = 16;  // local-agreement: continuations compared, at most
 
 // "wait-k", "confidence", "local-agreement" or "alignatt"
 std::optional<PolicyKind> parse_policy_name(std::string_view name);
 const char* policy_name(PolicyKind kind);
 std::string policy_names();  // "wait-k, confidence, local-agreement, alignatt", for messages
 // An error naming the first setting out of range (tau outside [0, 1], a negative min_lag, max_lag < 1 or
-// below min_lag, a lag above kMaxPolicyLag, frames < 1 or above it, a negative or repeated layer).
+// below min_lag, a lag above kMaxPolicyLag, frames < 1 or above it, a negative or repeated layer, an
+// agreement outside [2, kMaxPolicyAgreement]).
 Status validate_policy(const PolicySpec& spec);
 // The policy of a spec (validated first): wait-k with k, confidence, local-agreement or alignatt;
 // end_after_source as in WaitKPolicy.
@@ -182,7 +187,7 @@ Result<std::unique_ptr<Policy>> make_policy(const PolicySpec& spec, int k, bool 
 
 // How one setting of a policy is named, for run folders, tables, plots and JSON records, so that every
 // command names a setting the same way: wait-k "5" (its k), confidence "0.5" (tau), local-agreement "1-8"
-// (its lags), alignatt "2" (frames).
+// (its lags; "1-8-agree3" with an agreement other than 2), alignatt "2" (frames).
 std::string policy_setting(const PolicySpec& spec, int k);
 // The setting's name in a figure: "k=5", "tau=0.5", "lag=1-8", "f=2".
 std::string policy_setting_label(const PolicySpec& spec, int k);

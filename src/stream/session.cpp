@@ -808,11 +808,18 @@ Status Session::complete_agreement(const float* row) {
   if (!word.empty()) words.push_back(std::move(word));  // ended by the end marker or the token budget
   std::vector<std::string> texts;
   for (const auto& w : words) texts.push_back(codec_.decode(w));
+  // Agreed: the words the last `agreement` − 1 continuations all begin with too (none before there are as
+  // many: a sentence's first continuation agrees with nothing).
+  const size_t n_previous = static_cast<size_t>(opts_.policy.agreement) - 1;
   int agreed = 0;
-  if (previous_continuation_) {
-    const auto& prev = *previous_continuation_;
-    while (agreed < static_cast<int>(std::min(texts.size(), prev.size())) && texts[agreed] == prev[agreed])
-      ++agreed;
+  if (previous_continuations_.size() >= n_previous) {
+    agreed = static_cast<int>(texts.size());
+    for (const auto& prev : previous_continuations_) {
+      int common = 0;
+      while (common < std::min(agreed, static_cast<int>(prev.size())) && texts[common] == prev[common])
+        ++common;
+      agreed = common;
+    }
   }
   // Write while the policy says so: the agreed words, and at max_lag the continuation's next ones.
   const int n_words = static_cast<int>(words.size());
@@ -843,8 +850,11 @@ Status Session::complete_agreement(const float* row) {
   for (int i = written; i < n_words; ++i)
     for (std::string& w : tokenizer::split_words(texts[i])) e.words.push_back(std::move(w));
   events_.push_back(std::move(e));
-  previous_continuation_.emplace(std::make_move_iterator(texts.begin() + written),
-                                 std::make_move_iterator(texts.end()));
+  for (auto& prev : previous_continuations_)
+    prev.erase(prev.begin(), prev.begin() + std::min<std::ptrdiff_t>(written, std::ssize(prev)));
+  previous_continuations_.emplace_back(std::make_move_iterator(texts.begin() + written),
+                                       std::make_move_iterator(texts.end()));
+  if (previous_continuations_.size() > n_previous) previous_continuations_.pop_front();
   state_ = State::NeedRead;
   return {};
 }
@@ -920,7 +930,7 @@ void Session::start_segment(std::vector<SourceUnit> carried) {
   confidence_.reset();
   agreement_.reset();
   attended_unit_.reset();
-  previous_continuation_.reset();
+  previous_continuations_.clear();
   source_ms_read_ = 0;
   target_ids_.clear();
   generated_.clear();

@@ -327,10 +327,10 @@ class Session {
   // unit has been read after it (PolicyState::confidence).
   std::optional<double> confidence_;
   std::optional<int> attended_unit_;  // PolicyState::attended_unit
-  // local-agreement: the words (decoded text) of the last tentative continuation beyond those written,
-  // empty before the sentence's first one; and the agreement of the last decision (PolicyState::agreement),
-  // empty once a unit has been read after it.
-  std::optional<std::vector<std::string>> previous_continuation_;
+  // local-agreement: the words (decoded text) of the last `agreement` − 1 tentative continuations beyond
+  // the words written since each, oldest first, none before the sentence's first; and the agreement of the
+  // last decision (PolicyState::agreement), empty once a unit has been read after it.
+  std::deque<std::vector<std::string>> previous_continuations_;
   std::optional<PolicyState::Agreement> agreement_;
   std::vector<float> tentative_logits_;
   bool word_fed_ = false;  // word beam search: the pending forward feeds a chosen word

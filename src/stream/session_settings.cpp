@@ -54,10 +54,12 @@ Result<SessionOptions> session_options(const StreamingModel& m, const SessionSet
   if (!s.policy.empty()) so.policy.kind = *parse_policy_name(s.policy);
   const std::string name = policy_name(so.policy.kind);
   if (so.policy.kind == PolicyKind::WaitK) {
-    if (s.tau >= 0 || s.min_lag >= 0 || s.max_lag >= 0 || s.frames > 0 || !s.layers.empty())
+    if (s.tau >= 0 || s.min_lag >= 0 || s.max_lag >= 0 || s.frames > 0 || !s.layers.empty() ||
+        s.agreement > 0)
       return invalid_argument(
-          "--tau, --frames, --layers, --min-lag and --max-lag set the adaptive policies (--tau confidence's, "
-          "--frames and --layers alignatt's), and the policy is wait-k: add --policy");
+          "--tau, --frames, --layers, --agreement, --min-lag and --max-lag set the adaptive policies (--tau "
+          "confidence's, --frames and --layers alignatt's, --agreement local-agreement's), and the policy is "
+          "wait-k: add --policy");
   } else {
     if (s.k >= 1)
       return invalid_argument("-k sets wait-k's lag, and the policy is " + name +
@@ -68,7 +70,11 @@ Result<SessionOptions> session_options(const StreamingModel& m, const SessionSet
     if ((s.frames > 0 || !s.layers.empty()) && so.policy.kind != PolicyKind::AlignAtt)
       return invalid_argument("--frames and --layers set the alignatt policy, and the policy is " + name +
                               ": add --policy alignatt");
+    if (s.agreement > 0 && so.policy.kind != PolicyKind::LocalAgreement)
+      return invalid_argument("--agreement sets the local-agreement policy, and the policy is " + name +
+                              ": add --policy local-agreement");
     if (s.tau >= 0) so.policy.tau = s.tau;
+    if (s.agreement > 0) so.policy.agreement = s.agreement;
     if (s.frames > 0) so.policy.frames = s.frames;
     if (!s.layers.empty()) so.policy.layers = s.layers;
     for (int l : so.policy.layers)

@@ -32,6 +32,7 @@ struct SessionSettings {
   double tau = -1;                 // confidence: < 0 = the model's
   int min_lag = -1, max_lag = -1;  // confidence, local-agreement, alignatt: < 0 = the model's
   int frames = 0;                  // alignatt: 0 = the model's
+  int agreement = 0;               // local-agreement: 0 = the model's
   std::vector<int> layers;         // alignatt: empty = the model's
   // Continuous text: "model" (sentence ends of unpunctuated text decided by the model, the default) or
   // "punctuation" (only punctuation and the word limit).

@@ -78,6 +78,10 @@ def test_errors_carry_the_message(model, tmp_path):
         gpstream.Session(model, paradigm="sideways")
     with pytest.raises(ValueError, match="-k sets wait-k"):
         gpstream.Session(model, policy="confidence", k=3)
+    with pytest.raises(ValueError, match="--agreement sets the local-agreement policy"):
+        gpstream.Session(model, policy="confidence", agreement=3)
+    with pytest.raises(ValueError, match=r"agreement must be in \[2, 16\], got 17"):
+        gpstream.Session(model, policy="local-agreement", agreement=17)
     with pytest.raises(TypeError, match="unexpected keyword"):
         gpstream.Session(model, wait=3)
     with pytest.raises(FileNotFoundError):

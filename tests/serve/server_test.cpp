@@ -181,7 +181,8 @@ TEST_F(ServeTest, LocalAgreementStreamsSendTentativeWords) {
   ASSERT_TRUE(c.send(start_msg));
   auto ready = c.read_json();
   ASSERT_TRUE(ready && (*ready)["type"] == "ready") << (ready ? ready->dump() : "closed");
-  EXPECT_EQ((*ready)["policy"], (json{{"name", "local-agreement"}, {"min_lag", 1}, {"max_lag", 6}}));
+  EXPECT_EQ((*ready)["policy"],
+            (json{{"name", "local-agreement"}, {"agreement", 2}, {"min_lag", 1}, {"max_lag", 6}}));
   for (size_t i = 0; i < line.size(); i += 5)
     ASSERT_TRUE(c.send(json{{"type", "source"}, {"text", line.substr(i, 5)}}.dump()));
   ASSERT_TRUE(c.send(R"({"type": "end"})"));

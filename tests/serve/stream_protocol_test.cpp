@@ -41,6 +41,11 @@ TEST(StreamProtocol, StartWithEveryOption) {
   ASSERT_TRUE(la.ok()) << la.error().message();
   EXPECT_EQ(std::get<StartMessage>(*la).options.policy,
             (stream::PolicySpec{stream::PolicyKind::LocalAgreement, 0.5, 2, 6}));
+  auto la3 = parse_client_message(
+      R"({"type": "start", "policy": {"name": "local-agreement", "agreement": 3, "min_lag": 2}})");
+  ASSERT_TRUE(la3.ok()) << la3.error().message();
+  EXPECT_EQ(std::get<StartMessage>(*la3).options.policy,
+            (stream::PolicySpec{.kind = stream::PolicyKind::LocalAgreement, .min_lag = 2, .agreement = 3}));
   auto aligned = parse_client_message(
       R"({"type": "start", "policy": {"name": "alignatt", "frames": 2, "layers": [3, 0], "min_lag": 0}})");
   ASSERT_TRUE(aligned.ok()) << aligned.error().message();
@@ -121,6 +126,10 @@ TEST(StreamProtocol, ErrorsNameTheField) {
             "'policy': min_lag (4) is greater than max_lag (2)");
   EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "confidence", "lag": 2}})"),
             "'policy': unknown field 'lag'");
+  EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "confidence", "agreement": 3}})"),
+            "'policy.agreement': the confidence policy has no agreement (the local-agreement policy's)");
+  EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "local-agreement", "agreement": 1}})"),
+            "'policy.agreement': must be between 2 and 16, got 1");
   EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "confidence", "frames": 2}})"),
             "'policy': the confidence policy has no frames or layers (the alignatt policy's)");
   EXPECT_EQ(error_of(R"({"type": "start", "policy": {"name": "alignatt", "frames": 0}})"),

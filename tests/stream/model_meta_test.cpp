@@ -101,6 +101,16 @@ TEST(ModelMeta, PolicyRoundTripsAndBadPoliciesAreRefused) {
   auto aligned_again = ModelMeta::parse(aligned->to_json(), "t");
   ASSERT_TRUE(aligned_again.ok());
   EXPECT_EQ(aligned_again->policy, aligned->policy);
+  auto agreed =
+      ModelMeta::parse(R"({"policy": {"name": "local-agreement", "agreement": 3, "min_lag": 2}})", "t");
+  ASSERT_TRUE(agreed.ok()) << agreed.error().message();
+  EXPECT_EQ(agreed->policy,
+            (stream::PolicySpec{.kind = stream::PolicyKind::LocalAgreement, .min_lag = 2, .agreement = 3}));
+  EXPECT_EQ(stream::policy_json(agreed->policy),
+            R"({"name":"local-agreement","agreement":3,"min_lag":2,"max_lag":8})");
+  auto agreed_again = ModelMeta::parse(agreed->to_json(), "t");
+  ASSERT_TRUE(agreed_again.ok());
+  EXPECT_EQ(agreed_again->policy, agreed->policy);
   for (const char* bad : {R"({"policy": {"name": "nope"}})", R"({"policy": {"tau": 0.5}})",
                           R"({"policy": {"name": "confidence", "tau": 1.5}})",
                           R"({"policy": {"name": "confidence", "min_lag": -1}})",
@@ -108,6 +118,8 @@ TEST(ModelMeta, PolicyRoundTripsAndBadPoliciesAreRefused) {
                           R"({"policy": {"name": "confidence", "min_lag": 5, "max_lag": 3}})",
                           R"({"policy": {"name": "confidence", "tua": 0.5}})", R"({"policy": "confidence"})",
                           R"({"policy": {"name": "alignatt", "frames": 0}})",
+                          R"({"policy": {"name": "local-agreement", "agreement": 1}})",
+                          R"({"policy": {"name": "local-agreement", "agreement": 17}})",
                           R"({"policy": {"name": "alignatt", "layers": [1, 1]}})",
                           R"({"policy": {"name": "alignatt", "layers": [-1]}})",
                           R"({"policy": {"name": "alignatt", "layers": 3}})"}) {

@@ -366,6 +366,17 @@ TEST(LocalAgreementPolicy, SpecsAreValidatedAndNamed) {
   ASSERT_FALSE(inverted.ok());
   EXPECT_NE(inverted.error().message().find("local-agreement policy: min_lag (5)"), std::string::npos)
       << inverted.error().message();
+  for (int bad : {1, stream::kMaxPolicyAgreement + 1}) {
+    const Status st = stream::validate_policy({.kind = PolicyKind::LocalAgreement, .agreement = bad});
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error().message(),
+              "local-agreement policy: agreement must be in [2, 16], got " + std::to_string(bad));
+  }
+  EXPECT_EQ(stream::policy_folder_suffix({.kind = PolicyKind::LocalAgreement}, 5), "-local-agreement-lag1-8");
+  EXPECT_EQ(stream::policy_folder_suffix({.kind = PolicyKind::LocalAgreement, .agreement = 3}, 5),
+            "-local-agreement-lag1-8-agree3");
+  EXPECT_EQ(stream::policy_setting_label({.kind = PolicyKind::LocalAgreement, .agreement = 3}, 5),
+            "lag=1-8-agree3");
   auto made = stream::make_policy({PolicyKind::LocalAgreement, 0.5, 1, 8}, 5, false);
   ASSERT_TRUE(made.ok());
   EXPECT_TRUE((*made)->local_agreement());
@@ -452,6 +463,45 @@ TEST(LocalAgreementSession, MaxLagBoundsTheLagWithoutAgreement) {
 
 // A model that ends before the source does (its continuations end with the end marker after the words it
 // sees) never ends early: the end marker is written only once everything is read; all words given are read.
+// The same script with agreement 3: a word is written once three successive continuations begin with it.
+// Units 1, 2: fewer than two earlier continuations, nothing agrees, read. Unit 3: [a b z] against [x y]
+// and [a y z]: nothing in common with [x y], read. Unit 4: [a b c d] against [a y z] and [a b z]: "a"
+// agrees, written after 4 units; [b c d] stays tentative, read. Unit 5 is the end marker: the rest ("b",
+// "c", "d") decoded as usual after 4 words. Tentative forwards: 2 + 3 + 3 + 4 = 12, the row of "a" kept.
+TEST(LocalAgreementSession, AgreementThreeWaitsForThreeContinuations) {
+  CharCodec codec;
+  ScriptModel model(codec, [](int v) -> Words {
+    if (v <= 1) return {"x", "y"};
+    if (v == 2) return {"a", "y", "z"};
+    if (v == 3) return {"a", "b", "z"};
+    return {"a", "b", "c", "d"};
+  });
+  stream::SessionOptions so = agreement_options(1, 8);
+  so.policy.agreement = 3;
+  const AgreementRun r = run_agreement(model, codec, so, "a b c d");
+  EXPECT_EQ(r.out.words, (Words{"a", "b", "c", "d"}));
+  EXPECT_EQ(r.out.delays, (std::vector<int>{4, 4, 4, 4}));
+  EXPECT_EQ(r.tentative, (std::vector<Words>{{"x", "y"}, {"a", "y", "z"}, {"a", "b", "z"}, {"b", "c", "d"}}));
+  EXPECT_EQ(r.units_read, 5);
+  EXPECT_EQ(r.stats.refeeds, 4);
+  EXPECT_EQ(r.stats.tentative_forwards, 12);
+  EXPECT_EQ(r.stats.tentative_rows, 11);
+}
+
+// On the copy model with agreement 3 each word is written two reads after it was first seen: "a" after 3
+// (continuations [a], [a bb], [a bb ccc]), "bb" after 4 ([bb], [bb ccc], [bb ccc dddd] once "a" is written);
+// the end marker (unit 5) lets "ccc" and "dddd" through after 4.
+TEST(LocalAgreementSession, AgreementThreeOnAStableModelWritesTwoReadsLate) {
+  CharCodec codec;
+  testing::CopyModel model(codec);
+  stream::SessionOptions so = agreement_options(1, 8);
+  so.policy.agreement = 3;
+  const AgreementRun r = run_agreement(model, codec, so, "a bb ccc dddd");
+  EXPECT_EQ(r.out.words, (Words{"a", "bb", "ccc", "dddd"}));
+  EXPECT_EQ(r.out.delays, (std::vector<int>{3, 4, 4, 4}));
+  EXPECT_EQ(r.units_read, 5);
+}
+
 TEST(LocalAgreementSession, TheEndMarkerWaitsForTheWholeSource) {
   CharCodec codec;
   testing::CopyModel model(codec);
