@@ -1,7 +1,7 @@
 """gpstream from Python: streaming LLMs with group position encoding.
 
-Load a model, run live Sessions (alone or batched by a Scheduler), lay out training pairs exactly as the
-C++ trainer does, tokenize, and score with sacreBLEU- and SimulEval-exact metrics. docs/python.md has the
+Load a model, run live Sessions (alone or batched by a Scheduler), transcribe speech as it streams in, lay
+out training pairs exactly as the C++ trainer does, tokenize, and score with sacreBLEU- and SimulEval-exact metrics. docs/python.md has the
 reference and examples.
 """
 
@@ -12,11 +12,15 @@ from ._gpstream import (  # noqa: F401  (the package's public names)
     Model,
     Scheduler,
     Session,
+    SpeechModel,
+    TranscribedWord,
+    Transcriber,
     __version__,
     corpus_bleu,
     corpus_chrf,
     latency,
     layout,
+    resample,
     sentence_bleu,
     trainer_gradients,
 )
@@ -28,11 +32,15 @@ __all__ = [
     "Model",
     "Scheduler",
     "Session",
+    "SpeechModel",
+    "TranscribedWord",
+    "Transcriber",
     "__version__",
     "corpus_bleu",
     "corpus_chrf",
     "latency",
     "layout",
+    "resample",
     "sentence_bleu",
     "trainer_gradients",
 ]

@@ -1,18 +1,30 @@
-"""A SimulEval agent that runs a gpstream model in-process.
+"""SimulEval agents that run a gpstream model in-process.
 
     simuleval --agent-class gpstream.simuleval_agent.TextAgent --gpstream-model models/gpstream-en-fr \
         --source dev.en --target dev.fr --output run
+    simuleval --agent-class gpstream.simuleval_agent.SpeechAgent --gpstream-model models/gpstream-speech-en \
+        --source wav_list.txt --target transcripts.txt --source-segment-size 320 --output run
 
-Each source word SimulEval sends is pushed to a continuous gpstream Session (sentence by sentence, every word
-read, as `gpstream eval` does); the Session then runs until it needs the next word or finishes, and whatever
-words it wrote go back as one write, so each gets SimulEval's delay of that step. The options are those of
-`gpstream eval` with a --gpstream- prefix; unset ones take the model's own (its gpstream.json).
+TextAgent: each source word SimulEval sends is pushed to a continuous gpstream Session (sentence by sentence,
+every word read, as `gpstream eval` does); the Session then runs until it needs the next word or finishes,
+and whatever words it wrote go back as one write, so each gets SimulEval's delay of that step.
+
+SpeechAgent: each audio segment SimulEval sends goes into a gpstream Transcriber (resampled to 16 kHz by
+gpstream's streaming resampler where the audio has another rate); the words the completed encoder chunks let
+the model write go back as one write, and the last segment flushes the rest. With --source-segment-size
+equal to the model's chunk (320 ms for models/gpstream-speech-en) and 16 kHz audio, its instances are
+`gpstream eval --speech`'s.
+
+The options are those of `gpstream eval` with a --gpstream- prefix; unset ones take the model's own (its
+gpstream.json).
 """
 
 import argparse
 
-from . import Model, Session
-from .simuleval_api import ReadAction, TextToTextAgent, WriteAction
+import numpy
+
+from . import Model, Session, SpeechModel, Transcriber
+from .simuleval_api import ReadAction, SpeechToTextAgent, TextToTextAgent, WriteAction
 
 # (option, Session keyword, type): the settings an agent passes on; None leaves the model's.
 _OPTIONS = [
@@ -40,13 +52,8 @@ def session_settings(args):
     return settings
 
 
-class TextAgent(TextToTextAgent):
-    """Text to text: a gpstream model's simultaneous translation under SimulEval's protocol."""
-
-    def __init__(self, args):
-        super().__init__(args)
-        self.model = Model(args.gpstream_model, threads=args.gpstream_threads)
-        self.settings = session_settings(args)
+class _GpstreamOptions:
+    """The --gpstream-* command line both agents take, and building an agent without one."""
 
     @staticmethod
     def add_args(parser):
@@ -65,6 +72,15 @@ class TextAgent(TextToTextAgent):
         for name, value in options.items():
             argv += ["--gpstream-" + name.replace("_", "-"), str(value)]
         return cls(parser.parse_args(argv))
+
+
+class TextAgent(_GpstreamOptions, TextToTextAgent):
+    """Text to text: a gpstream model's simultaneous translation under SimulEval's protocol."""
+
+    def __init__(self, args):
+        super().__init__(args)
+        self.model = Model(args.gpstream_model, threads=args.gpstream_threads)
+        self.settings = session_settings(args)
 
     def reset(self):
         super().reset()
@@ -94,4 +110,33 @@ class TextAgent(TextToTextAgent):
                 break
         if words or finished:
             return WriteAction(" ".join(words), finished=finished)
+        return ReadAction()
+
+
+class SpeechAgent(_GpstreamOptions, SpeechToTextAgent):
+    """Speech to text: a gpstream speech model's streaming recognition under SimulEval's protocol."""
+
+    def __init__(self, args):
+        super().__init__(args)
+        self.model = SpeechModel(args.gpstream_model, threads=args.gpstream_threads)
+        self.settings = session_settings(args)
+
+    def reset(self):
+        super().reset()
+        self._transcriber = None
+        self._pushed = 0
+
+    def policy(self):
+        states = self.states
+        if self._transcriber is None:
+            self._transcriber = Transcriber(self.model, sample_rate=states.source_sample_rate or 16000,
+                                            **self.settings)
+        samples = states.source[self._pushed:]
+        self._pushed = len(states.source)
+        words = self._transcriber.push(numpy.asarray(samples, dtype=numpy.float32)) if samples else []
+        if states.source_finished:  # SimulEval stops after this write: everything left goes in it
+            words += self._transcriber.finish()
+            return WriteAction(" ".join(w.text for w in words), finished=True)
+        if words:
+            return WriteAction(" ".join(w.text for w in words), finished=False)
         return ReadAction()

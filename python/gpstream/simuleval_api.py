@@ -7,10 +7,10 @@ push() adds a source segment to them, pop() asks policy() once and turns its act
 """
 
 try:  # pragma: no cover - taken only where SimulEval is installed
-    from simuleval.agents import GenericAgent, TextToTextAgent  # noqa: F401
+    from simuleval.agents import GenericAgent, SpeechToTextAgent, TextToTextAgent  # noqa: F401
     from simuleval.agents.actions import ReadAction, WriteAction  # noqa: F401
     from simuleval.agents.states import AgentStates  # noqa: F401
-    from simuleval.data.segments import EmptySegment, TextSegment  # noqa: F401
+    from simuleval.data.segments import EmptySegment, SpeechSegment, TextSegment  # noqa: F401
 
     SIMULEVAL_INSTALLED = True
 except ImportError:
@@ -36,6 +36,17 @@ except ImportError:
             self.is_empty = False
             self.config = {}
 
+    class SpeechSegment:
+        """A piece of source audio: a list of samples at sample_rate; finished on the last piece."""
+
+        def __init__(self, index=0, content=None, sample_rate=16000, finished=False):
+            self.index = index
+            self.content = [] if content is None else content
+            self.sample_rate = sample_rate
+            self.finished = finished
+            self.is_empty = False
+            self.config = {}
+
     class ReadAction:
         def is_read(self):
             return True
@@ -49,7 +60,8 @@ except ImportError:
             return False
 
     class AgentStates:
-        """The source read so far (a list of words), and whether source and target are finished."""
+        """The source read so far (a list of words, or of samples at source_sample_rate), and whether source
+        and target are finished."""
 
         def __init__(self):
             self.reset()
@@ -59,11 +71,17 @@ except ImportError:
             self.target = []
             self.source_finished = False
             self.target_finished = False
+            self.source_sample_rate = 0
             self.config = {}
 
         def update_source(self, segment):
             self.source_finished = segment.finished
-            if not segment.is_empty:
+            if segment.is_empty:
+                return
+            if isinstance(segment, SpeechSegment):
+                self.source += segment.content
+                self.source_sample_rate = segment.sample_rate
+            else:
                 self.source.append(segment.content)
 
         def update_target(self, segment):
@@ -115,4 +133,8 @@ except ImportError:
 
     class TextToTextAgent(GenericAgent):
         source_type = "text"
+        target_type = "text"
+
+    class SpeechToTextAgent(GenericAgent):
+        source_type = "speech"
         target_type = "text"

@@ -17,6 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "audio/log_mel.h"
+#include "audio/resample.h"
+#include "audio/resample_stream.h"
 #include "eval/bleu.h"
 #include "eval/chrf.h"
 #include "eval/latency.h"
@@ -24,6 +27,8 @@
 #include "io/safetensors.h"
 #include "kernels/attention_backward.h"
 #include "model/model_config.h"
+#include "speech/speech_model.h"
+#include "speech/speech_transcriber.h"
 #include "stream/layout.h"
 #include "stream/scheduler.h"
 #include "stream/session_settings.h"
@@ -136,6 +141,73 @@ struct Model {
     py::gil_scoped_release release;
     std::lock_guard lock(forward_mutex);
     return take(stream::session_options(streaming, settings));
+  }
+};
+
+// A speech model (encoder and LLM) loaded for streaming recognition, and the lock its forwards take.
+struct SpeechModelHandle {
+  speech::SpeechModel speech;
+  std::mutex forward_mutex;
+  std::string path;
+};
+
+// One utterance at a time of streaming recognition: samples at `sample_rate` go through gpstream's exact
+// streaming resampler (audio/resample_stream.h) to 16 kHz when the rate differs, then into a
+// SpeechTranscriber, whose words come back with SimulEval's speech timing.
+struct PyTranscriber {
+  std::shared_ptr<SpeechModelHandle> model;
+  std::unique_ptr<speech::SpeechTranscriber> transcriber;
+  uint32_t sample_rate = 0;
+  std::optional<audio::ResampleStream> resampler;
+  std::vector<float> resampled;
+
+  PyTranscriber(std::shared_ptr<SpeechModelHandle> m, uint32_t rate, const py::kwargs& kw)
+      : model(std::move(m)), sample_rate(rate) {
+    const stream::SessionSettings settings = settings_from(kw);
+    py::gil_scoped_release release;
+    std::lock_guard lock(model->forward_mutex);
+    const stream::SessionOptions so = take(stream::session_options(model->speech.llm, settings));
+    transcriber = take(speech::SpeechTranscriber::create(model->speech, so));
+    start_resampler();
+  }
+  void start_resampler() {
+    resampler.reset();
+    if (sample_rate != audio::kLogMelSampleRate)
+      resampler =
+          take(audio::ResampleStream::create(sample_rate, static_cast<uint32_t>(audio::kLogMelSampleRate)));
+  }
+  std::vector<speech::TranscribedWord> push(py::array_t<float, py::array::c_style | py::array::forcecast> a) {
+    if (a.ndim() != 1) throw py::value_error("samples: a one-dimensional array of mono samples");
+    if (transcriber->finished()) throw py::value_error("push after finish(): call reset() first");
+    std::vector<speech::TranscribedWord> words;
+    const std::span<const float> in(a.data(), static_cast<size_t>(a.size()));
+    py::gil_scoped_release release;
+    std::lock_guard lock(model->forward_mutex);
+    if (resampler) {
+      resampled.clear();
+      resampler->push(in, resampled);
+      check(transcriber->push(resampled.data(), resampled.size(), words));
+    } else {
+      check(transcriber->push(in.data(), in.size(), words));
+    }
+    return words;
+  }
+  std::vector<speech::TranscribedWord> finish() {
+    if (transcriber->finished()) throw py::value_error("finish() twice: call reset() first");
+    std::vector<speech::TranscribedWord> words;
+    py::gil_scoped_release release;
+    std::lock_guard lock(model->forward_mutex);
+    if (resampler) {
+      resampled.clear();
+      resampler->finish(resampled);
+      check(transcriber->push(resampled.data(), resampled.size(), words));
+    }
+    check(transcriber->finish(words));
+    return words;
+  }
+  void reset() {
+    check(transcriber->reset());
+    start_resampler();
   }
 };
 
@@ -479,6 +551,67 @@ PYBIND11_MODULE(_gpstream, m) {
         d["forwards"] = st.forwards;
         return d;
       });
+
+  py::class_<speech::TranscribedWord>(m, "TranscribedWord", "A word a Transcriber wrote, with its timing")
+      .def_readonly("text", &speech::TranscribedWord::text)
+      .def_readonly("chunks", &speech::TranscribedWord::chunks, "encoder chunks read when it was written")
+      .def_readonly("delay_ms", &speech::TranscribedWord::delay_ms,
+                    "ms of audio consumed (SimulEval's delay)")
+      .def_readonly("elapsed_ms", &speech::TranscribedWord::elapsed_ms, "delay_ms + computation ms")
+      .def("__repr__", [](const speech::TranscribedWord& w) {
+        return "TranscribedWord('" + w.text + "', delay_ms=" + std::to_string(w.delay_ms) + ")";
+      });
+
+  py::class_<SpeechModelHandle, std::shared_ptr<SpeechModelHandle>>(
+      m, "SpeechModel", "A speech model directory (streaming encoder and LLM) loaded for recognition")
+      .def(py::init([](const std::string& path, int threads) {
+             if (!std::filesystem::exists(path)) throw MissingFile(path + ": no such model directory");
+             auto model = std::make_shared<SpeechModelHandle>();
+             model->path = path;
+             py::gil_scoped_release release;
+             model->speech = take(speech::SpeechModel::load(path, threads));
+             return model;
+           }),
+           py::arg("path"), py::arg("threads") = 0)
+      .def_readonly("path", &SpeechModelHandle::path)
+      .def_property_readonly(
+          "chunk_ms", [](const SpeechModelHandle& x) { return x.speech.chunk_ms(); },
+          "audio per source unit (one encoder chunk), ms")
+      .def_property_readonly("k", [](const SpeechModelHandle& x) { return x.speech.llm.meta.k; })
+      .def_property_readonly("sample_rate",
+                             [](const SpeechModelHandle&) { return audio::kLogMelSampleRate; });
+
+  py::class_<PyTranscriber>(m, "Transcriber",
+                            "Streaming recognition of one utterance at a time: push samples, finish, reset")
+      .def(py::init([](std::shared_ptr<SpeechModelHandle> model, uint32_t sample_rate, const py::kwargs& kw) {
+             return std::make_unique<PyTranscriber>(std::move(model), sample_rate, kw);
+           }),
+           py::arg("model"), py::arg("sample_rate") = audio::kLogMelSampleRate)
+      .def("push", &PyTranscriber::push, py::arg("samples"),
+           "consumes mono samples (any count) and returns the words they let the model write")
+      .def("finish", &PyTranscriber::finish, "end of the audio: returns the remaining words")
+      .def("reset", &PyTranscriber::reset, "starts the next utterance")
+      .def_property_readonly("transcript", [](const PyTranscriber& t) { return t.transcriber->transcript(); })
+      .def_property_readonly("finished", [](const PyTranscriber& t) { return t.transcriber->finished(); })
+      .def_property_readonly("audio_ms", [](const PyTranscriber& t) { return t.transcriber->audio_ms(); })
+      .def_property_readonly("compute_ms", [](const PyTranscriber& t) { return t.transcriber->compute_ms(); })
+      .def_readonly("sample_rate", &PyTranscriber::sample_rate);
+
+  m.def(
+      "resample",
+      [](py::array_t<float, py::array::c_style | py::array::forcecast> a, uint32_t from_rate,
+         uint32_t to_rate) {
+        if (a.ndim() != 1) throw py::value_error("samples: a one-dimensional array");
+        std::vector<float> out;
+        {
+          py::gil_scoped_release release;
+          out = take(audio::resample(std::span<const float>(a.data(), static_cast<size_t>(a.size())),
+                                     from_rate, to_rate));
+        }
+        return py::array_t<float>(static_cast<py::ssize_t>(out.size()), out.data());
+      },
+      py::arg("samples"), py::arg("from_rate"), py::arg("to_rate") = audio::kLogMelSampleRate,
+      "gpstream's resampler (the speech front end's): the whole signal at once");
 
   py::class_<PyScheduler>(m, "Scheduler", "Steps many Sessions of one model in one batched forward per round")
       .def(py::init<std::shared_ptr<Model>>(), py::arg("model"))
