@@ -53,7 +53,15 @@ def session_settings(args):
 
 
 class _GpstreamOptions:
-    """The --gpstream-* command line both agents take, and building an agent without one."""
+    """The --gpstream-* command line both agents take, building an agent without one, and loading its model
+    (model_class) with its settings."""
+
+    model_class = None
+
+    def __init__(self, args):
+        super().__init__(args)
+        self.model = self.model_class(args.gpstream_model, threads=args.gpstream_threads)
+        self.settings = session_settings(args)
 
     @staticmethod
     def add_args(parser):
@@ -77,10 +85,7 @@ class _GpstreamOptions:
 class TextAgent(_GpstreamOptions, TextToTextAgent):
     """Text to text: a gpstream model's simultaneous translation under SimulEval's protocol."""
 
-    def __init__(self, args):
-        super().__init__(args)
-        self.model = Model(args.gpstream_model, threads=args.gpstream_threads)
-        self.settings = session_settings(args)
+    model_class = Model
 
     def reset(self):
         super().reset()
@@ -116,10 +121,7 @@ class TextAgent(_GpstreamOptions, TextToTextAgent):
 class SpeechAgent(_GpstreamOptions, SpeechToTextAgent):
     """Speech to text: a gpstream speech model's streaming recognition under SimulEval's protocol."""
 
-    def __init__(self, args):
-        super().__init__(args)
-        self.model = SpeechModel(args.gpstream_model, threads=args.gpstream_threads)
-        self.settings = session_settings(args)
+    model_class = SpeechModel
 
     def reset(self):
         super().reset()

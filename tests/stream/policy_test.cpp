@@ -404,6 +404,14 @@ TEST(LocalAgreementPolicy, SpecsAreValidatedAndNamed) {
   EXPECT_FALSE(stream::Session::create(model, codec, beam).ok());
 }
 
+// The scripted translation of the two tests below, with v source words visible.
+Words translation_changing_with_each_read(int v) {
+  if (v <= 1) return {"x", "y"};
+  if (v == 2) return {"a", "y", "z"};
+  if (v == 3) return {"a", "b", "z"};
+  return {"a", "b", "c", "d"};
+}
+
 // The continuation changes after each read: with v source words visible the model's translation is
 //   v=1: x y    v=2: a y z    v=3: a b z    v≥4: a b c d.
 // Start (min-lag 1): unit 1, continuation [x y]; no previous one: nothing agrees, read. Unit 2: [a y z]
@@ -415,12 +423,7 @@ TEST(LocalAgreementPolicy, SpecsAreValidatedAndNamed) {
 // token: 2 + 3 + 3 + 3 = 11; the rows of "a" and "b" stay, so 9 are dropped.
 TEST(LocalAgreementSession, OnlyWordsTwoContinuationsAgreeOnAreWritten) {
   CharCodec codec;
-  ScriptModel model(codec, [](int v) -> Words {
-    if (v <= 1) return {"x", "y"};
-    if (v == 2) return {"a", "y", "z"};
-    if (v == 3) return {"a", "b", "z"};
-    return {"a", "b", "c", "d"};
-  });
+  ScriptModel model(codec, translation_changing_with_each_read);
   const AgreementRun r = run_agreement(model, codec, agreement_options(1, 8), "a b c d");
   EXPECT_EQ(r.out.words, (Words{"a", "b", "c", "d"}));
   EXPECT_EQ(r.out.delays, (std::vector<int>{3, 4, 4, 4}));
@@ -470,12 +473,7 @@ TEST(LocalAgreementSession, MaxLagBoundsTheLagWithoutAgreement) {
 // "c", "d") decoded as usual after 4 words. Tentative forwards: 2 + 3 + 3 + 4 = 12, the row of "a" kept.
 TEST(LocalAgreementSession, AgreementThreeWaitsForThreeContinuations) {
   CharCodec codec;
-  ScriptModel model(codec, [](int v) -> Words {
-    if (v <= 1) return {"x", "y"};
-    if (v == 2) return {"a", "y", "z"};
-    if (v == 3) return {"a", "b", "z"};
-    return {"a", "b", "c", "d"};
-  });
+  ScriptModel model(codec, translation_changing_with_each_read);
   stream::SessionOptions so = agreement_options(1, 8);
   so.policy.agreement = 3;
   const AgreementRun r = run_agreement(model, codec, so, "a b c d");
