@@ -8,6 +8,7 @@
 // `gpstream eval --speech ...` evaluates a speech model over a speech manifest instead (eval_speech.h).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -101,8 +102,15 @@ int run_eval(int argc, char** argv) {
                               {*settings, paradigms, pace > 0 ? pace : 2.5, talk_minutes, output, json});
   const bool tty = isatty(STDERR_FILENO);
   std::map<std::string, eval::PlotSeries> curves;
+  // The table's setting column: as wide as the longest setting ("1-8-agree3"), at least 4.
+  int setting_width = 4;
+  for (const auto& pname : paradigms)
+    for (const SweepPoint& point : *settings)
+      if (auto so = session_options(o, *m, point, pname))
+        setting_width =
+            std::max(setting_width, static_cast<int>(stream::policy_setting(so->policy, so->k).size()));
   if (!json)
-    std::printf("%-20s %4s %7s %7s %7s %7s %7s %7s %7s %9s\n", "paradigm",
+    std::printf("%-20s %*s %7s %7s %7s %7s %7s %7s %7s %9s\n", "paradigm", setting_width,
                 policy_kind == stream::PolicyKind::Confidence       ? "tau"
                 : policy_kind == stream::PolicyKind::LocalAgreement ? "lag"
                 : policy_kind == stream::PolicyKind::AlignAtt       ? "f"
@@ -152,10 +160,10 @@ int run_eval(int argc, char** argv) {
         for (const auto& [n, v] : s) j += ", \"" + n + "\": " + eval::python_repr(v);
         std::printf("%s}\n", j.c_str());
       } else {
-        std::printf("%-20s %4s %7.2f %7.2f %7.3f %7.3f %7.3f %7.3f %7.3f %9.4f\n",
-                    stream::paradigm_name(so->paradigm), offline ? "-" : setting.c_str(), get(s, "BLEU"),
-                    get(s, "chrF"), get(s, "AL"), get(s, "LAAL"), get(s, "AP"), get(s, "DAL"), get(s, "ATD"),
-                    secs / pairs->size());
+        std::printf("%-20s %*s %7.2f %7.2f %7.3f %7.3f %7.3f %7.3f %7.3f %9.4f\n",
+                    stream::paradigm_name(so->paradigm), setting_width, offline ? "-" : setting.c_str(),
+                    get(s, "BLEU"), get(s, "chrF"), get(s, "AL"), get(s, "LAAL"), get(s, "AP"), get(s, "DAL"),
+                    get(s, "ATD"), secs / pairs->size());
       }
       std::fflush(stdout);
       const std::string curve_name = std::string(stream::paradigm_name(so->paradigm)) +
